@@ -1,0 +1,92 @@
+import type { ChatMessage } from '../tokenizer/types.js';
+
+/**
+ * How a request failed. A failed request is data: the kind goes in its record and the summary counts by kind.
+ * - connect_refused / connect_reset / dns: the socket could not be opened, or was closed under us.
+ * - http_status: the server answered with a non-2xx status (the record keeps the status and a body excerpt).
+ * - timeout_ttft: no first token within the time-to-first-token timeout.
+ * - timeout_idle: a stream went silent between chunks for longer than the idle timeout.
+ * - timeout_total: the whole request took longer than --request-timeout-sec.
+ * - malformed_stream: an SSE `data:` line or a JSON body that is not valid JSON, or an `error` event in the stream.
+ * - truncated_stream: the stream ended without `data: [DONE]` (or a non-streaming body ended early).
+ * - aborted: the run stopped (signal, deadline) while the request was in flight.
+ * - other: anything else (the message says what).
+ */
+export type ErrorKind =
+  | 'connect_refused'
+  | 'connect_reset'
+  | 'dns'
+  | 'http_status'
+  | 'timeout_ttft'
+  | 'timeout_idle'
+  | 'timeout_total'
+  | 'malformed_stream'
+  | 'truncated_stream'
+  | 'aborted'
+  | 'other';
+
+/** A request's failure, as recorded. */
+export interface RequestError {
+  kind: ErrorKind;
+  /** One line, human-readable. Never contains request headers. */
+  message: string;
+  /** HTTP status, for http_status (and for stream errors after a 200). */
+  status?: number;
+  /** At most 200 characters of the error body, for http_status. */
+  bodyExcerpt?: string;
+}
+
+/** One chat completion request, as the engine asks the client to send it. */
+export interface ChatRequest {
+  model: string;
+  messages: readonly ChatMessage[];
+  stream: boolean;
+  maxTokens?: number;
+  minTokens?: number;
+  ignoreEos?: boolean;
+  temperature?: number;
+  seed?: number;
+  /** Merged into the JSON body last (--extra-body). */
+  extraBody?: Readonly<Record<string, unknown>>;
+  /** With --send-conversation-id: sent as body `conversation_id` and header `X-Session-ID`. */
+  conversationId?: string;
+}
+
+/** Token counts the server reported in `usage`. */
+export interface ServerUsage {
+  promptTokens: number;
+  completionTokens: number;
+  /** `prompt_tokens_details.cached_tokens`, when the server reports it. */
+  cachedTokens?: number;
+  /** `completion_tokens_details.reasoning_tokens`, when reported. */
+  reasoningTokens?: number;
+}
+
+/**
+ * What the client observed for one request: raw monotonic timestamps (milliseconds from `performance.now()`,
+ * taken as each chunk arrives, before parsing work) and what came back. It derives no metrics: metrics/ does.
+ */
+export interface StreamResult {
+  /** Just before the request was handed to the socket. */
+  sentAtMs: number;
+  /** When the response headers arrived. */
+  headersAtMs?: number;
+  /** Arrival of the first chunk that carried content or reasoning text (the TTFT point). */
+  firstTokenAtMs?: number;
+  firstContentAtMs?: number;
+  firstReasoningAtMs?: number;
+  /** Arrival time of every chunk that carried content or reasoning text, in order (first one included). */
+  tokenChunkTimesMs: number[];
+  /** When the response ended (DONE, end of body, or the error). */
+  doneAtMs: number;
+  content: string;
+  reasoning: string;
+  /** Number of chunks that carried content or reasoning text. */
+  numTokenChunks: number;
+  usage?: ServerUsage;
+  finishReason?: string;
+  httpStatus?: number;
+  /** From a `Retry-After` header (seconds or HTTP date), in milliseconds. */
+  retryAfterMs?: number;
+  error?: RequestError;
+}

@@ -1,0 +1,34 @@
+import { ChatloadError, ExitCode } from './chatload-error.js';
+
+/** Where in a dataset a problem was found. Every field that is known is named in the message. */
+export interface DatasetLocation {
+  file: string;
+  /** 1-based line, for JSONL files and JSON syntax errors. */
+  line?: number;
+  column?: number;
+  conversationIndex?: number;
+  conversationId?: string;
+  messageIndex?: number;
+}
+
+/** A dataset file that cannot be used as given (exit code 2). The message is one line: where, then what was expected. */
+export class DatasetError extends ChatloadError {
+  readonly location: DatasetLocation;
+
+  constructor(location: DatasetLocation, problem: string, options: { cause?: unknown } = {}) {
+    super(`${formatLocation(location)}: ${problem}`, { ...options, exitCode: ExitCode.badInput });
+    this.name = 'DatasetError';
+    this.location = location;
+  }
+}
+
+function formatLocation(at: DatasetLocation): string {
+  const parts = [at.file];
+  if (at.line !== undefined) parts.push(at.column !== undefined ? `line ${at.line}, column ${at.column}` : `line ${at.line}`);
+  if (at.conversationIndex !== undefined) {
+    const id = at.conversationId !== undefined ? ` (id ${JSON.stringify(at.conversationId)})` : '';
+    parts.push(`conversation ${at.conversationIndex}${id}`);
+  }
+  if (at.messageIndex !== undefined) parts.push(`message ${at.messageIndex}`);
+  return parts.join(', ');
+}

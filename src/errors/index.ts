@@ -1,0 +1,4 @@
+export { ChatloadError, ExitCode, isChatloadError } from './chatload-error.js';
+export { ConfigError } from './config-error.js';
+export { DatasetError, type DatasetLocation } from './dataset-error.js';
+export { ServerUnreachableError } from './server-error.js';

@@ -1,0 +1,62 @@
+import type { ErrorKind } from '../client/types.js';
+
+/** Where a token count came from: the server's `usage`, or chatload's own tokenizer. */
+export type TokenSource = 'server' | 'local';
+
+/**
+ * One request, as written to requests.jsonl (one JSON object per line, appended as each request ends).
+ * Plain, complete data: every summary is derived from these records. Times are milliseconds.
+ * Field names follow the reference tool where it has one (ttft_ms, tpot_ms, latency_ms, start_time_ms, ...).
+ */
+export interface RequestRecord {
+  conversation_id: string;
+  /** Position of the conversation in the dataset (0-based). */
+  conversation_index: number;
+  /** 1-based user turn within the conversation. */
+  turn: number;
+  client_id: number;
+  /** True for --warmup-step requests, which summaries exclude. */
+  warmup: boolean;
+  /** Retries made before this final attempt (0 when the first attempt was final). */
+  retries: number;
+  /** Wall-clock start, epoch milliseconds (performance.timeOrigin + sent_at). */
+  start_time_ms: number;
+  /** Monotonic times relative to the run's start (ms): when the request was sent, first token, end. */
+  sent_at_ms: number;
+  first_token_at_ms: number | null;
+  done_at_ms: number;
+  /** First token of content or reasoning minus send. Null when no token arrived. */
+  ttft_ms: number | null;
+  /** First content token minus send, and first reasoning token minus send, when each exists. */
+  ttft_content_ms: number | null;
+  ttft_reasoning_ms: number | null;
+  /** (e2el - ttft) / (output tokens - 1); null with fewer than 2 output tokens. */
+  tpot_ms: number | null;
+  /** Gaps between consecutive token-carrying chunks (ms), rounded to microseconds. */
+  itl_ms: number[];
+  /** End-to-end latency: done minus send. `latency_ms` repeats it under the reference's name. */
+  e2el_ms: number;
+  latency_ms: number;
+  input_num_tokens: number;
+  input_tokens_source: TokenSource;
+  output_num_tokens: number;
+  output_tokens_source: TokenSource;
+  /** Server-reported cached prompt tokens; null when the server does not report them. */
+  cached_tokens: number | null;
+  /** Prompt + completion tokens of this conversation's previous request: what a perfect prefix cache could reuse. 0 on turn 1. */
+  expected_cached_tokens: number;
+  /** Messages sent, system message included. */
+  input_num_turns: number;
+  output_num_chunks: number;
+  /** Tokens in the first chunk (local count of its text). */
+  output_num_first_chunk_tokens: number;
+  /** The reference's upper bound: 100 * (input tokens - last user message tokens) / input tokens. */
+  approx_cached_percent: number;
+  /** max_tokens sent (null when none was sent). */
+  max_tokens: number | null;
+  finish_reason: string | null;
+  status: 'ok' | 'error';
+  error_kind: ErrorKind | null;
+  error: string | null;
+  http_status: number | null;
+}

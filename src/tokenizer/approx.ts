@@ -1,0 +1,86 @@
+import type { Tokenizer } from './types.js';
+
+/*
+ * The approximate tokenizer, used until a real one is configured (the datasets issue adds Hugging Face and
+ * OpenAI encodings). It is hand-written on purpose: it must be deterministic, dependency-free and fast, because
+ * the simulator runs it on every prompt.
+ *
+ * Rule: special tokens `<|name|>` are one token each. Other text is split with GPT-2's pre-tokenizer regex
+ * (contractions, an optional space plus letters, an optional space plus digits, an optional space plus
+ * punctuation, whitespace runs), then each piece is cut into chunks of at most 4 UTF-16 code units
+ * (never inside a surrogate pair). English prose comes out near 1 token per 4 characters, within about ±25% of
+ * a BPE tokenizer such as cl100k_base. Ids are the 32-bit FNV-1a hash of each chunk, so equal text gives equal
+ * ids and the simulator's prefix cache sees real prefix sharing.
+ */
+
+const SPECIAL = /<\|[A-Za-z0-9_]+\|>/y;
+const PIECE = /'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/uy;
+const CHUNK = 4;
+
+/** 32-bit FNV-1a over UTF-16 code units of `text` from `start` to `end`. */
+function fnv1a(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** Calls `emit(start, end)` for every token span of `text`. */
+function scan(text: string, emit: (start: number, end: number) => void): void {
+  let pos = 0;
+  while (pos < text.length) {
+    if (text.charCodeAt(pos) === 60 /* < */) {
+      SPECIAL.lastIndex = pos;
+      if (SPECIAL.test(text)) {
+        emit(pos, SPECIAL.lastIndex);
+        pos = SPECIAL.lastIndex;
+        continue;
+      }
+    }
+    PIECE.lastIndex = pos;
+    const match = PIECE.exec(text);
+    // The regex alternatives cover every character, so a match always advances; guard anyway.
+    const end = match && PIECE.lastIndex > pos ? PIECE.lastIndex : pos + 1;
+    // A special token may start inside a punctuation piece: stop the piece there.
+    const special = text.indexOf('<|', pos + 1);
+    const pieceEnd = special !== -1 && special < end ? special : end;
+    let start = pos;
+    while (start < pieceEnd) {
+      let stop = Math.min(start + CHUNK, pieceEnd);
+      if (stop < pieceEnd && isHighSurrogate(text.charCodeAt(stop - 1))) stop -= 1;
+      if (stop === start) stop = start + 2;
+      emit(start, stop);
+      start = stop;
+    }
+    pos = pieceEnd;
+  }
+}
+
+/** The approximate tokenizer (see the comment above for the rule). */
+export class ApproxTokenizer implements Tokenizer {
+  readonly name = 'approx';
+  readonly exact = false;
+
+  encode(text: string): number[] {
+    const ids: number[] = [];
+    scan(text, (start, end) => ids.push(fnv1a(text, start, end)));
+    return ids;
+  }
+
+  count(text: string): number {
+    let n = 0;
+    scan(text, () => {
+      n += 1;
+    });
+    return n;
+  }
+}
+
+/** The shared instance: the tokenizer is stateless. */
+export const approxTokenizer = new ApproxTokenizer();

@@ -1,0 +1,23 @@
+/** One chat message as sent to an OpenAI-compatible server. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** Turns text into token ids. Shared by the client (local counts), the simulator (prompt and cache accounting) and the generator. */
+export interface Tokenizer {
+  /** A name for reports, e.g. `approx`. */
+  readonly name: string;
+  /** False when counts are a heuristic; reports then say the counts are approximate. */
+  readonly exact: boolean;
+  /** Token ids of `text`, with no special tokens added (special-token markup inside the text is recognised). */
+  encode(text: string): number[];
+  /** The number of tokens `encode(text)` would return, without building the id array. */
+  count(text: string): number;
+}
+
+/** Renders a conversation into the exact prompt string the model sees. */
+export interface ChatTemplate {
+  readonly name: string;
+  apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string;
+}

@@ -34,6 +34,8 @@ export interface RequestError {
   status?: number;
   /** At most 200 characters of the error body, for http_status. */
   bodyExcerpt?: string;
+  /** The server's `Retry-After` (seconds or HTTP date) in milliseconds, for http_status when it sent one. */
+  retryAfterMs?: number;
 }
 
 /** One chat completion request, as the engine asks the client to send it. */
@@ -81,6 +83,11 @@ export interface StreamResult {
   doneAtMs: number;
   content: string;
   reasoning: string;
+  /**
+   * The reasoning + content text of the first token-carrying chunk, so metrics can count the tokens of the first
+   * chunk (the reference's `output_num_first_chunk_tokens`).
+   */
+  firstTokenChunkText?: string;
   /** Number of chunks that carried content or reasoning text. */
   numTokenChunks: number;
   usage?: ServerUsage;

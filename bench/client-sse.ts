@@ -1,0 +1,221 @@
+// Client CPU per SSE event: ChatClient (undici.request + the hand-written SseReader) against a baseline measured in the
+// same run, fetch + eventsource-parser@3, both doing the same per-event work (a timestamp per read, one JSON.parse per
+// event, text accumulation). The server runs in a child process so its CPU is not counted: process.cpuUsage() covers
+// every thread of this process. Run: node --import tsx bench/client-sse.ts [--events 200000] [--streams 200] [--rounds 2]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import Table from 'cli-table3';
+import { createParser } from 'eventsource-parser';
+import { ChatClient } from '../src/client/chat-client.js';
+
+const BENCH_TIME_LIMIT_MS = 60_000;
+
+function argNumber(name: string, fallback: number): number {
+  const index = process.argv.indexOf(`--${name}`);
+  const value = index === -1 ? Number.NaN : Number(process.argv[index + 1]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+// ---- server (child process) ----
+
+/**
+ * Streams `max_tokens` events per request, round-robin over the open streams like a batched engine: each turn writes
+ * `burst` events (1 = one write per token, as servers do; more = several events per network read, which isolates the
+ * parsing cost from the per-read I/O cost).
+ */
+function runServer(): void {
+  const active = new Set<{ res: ServerResponse; left: number; sent: number; burst: number }>();
+  let pumping = false;
+  const chunk = (i: number): string =>
+    `data: ${JSON.stringify({
+      id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model: 'bench-model',
+      choices: [{ index: 0, delta: { content: ` tok${i}` }, logprobs: null, finish_reason: null }],
+    })}\n\n`;
+  const pump = (): void => {
+    for (const stream of active) {
+      if (stream.res.destroyed) {
+        active.delete(stream);
+        continue;
+      }
+      let text = '';
+      for (let i = 0; i < stream.burst && stream.left > 0; i++, stream.left--) text += chunk(stream.sent++);
+      stream.res.write(text);
+      if (stream.left === 0) {
+        active.delete(stream);
+        const usage = { prompt_tokens: 10, completion_tokens: stream.sent, total_tokens: 10 + stream.sent };
+        stream.res.end(`data: ${JSON.stringify({ choices: [], usage })}\n\ndata: [DONE]\n\n`);
+      }
+    }
+    if (active.size > 0) setImmediate(pump);
+    else pumping = false;
+  };
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { max_tokens?: number; burst?: number };
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      active.add({ res, left: Math.max(1, body.max_tokens ?? 100), sent: 0, burst: Math.max(1, body.burst ?? 1) });
+      if (!pumping) {
+        pumping = true;
+        setImmediate(pump);
+      }
+    });
+  });
+  server.listen({ port: 0, host: '127.0.0.1', backlog: 8192 }, () => {
+    process.stdout.write(`${JSON.stringify({ port: (server.address() as { port: number }).port })}\n`);
+  });
+  // Ends with the parent: the parent closes our stdin when it is done (or dies).
+  process.stdin.resume();
+  process.stdin.on('end', () => process.exit(0));
+}
+
+// ---- clients ----
+
+type Runner = (url: string, streams: number, eventsPerStream: number, burst: number) => Promise<number>;
+
+const requestBody = (events: number, burst: number): Record<string, unknown> => ({
+  model: 'bench-model', messages: [{ role: 'user', content: 'go' }], stream: true, max_tokens: events,
+  stream_options: { include_usage: true }, burst,
+});
+
+/** (a) ChatClient: returns the number of token events received. */
+const runChatClient: Runner = async (url, streams, eventsPerStream, burst) => {
+  const client = new ChatClient({ baseUrl: url, connections: streams, requestTimeoutMs: 60_000 });
+  try {
+    const results = await Promise.all(
+      Array.from({ length: streams }, () =>
+        client.send({
+          model: 'bench-model', messages: [{ role: 'user', content: 'go' }], stream: true, maxTokens: eventsPerStream, extraBody: { burst },
+        }),
+      ),
+    );
+    let events = 0;
+    for (const result of results) {
+      if (result.error) throw new Error(`ChatClient: ${result.error.kind}: ${result.error.message}`);
+      events += result.numTokenChunks;
+    }
+    return events;
+  } finally {
+    await client.close();
+  }
+};
+
+/** (b) fetch + eventsource-parser, doing what ChatClient does per read and per event. */
+const runFetch: Runner = async (url, streams, eventsPerStream, burst) => {
+  const one = async (): Promise<number> => {
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(requestBody(eventsPerStream, burst)),
+    });
+    if (!response.body) throw new Error('fetch: no body');
+    const times: number[] = [];
+    let content = '';
+    let chunks = 0;
+    let atMs = 0;
+    let done = false;
+    const parser = createParser({
+      onEvent(event) {
+        if (event.data === '[DONE]') {
+          done = true;
+          return;
+        }
+        const json = JSON.parse(event.data) as { choices?: Array<{ delta?: { content?: string } }> };
+        const text = json.choices?.[0]?.delta?.content;
+        if (text) {
+          content += text;
+          times.push(atMs);
+          chunks++;
+        }
+      },
+    });
+    const decoder = new TextDecoder();
+    for await (const part of response.body) {
+      atMs = performance.now();
+      parser.feed(decoder.decode(part, { stream: true }));
+    }
+    if (!done || content.length === 0) throw new Error('fetch: stream ended without [DONE]');
+    return chunks;
+  };
+  const counts = await Promise.all(Array.from({ length: streams }, one));
+  return counts.reduce((sum, count) => sum + count, 0);
+};
+
+interface Measured {
+  usPerEvent: number;
+  userUsPerEvent: number;
+  wallMs: number;
+}
+
+async function measure(runner: Runner, url: string, streams: number, eventsPerStream: number, burst: number): Promise<Measured> {
+  const cpuBefore = process.cpuUsage();
+  const wallBefore = performance.now();
+  const events = await runner(url, streams, eventsPerStream, burst);
+  const wallMs = performance.now() - wallBefore;
+  const cpu = process.cpuUsage(cpuBefore);
+  if (events !== streams * eventsPerStream) throw new Error(`expected ${streams * eventsPerStream} events, got ${events}`);
+  return { usPerEvent: (cpu.user + cpu.system) / events, userUsPerEvent: cpu.user / events, wallMs };
+}
+
+async function startServerProcess(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--server'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const [line] = (await Promise.race([
+    once(child.stdout!, 'data'),
+    new Promise((_, reject) => setTimeout(() => reject(new Error('server did not start within 20 s')), 20_000).unref()),
+  ])) as [Buffer];
+  const { port } = JSON.parse(line.toString('utf8').split('\n')[0]!) as { port: number };
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function main(): Promise<void> {
+  const totalEvents = argNumber('events', 200_000);
+  const streams = argNumber('streams', 200);
+  const rounds = argNumber('rounds', 2);
+  const eventsPerStream = Math.max(1, Math.round(totalEvents / streams));
+  const limit = setTimeout(() => {
+    console.error(`bench exceeded ${BENCH_TIME_LIMIT_MS / 1000} s; stopping`);
+    process.exit(1);
+  }, BENCH_TIME_LIMIT_MS);
+  limit.unref();
+  const { child, url } = await startServerProcess();
+  try {
+    // Warm both paths up (JIT, connection setup) before measuring.
+    await measure(runChatClient, url, 20, 200, 1);
+    await measure(runFetch, url, 20, 200, 1);
+    const events = streams * eventsPerStream;
+    const table = new Table({
+      head: ['events per read', 'client', 'µs CPU / event', 'of which user', 'events / s (wall)', 'CPU vs baseline'],
+      style: process.stdout.isTTY ? undefined : { head: [], border: [] },
+    });
+    // burst 1: one event per write, as servers stream; burst 16: parsing cost with the per-read I/O cost amortized.
+    for (const burst of [1, 16]) {
+      let chat: Measured | undefined;
+      let baseline: Measured | undefined;
+      for (let round = 0; round < rounds; round++) {
+        const a = await measure(runChatClient, url, streams, eventsPerStream, burst);
+        if (!chat || a.usPerEvent < chat.usPerEvent) chat = a;
+        const b = await measure(runFetch, url, streams, eventsPerStream, burst);
+        if (!baseline || b.usPerEvent < baseline.usPerEvent) baseline = b;
+      }
+      const row = (name: string, m: Measured): string[] => [
+        `~${burst}`, name, m.usPerEvent.toFixed(2), m.userUsPerEvent.toFixed(2), Math.round(events / (m.wallMs / 1000)).toString(),
+        `${(m.usPerEvent / baseline!.usPerEvent).toFixed(2)}x`,
+      ];
+      table.push(row('ChatClient (undici.request + SseReader)', chat!), row('fetch + eventsource-parser@3', baseline!));
+    }
+    console.log(`client CPU per SSE event: ${events} events over ${streams} concurrent streams, best of ${rounds} rounds`);
+    console.log(table.toString());
+  } finally {
+    child.stdin?.end();
+    child.kill();
+  }
+}
+
+if (process.argv.includes('--server')) runServer();
+else await main();

@@ -1,0 +1,295 @@
+import type { LookupFunction } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/index.js';
+import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
+import { readBodyExcerpt, readJsonBody, readSseBody } from './read-body.js';
+import { buildChatBody, normalizeBaseUrl } from './request-body.js';
+import { ResponseCollector, excerpt } from './response-collector.js';
+import { RequestTimer } from './request-timer.js';
+import type { TimeoutKind } from './request-timer.js';
+import { parseRetryAfterMs } from './retry-after.js';
+import type { ChatRequest, RequestError, StreamResult } from './types.js';
+
+/** Options of a {@link ChatClient}. Times are milliseconds. */
+export interface ChatClientOptions {
+  /** Server base URL, e.g. `http://127.0.0.1:8000`; a trailing `/v1` is accepted and stripped. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <key>`. Never logged and never put in an error message. */
+  apiKey?: string;
+  /** Extra request headers (`--header`); names are case-insensitive and override the defaults. */
+  headers?: Readonly<Record<string, string>>;
+  /** Connections per origin in the undici Agent (size it to the concurrency); keep-alive, pipelining 1. */
+  connections: number;
+  /** Total time for one request (timeout_total). */
+  requestTimeoutMs: number;
+  /** No first token within this (timeout_ttft). @default requestTimeoutMs */
+  ttftTimeoutMs?: number;
+  /** Longest silence between network reads once the headers arrived (timeout_idle). @default requestTimeoutMs */
+  idleTimeoutMs?: number;
+  /** Host name resolver for the sockets (tests use it to fail DNS without sending a query). @default dns.lookup */
+  lookup?: LookupFunction;
+}
+
+/** A model the server lists at `GET /v1/models`. */
+export interface ModelInfo {
+  id: string;
+  /** Context length (tokens), from vLLM/SGLang's `max_model_len`, when the server reports it. */
+  maxModelLen?: number;
+}
+
+/** First and largest pause (ms) between `waitReady` polls. */
+const READY_POLL_FIRST_MS = 100;
+const READY_POLL_MAX_MS = 1_000;
+
+/**
+ * An OpenAI-compatible chat completions client over one undici Agent. `send` never rejects: every failure is data
+ * in `result.error`, with the partial content and timestamps kept.
+ */
+export class ChatClient {
+  readonly #agent: Agent;
+  readonly #chatUrl: string;
+  readonly #modelsUrl: string;
+  /** The base URL as shown in messages (no credentials). */
+  readonly #displayUrl: string;
+  readonly #headers: Record<string, string>;
+  /** The same without content-type, for GET requests. */
+  readonly #getHeaders: Record<string, string>;
+  /** Strings redacted from every error message: the api key and any extra header value. */
+  readonly #secrets: string[];
+  readonly #limits: { totalMs: number; ttftMs: number; idleMs: number };
+  readonly #requestTimeoutMs: number;
+
+  /** Validates the options (ConfigError on a bad URL or limit) and creates the connection pool. */
+  constructor(options: ChatClientOptions) {
+    const base = normalizeBaseUrl(options.baseUrl);
+    if (base === undefined) throw new ConfigError(`not an http(s) URL: ${JSON.stringify(options.baseUrl)}`);
+    const root = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
+    this.#chatUrl = `${root}/v1/chat/completions`;
+    this.#modelsUrl = `${root}/v1/models`;
+    this.#displayUrl = root;
+    for (const [name, value] of [
+      ['connections', options.connections],
+      ['requestTimeoutMs', options.requestTimeoutMs],
+      ['ttftTimeoutMs', options.ttftTimeoutMs ?? 1],
+      ['idleTimeoutMs', options.idleTimeoutMs ?? 1],
+    ] as const) {
+      if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got ${value}`);
+    }
+    this.#requestTimeoutMs = options.requestTimeoutMs;
+    this.#limits = {
+      totalMs: options.requestTimeoutMs,
+      ttftMs: options.ttftTimeoutMs ?? options.requestTimeoutMs,
+      idleMs: options.idleTimeoutMs ?? options.requestTimeoutMs,
+    };
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    this.#secrets = [];
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      headers[name.toLowerCase()] = value;
+      if (value.length >= 6) this.#secrets.push(value);
+    }
+    if (options.apiKey !== undefined && options.apiKey.length > 0) {
+      headers.authorization = `Bearer ${options.apiKey}`;
+      this.#secrets.unshift(options.apiKey);
+    }
+    this.#headers = headers;
+    const { 'content-type': _contentType, ...getHeaders } = headers;
+    this.#getHeaders = getHeaders;
+    this.#agent = new Agent({
+      connections: Math.ceil(options.connections),
+      pipelining: 1,
+      // Our RequestTimer owns every timeout; undici's own header/body timeouts (300 s) would only blur the kinds.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      ...(options.lookup ? { connect: { lookup: options.lookup } } : {}),
+    });
+  }
+
+  /** Sends one chat completion. Never rejects: every failure is returned as `result.error` with its kind. */
+  async send(chatRequest: ChatRequest, signal?: AbortSignal): Promise<StreamResult> {
+    const body = JSON.stringify(buildChatBody(chatRequest));
+    const headers =
+      chatRequest.conversationId === undefined
+        ? this.#headers
+        : { ...this.#headers, 'x-session-id': chatRequest.conversationId };
+    const controller = new AbortController();
+    /** Why we aborted: a timeout kind, or `aborted` for the caller's signal. Set before controller.abort(). */
+    let stopKind: TimeoutKind | 'aborted' | undefined;
+    const onCallerAbort = (): void => {
+      stopKind ??= 'aborted';
+      controller.abort();
+    };
+    const sentAtMs = performance.now();
+    const collector = new ResponseCollector(sentAtMs, this.#secrets);
+    if (signal?.aborted) {
+      collector.fail({ kind: 'aborted', message: 'aborted before sending' }, sentAtMs);
+      return collector.result;
+    }
+    signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const timer = new RequestTimer(sentAtMs, this.#limits, (kind) => {
+      stopKind ??= kind;
+      controller.abort();
+    });
+    const classify = (error: unknown): RequestError =>
+      stopKind === undefined ? classifyNetworkError(error, this.#secrets) : this.#stopError(stopKind);
+    try {
+      let response: Awaited<ReturnType<typeof request>>;
+      try {
+        response = await request(this.#chatUrl, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher: this.#agent,
+          signal: controller.signal,
+        });
+      } catch (error) {
+        collector.fail(classify(error), performance.now());
+        return collector.result;
+      }
+      const headersAtMs = performance.now();
+      timer.noteHeaders(headersAtMs);
+      const result = collector.result;
+      result.headersAtMs = headersAtMs;
+      result.httpStatus = response.statusCode;
+      if (response.statusCode < 200 || response.statusCode > 299) {
+        await this.#failStatus(response, collector);
+        return result;
+      }
+      const contentType = headerText(response.headers['content-type']).toLowerCase();
+      // Decide by what came back, not what was asked: a server may ignore `stream: true` and answer JSON.
+      const asSse = contentType.includes('text/event-stream') || (chatRequest.stream && !contentType.includes('json'));
+      await (asSse ? readSseBody : readJsonBody)(response.body, collector, timer, classify);
+      return result;
+    } catch (error) {
+      // Not expected (the readers never reject), but `send` must never reject.
+      collector.fail(classifyNetworkError(error, this.#secrets), performance.now());
+      return collector.result;
+    } finally {
+      timer.stop();
+      signal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  /** GET /v1/models. Throws ServerUnreachableError on connection failure, ChatloadError on a bad status/body. */
+  async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
+    return this.#listModels(this.#requestTimeoutMs, signal);
+  }
+
+  /** Polls GET /v1/models until it answers 200 or `timeoutMs` passes (then ServerUnreachableError with the last cause). */
+  async waitReady(timeoutMs: number, signal?: AbortSignal): Promise<ModelInfo[]> {
+    const deadlineMs = performance.now() + timeoutMs;
+    let pauseMs = READY_POLL_FIRST_MS;
+    let lastError: unknown;
+    for (;;) {
+      signal?.throwIfAborted();
+      const remainingMs = deadlineMs - performance.now();
+      if (remainingMs <= 0) break;
+      try {
+        return await this.#listModels(Math.min(remainingMs, this.#requestTimeoutMs), signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        lastError = error;
+      }
+      const waitMs = Math.min(pauseMs, deadlineMs - performance.now());
+      if (waitMs <= 0) break;
+      await sleep(waitMs, undefined, signal ? { signal } : undefined).catch(() => {
+        throw signal?.reason ?? new ChatloadError('aborted');
+      });
+      pauseMs = Math.min(READY_POLL_MAX_MS, pauseMs * 2);
+    }
+    let detail = 'no answer';
+    if (lastError instanceof ServerUnreachableError) detail = lastError.message.replace(/^cannot reach the server at \S+: /, '');
+    else if (lastError instanceof Error) detail = lastError.message;
+    throw new ServerUnreachableError(this.#displayUrl, `not ready within ${timeoutMs} ms (last error: ${detail})`, {
+      cause: lastError,
+    });
+  }
+
+  /** Closes the agent (aborting nothing still in flight is fine: callers abort first). */
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  async #listModels(timeoutMs: number, signal: AbortSignal | undefined): Promise<ModelInfo[]> {
+    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(timeoutMs)));
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let response: Awaited<ReturnType<typeof request>>;
+    let text: string;
+    try {
+      response = await request(this.#modelsUrl, {
+        method: 'GET',
+        headers: this.#getHeaders,
+        dispatcher: this.#agent,
+        signal: combined,
+      });
+      text = response.statusCode === 200 ? await response.body.text() : await readBodyExcerpt(response.body);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const detail = timeout.aborted
+        ? `no answer to GET /v1/models within ${Math.round(timeoutMs)} ms`
+        : classifyNetworkError(error, this.#secrets).message;
+      throw new ServerUnreachableError(this.#displayUrl, detail, { cause: error });
+    }
+    if (response.statusCode !== 200) {
+      throw new ChatloadError(
+        `GET ${this.#displayUrl}/v1/models answered HTTP ${response.statusCode}: ${sanitizeMessage(text, this.#secrets, 200)}`,
+      );
+    }
+    return parseModels(text, `${this.#displayUrl}/v1/models`);
+  }
+
+  async #failStatus(response: Awaited<ReturnType<typeof request>>, collector: ResponseCollector): Promise<void> {
+    const status = response.statusCode;
+    const retryAfterMs = parseRetryAfterMs(response.headers['retry-after']);
+    if (retryAfterMs !== undefined) collector.result.retryAfterMs = retryAfterMs;
+    const text = await readBodyExcerpt(response.body);
+    const bodyExcerpt = sanitizeMessage(text, this.#secrets, 200);
+    const error: RequestError = {
+      kind: 'http_status',
+      message: `HTTP ${status}${bodyExcerpt.length > 0 ? `: ${excerpt(bodyExcerpt, 120)}` : ''}`,
+      status,
+      bodyExcerpt,
+    };
+    if (retryAfterMs !== undefined) error.retryAfterMs = retryAfterMs;
+    collector.fail(error, performance.now());
+  }
+
+  #stopError(kind: TimeoutKind | 'aborted'): RequestError {
+    switch (kind) {
+      case 'aborted':
+        return { kind, message: 'aborted by the caller' };
+      case 'timeout_ttft':
+        return { kind, message: `no first token within ${this.#limits.ttftMs} ms` };
+      case 'timeout_idle':
+        return { kind, message: `stream silent for ${this.#limits.idleMs} ms` };
+      case 'timeout_total':
+        return { kind, message: `request took longer than ${this.#limits.totalMs} ms` };
+    }
+  }
+}
+
+function headerText(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
+}
+
+/** Parses an OpenAI `/v1/models` body; ChatloadError when it is not one. */
+function parseModels(text: string, where: string): ModelInfo[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ChatloadError(`${where} did not answer JSON: ${excerpt(text, 120)}`);
+  }
+  const data = (json as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) throw new ChatloadError(`${where} answered without a "data" list: ${excerpt(text, 120)}`);
+  const models: ModelInfo[] = [];
+  for (const entry of data) {
+    const id = (entry as { id?: unknown } | null)?.id;
+    if (typeof id !== 'string') continue;
+    const model: ModelInfo = { id };
+    const maxLen = (entry as { max_model_len?: unknown }).max_model_len;
+    if (typeof maxLen === 'number' && Number.isFinite(maxLen)) model.maxModelLen = maxLen;
+    models.push(model);
+  }
+  return models;
+}

@@ -1,0 +1,195 @@
+import type { RequestError, ServerUsage, StreamResult } from './types.js';
+
+/** Most text (content + reasoning, UTF-16 code units) one response may accumulate before it fails as `other`. */
+export const MAX_RESPONSE_CHARS = 64 * 1024 * 1024;
+
+/** The parts of an OpenAI chat completion chunk (or body) the collector reads. Everything is optional: servers vary. */
+interface CompletionJson {
+  choices?: Array<{
+    delta?: TextFields | null;
+    message?: TextFields | null;
+    finish_reason?: string | null;
+  }> | null;
+  usage?: UsageJson | null;
+  error?: unknown;
+  object?: unknown;
+  message?: unknown;
+}
+interface TextFields {
+  content?: unknown;
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+}
+interface UsageJson {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown } | null;
+  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+}
+
+/**
+ * Builds a {@link StreamResult} from the SSE events or the JSON body of one response. It records times, it derives
+ * nothing. Its methods never throw: a bad event becomes `result.error` and sets {@link finished}.
+ */
+export class ResponseCollector {
+  /** The result being built; complete once {@link finished} is true. */
+  readonly result: StreamResult;
+  /** True after `[DONE]`, a complete JSON body, or an error: later events are ignored. */
+  finished = false;
+  /** True when `[DONE]` was seen (a stream that ends without it is truncated). */
+  sawDone = false;
+  readonly #secrets: readonly string[];
+  #chars = 0;
+
+  /** @param sentAtMs monotonic send time (ms). @param secrets strings redacted from error messages. */
+  constructor(sentAtMs: number, secrets: readonly string[]) {
+    this.#secrets = secrets;
+    this.result = {
+      sentAtMs,
+      tokenChunkTimesMs: [],
+      doneAtMs: sentAtMs,
+      content: '',
+      reasoning: '',
+      numTokenChunks: 0,
+    };
+  }
+
+  /** Handles one SSE event's data, arrived at `atMs`. Bound so it can be handed to an SseReader as is. */
+  readonly onSseEvent = (data: string, atMs: number): void => {
+    if (this.finished) return;
+    if (data === '[DONE]') {
+      this.sawDone = true;
+      this.finished = true;
+      this.result.doneAtMs = atMs;
+      return;
+    }
+    if (data.length === 0) return; // `data:` with nothing: a keep-alive some servers send
+    let json: CompletionJson;
+    try {
+      json = JSON.parse(data) as CompletionJson;
+    } catch {
+      this.fail({ kind: 'malformed_stream', message: `stream event is not JSON: ${excerpt(data, 80)}` }, atMs);
+      return;
+    }
+    if (json === null || typeof json !== 'object') {
+      this.fail({ kind: 'malformed_stream', message: `stream event is not a JSON object: ${excerpt(data, 80)}` }, atMs);
+      return;
+    }
+    if (isErrorObject(json)) {
+      this.fail({ kind: 'malformed_stream', message: `error event in stream: ${errorText(json)}` }, atMs);
+      return;
+    }
+    const choice = json.choices?.[0];
+    if (choice) {
+      const delta = choice.delta;
+      if (delta) this.#text(delta, atMs);
+      if (typeof choice.finish_reason === 'string') this.result.finishReason = choice.finish_reason;
+    }
+    if (json.usage) this.#usage(json.usage);
+  };
+
+  /** Parses a complete non-streaming JSON body that ended at `atMs`; that time is also its first-token time. */
+  acceptJsonBody(text: string, atMs: number): void {
+    if (this.finished) return;
+    let json: CompletionJson;
+    try {
+      json = JSON.parse(text) as CompletionJson;
+    } catch {
+      this.fail({ kind: 'malformed_stream', message: `response body is not JSON: ${excerpt(text, 80)}` }, atMs);
+      return;
+    }
+    if (json === null || typeof json !== 'object') {
+      this.fail({ kind: 'malformed_stream', message: `response body is not a JSON object: ${excerpt(text, 80)}` }, atMs);
+      return;
+    }
+    if (isErrorObject(json)) {
+      this.fail({ kind: 'malformed_stream', message: `error object in response: ${errorText(json)}` }, atMs);
+      return;
+    }
+    const choice = json.choices?.[0];
+    if (!choice) {
+      this.fail({ kind: 'malformed_stream', message: 'response body has no choices' }, atMs);
+      return;
+    }
+    // A server that ignored stream:true may still send deltas in one body; accept both shapes.
+    const fields = choice.message ?? choice.delta;
+    if (fields) this.#text(fields, atMs);
+    if (typeof choice.finish_reason === 'string') this.result.finishReason = choice.finish_reason;
+    if (json.usage) this.#usage(json.usage);
+    this.finished = true;
+    this.result.doneAtMs = atMs;
+  }
+
+  /** Records a failure at `atMs` (keeps what was collected so far) and finishes. The first failure wins. */
+  fail(error: RequestError, atMs: number): void {
+    if (this.finished && this.result.error) return;
+    this.finished = true;
+    this.result.doneAtMs = atMs;
+    this.result.error = { ...error, message: redact(error.message, this.#secrets) };
+  }
+
+  #text(fields: TextFields, atMs: number): void {
+    const content = typeof fields.content === 'string' ? fields.content : '';
+    let reasoning = '';
+    if (typeof fields.reasoning_content === 'string') reasoning = fields.reasoning_content;
+    else if (typeof fields.reasoning === 'string') reasoning = fields.reasoning;
+    if (content.length === 0 && reasoning.length === 0) return;
+    const result = this.result;
+    if (result.firstTokenAtMs === undefined) {
+      result.firstTokenAtMs = atMs;
+      result.firstTokenChunkText = reasoning + content;
+    }
+    if (content.length > 0) {
+      if (result.firstContentAtMs === undefined) result.firstContentAtMs = atMs;
+      result.content += content;
+    }
+    if (reasoning.length > 0) {
+      if (result.firstReasoningAtMs === undefined) result.firstReasoningAtMs = atMs;
+      result.reasoning += reasoning;
+    }
+    result.tokenChunkTimesMs.push(atMs);
+    result.numTokenChunks++;
+    this.#chars += content.length + reasoning.length;
+    if (this.#chars > MAX_RESPONSE_CHARS) {
+      this.fail({ kind: 'other', message: `response text exceeds ${MAX_RESPONSE_CHARS} characters` }, atMs);
+    }
+  }
+
+  #usage(usage: UsageJson): void {
+    const prompt = usage.prompt_tokens;
+    const completion = usage.completion_tokens;
+    if (typeof prompt !== 'number' || typeof completion !== 'number') return;
+    const parsed: ServerUsage = { promptTokens: prompt, completionTokens: completion };
+    const cached = usage.prompt_tokens_details?.cached_tokens;
+    if (typeof cached === 'number') parsed.cachedTokens = cached;
+    const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+    if (typeof reasoning === 'number') parsed.reasoningTokens = reasoning;
+    this.result.usage = parsed;
+  }
+}
+
+function isErrorObject(json: CompletionJson): boolean {
+  return (json.error !== undefined && json.error !== null) || json.object === 'error';
+}
+
+function errorText(json: CompletionJson): string {
+  const error = json.error ?? json;
+  if (typeof error === 'string') return excerpt(error, 200);
+  if (typeof error === 'object' && error !== null) {
+    const message = (error as { message?: unknown }).message;
+    if (typeof message === 'string') return excerpt(message, 200);
+  }
+  return excerpt(JSON.stringify(error), 200);
+}
+
+/** The first `maxChars` characters of `text` on one line. */
+export function excerpt(text: string, maxChars: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > maxChars ? `${line.slice(0, maxChars)}…` : line;
+}
+
+function redact(message: string, secrets: readonly string[]): string {
+  let line = message;
+  for (const secret of secrets) if (secret.length > 0 && line.includes(secret)) line = line.split(secret).join('***');
+  return line;
+}

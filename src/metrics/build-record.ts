@@ -1,0 +1,107 @@
+import type { StreamResult } from '../client/types.js';
+import type { RequestRecord } from './record.js';
+import { roundMs } from './round.js';
+
+/**
+ * What the engine knows about a request that the client's StreamResult does not: where it sits in the run, and how to count
+ * tokens locally when the server gave no `usage`. Times are milliseconds from `performance.now()`.
+ */
+export interface RecordContext {
+  conversationId: string;
+  conversationIndex: number;
+  /** 1-based user turn. */
+  turn: number;
+  clientId: number;
+  warmup: boolean;
+  retries: number;
+  /** performance.now() at the run's start: record times are relative to it. */
+  runStartMs: number;
+  /** Messages sent, system included. */
+  inputNumTurns: number;
+  /** Local token count of the last user message, for approx_cached_percent. */
+  lastUserMessageTokens: number;
+  /** Prompt + completion tokens of this conversation's previous request (0 on the first turn). */
+  expectedCachedTokens: number;
+  maxTokens: number | null;
+  /** Local prompt count. Called ONLY when the server gave no usage, which keeps tokenizing off the hot path. */
+  countInputTokens: () => number;
+  /** Local count of output text. Called only when needed (no server usage, or the first chunk's text). */
+  countTextTokens: (text: string) => number;
+}
+
+/**
+ * Derives one RequestRecord from what the client observed. Definitions (docs/METRICS.md) follow `vllm bench serve`:
+ * ttft = first content-or-reasoning chunk - send; e2el = done - send; tpot = (e2el - ttft) / (output tokens - 1);
+ * itl = every gap between consecutive token-carrying chunks. Derived milliseconds are rounded to 3 decimals.
+ * A failed request keeps whatever was measured before it failed.
+ */
+export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRecord {
+  const sentAtMs = result.sentAtMs;
+  const ttftMs = result.firstTokenAtMs === undefined ? null : result.firstTokenAtMs - sentAtMs;
+  const e2elMs = result.doneAtMs - sentAtMs;
+
+  const usage = result.usage;
+  const outputNumTokens = usage !== undefined ? usage.completionTokens : countOutputLocally(ctx, result);
+  const inputNumTokens = usage !== undefined ? usage.promptTokens : ctx.countInputTokens();
+
+  // vllm bench serve: tpot only exists with at least two output tokens (the first one is ttft's).
+  const tpotMs = ttftMs !== null && outputNumTokens > 1 ? (e2elMs - ttftMs) / (outputNumTokens - 1) : null;
+
+  const times = result.tokenChunkTimesMs;
+  const itlMs: number[] = new Array<number>(Math.max(0, times.length - 1));
+  for (let i = 1; i < times.length; i++) itlMs[i - 1] = roundMs(times[i]! - times[i - 1]!);
+
+  // The client adds firstTokenChunkText to StreamResult; read it structurally so this compiles before and after it lands.
+  const firstChunkText = (result as { firstTokenChunkText?: string }).firstTokenChunkText ?? '';
+  const firstChunkTokens = firstChunkText === '' ? 0 : ctx.countTextTokens(firstChunkText);
+
+  // The reference's upper bound on what a prefix cache could serve: everything but the last user message.
+  // Clamped at 0: a server prompt count can be smaller than our local count of the last message.
+  const approxCachedPercent =
+    inputNumTokens > 0 ? Math.max(0, (100 * (inputNumTokens - ctx.lastUserMessageTokens)) / inputNumTokens) : 0;
+
+  const error = result.error;
+  return {
+    conversation_id: ctx.conversationId,
+    conversation_index: ctx.conversationIndex,
+    turn: ctx.turn,
+    client_id: ctx.clientId,
+    warmup: ctx.warmup,
+    retries: ctx.retries,
+    start_time_ms: roundMs(performance.timeOrigin + sentAtMs),
+    sent_at_ms: roundMs(sentAtMs - ctx.runStartMs),
+    first_token_at_ms: result.firstTokenAtMs === undefined ? null : roundMs(result.firstTokenAtMs - ctx.runStartMs),
+    done_at_ms: roundMs(result.doneAtMs - ctx.runStartMs),
+    ttft_ms: ttftMs === null ? null : roundMs(ttftMs),
+    ttft_content_ms: result.firstContentAtMs === undefined ? null : roundMs(result.firstContentAtMs - sentAtMs),
+    ttft_reasoning_ms: result.firstReasoningAtMs === undefined ? null : roundMs(result.firstReasoningAtMs - sentAtMs),
+    tpot_ms: tpotMs === null ? null : roundMs(tpotMs),
+    itl_ms: itlMs,
+    e2el_ms: roundMs(e2elMs),
+    latency_ms: roundMs(e2elMs),
+    input_num_tokens: inputNumTokens,
+    input_tokens_source: usage !== undefined ? 'server' : 'local',
+    output_num_tokens: outputNumTokens,
+    output_tokens_source: usage !== undefined ? 'server' : 'local',
+    cached_tokens: usage?.cachedTokens ?? null,
+    expected_cached_tokens: ctx.expectedCachedTokens,
+    input_num_turns: ctx.inputNumTurns,
+    output_num_chunks: result.numTokenChunks,
+    output_num_first_chunk_tokens: firstChunkTokens,
+    approx_cached_percent: approxCachedPercent,
+    max_tokens: ctx.maxTokens,
+    finish_reason: result.finishReason ?? null,
+    status: error === undefined ? 'ok' : 'error',
+    error_kind: error?.kind ?? null,
+    error: error?.message ?? null,
+    http_status: result.httpStatus ?? error?.status ?? null,
+  };
+}
+
+/** Content and reasoning are separate streams, so each is counted on its own (no token spans their boundary). */
+function countOutputLocally(ctx: RecordContext, result: StreamResult): number {
+  let tokens = 0;
+  if (result.content !== '') tokens += ctx.countTextTokens(result.content);
+  if (result.reasoning !== '') tokens += ctx.countTextTokens(result.reasoning);
+  return tokens;
+}

@@ -1,0 +1,23 @@
+// Metrics: per-request records and everything derived from them. Never touches the network.
+export type { RequestRecord, TokenSource } from './record.js';
+export { buildRecord, type RecordContext } from './build-record.js';
+export { describe, percentile, populationStd, type Stats } from './stats.js';
+export {
+  summarize,
+  summarizeWarmupPercentages,
+  type Summary,
+  type SummaryMetrics,
+  type TokenSourceCounts,
+} from './summary.js';
+export { summarizePerTurn, type TurnSummary } from './per-turn.js';
+export {
+  ClientHealthMonitor,
+  assessClientHealth,
+  DEFAULT_HEALTH_THRESHOLDS,
+  type ClientHealth,
+  type ClientHealthMeasurement,
+  type ClientHealthMonitorOptions,
+  type ClientHealthThresholds,
+} from './client-health.js';
+export { ERROR_KINDS, emptyErrorKindCounts } from './error-kinds.js';
+export { roundMs } from './round.js';

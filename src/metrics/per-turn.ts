@@ -1,0 +1,55 @@
+import type { RequestRecord } from './record.js';
+import { describe, type Stats } from './stats.js';
+
+/** Statistics of one user-turn index (1-based) across conversations, over non-warmup records. Stats cover completed records. */
+export interface TurnSummary {
+  turn: number;
+  completed: number;
+  failed: number;
+  /** Milliseconds. */
+  ttft_ms: Stats | null;
+  tpot_ms: Stats | null;
+  e2el_ms: Stats | null;
+  /** Tokens. */
+  input_num_tokens: Stats | null;
+  /** Tokens; only records whose server reported cached tokens. */
+  cached_tokens: Stats | null;
+  expected_cached_tokens: Stats | null;
+  /** Sum cached / sum input over this turn's records whose cached tokens are known; null when none is known. */
+  cache_hit_ratio: number | null;
+}
+
+/** One TurnSummary per turn index that has at least one non-warmup record, in ascending turn order. */
+export function summarizePerTurn(records: readonly RequestRecord[]): TurnSummary[] {
+  const byTurn = new Map<number, RequestRecord[]>();
+  for (const r of records) {
+    if (r.warmup) continue;
+    let group = byTurn.get(r.turn);
+    if (group === undefined) byTurn.set(r.turn, (group = []));
+    group.push(r);
+  }
+  return [...byTurn.keys()].sort((a, b) => a - b).map((turn) => summarizeTurn(turn, byTurn.get(turn)!));
+}
+
+function summarizeTurn(turn: number, records: readonly RequestRecord[]): TurnSummary {
+  const ok = records.filter((r) => r.status === 'ok');
+  const withCached = ok.filter((r) => r.cached_tokens !== null);
+  let cachedSum = 0;
+  let inputSum = 0;
+  for (const r of withCached) {
+    cachedSum += r.cached_tokens!;
+    inputSum += r.input_num_tokens;
+  }
+  return {
+    turn,
+    completed: ok.length,
+    failed: records.length - ok.length,
+    ttft_ms: describe(ok.flatMap((r) => (r.ttft_ms === null ? [] : [r.ttft_ms]))),
+    tpot_ms: describe(ok.flatMap((r) => (r.tpot_ms === null ? [] : [r.tpot_ms]))),
+    e2el_ms: describe(ok.map((r) => r.e2el_ms)),
+    input_num_tokens: describe(ok.map((r) => r.input_num_tokens)),
+    cached_tokens: describe(withCached.map((r) => r.cached_tokens!)),
+    expected_cached_tokens: describe(ok.map((r) => r.expected_cached_tokens)),
+    cache_hit_ratio: inputSum > 0 ? cachedSum / inputSum : null,
+  };
+}

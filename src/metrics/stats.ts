@@ -1,0 +1,70 @@
+/**
+ * Exact descriptive statistics, the columns of pandas' `describe()` plus p90/p99/p99.9. Values keep the unit of their
+ * input (milliseconds for latencies, tokens for counts).
+ */
+export interface Stats {
+  count: number;
+  mean: number;
+  /** Sample standard deviation (ddof = 1), as pandas' describe(); 0 when count is 1. */
+  std: number;
+  min: number;
+  p25: number;
+  p50: number;
+  p75: number;
+  p90: number;
+  p99: number;
+  p99_9: number;
+  max: number;
+}
+
+/**
+ * The p-th percentile (p in [0, 100]) of an ascending array, by linear interpolation between the two nearest ranks:
+ * numpy's default method ("linear"), which pandas and vLLM use. NaN for an empty array.
+ */
+export function percentile(sorted: Float64Array, p: number): number {
+  if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile must be within [0, 100], got ${p}`);
+  const n = sorted.length;
+  if (n === 0) return Number.NaN;
+  const rank = (p / 100) * (n - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.min(lo + 1, n - 1);
+  const lower = sorted[lo]!;
+  const upper = sorted[hi]!;
+  const t = rank - lo;
+  // numpy's _lerp: interpolate from the nearer end, which keeps results monotonic and exact at the ends.
+  return t >= 0.5 ? upper - (upper - lower) * (1 - t) : lower + (upper - lower) * t;
+}
+
+/** Statistics of `values` (copied and sorted; the input is not modified). Null when there are no values. */
+export function describe(values: ArrayLike<number>): Stats | null {
+  const n = values.length;
+  if (n === 0) return null;
+  const sorted = Float64Array.from(values).sort();
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += sorted[i]!;
+  const mean = sum / n;
+  // Two passes (mean, then squared deviations): stable where the one-pass formula cancels catastrophically.
+  let squares = 0;
+  for (let i = 0; i < n; i++) {
+    const d = sorted[i]! - mean;
+    squares += d * d;
+  }
+  return {
+    count: n,
+    mean,
+    std: n > 1 ? Math.sqrt(squares / (n - 1)) : 0,
+    min: sorted[0]!,
+    p25: percentile(sorted, 25),
+    p50: percentile(sorted, 50),
+    p75: percentile(sorted, 75),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    p99_9: percentile(sorted, 99.9),
+    max: sorted[n - 1]!,
+  };
+}
+
+/** Population standard deviation (ddof = 0, numpy's np.std, which `vllm bench serve` reports) from a Stats' sample std. */
+export function populationStd(stats: Stats): number {
+  return stats.count > 1 ? stats.std * Math.sqrt((stats.count - 1) / stats.count) : 0;
+}

@@ -1,0 +1,185 @@
+import type { ErrorKind } from '../client/types.js';
+import { emptyErrorKindCounts } from './error-kinds.js';
+import type { RequestRecord } from './record.js';
+import { describe, type Stats } from './stats.js';
+
+/** How many records took a token count from the server's `usage` and how many from the local tokenizer. */
+export interface TokenSourceCounts {
+  server: number;
+  local: number;
+}
+
+/** Statistics of the per-request metrics, over completed non-warmup records (null when there is no value). */
+export interface SummaryMetrics {
+  /** Milliseconds; records with a first token. */
+  ttft_ms: Stats | null;
+  /** Milliseconds; records with more than one output token. */
+  tpot_ms: Stats | null;
+  /** Milliseconds; every inter-token gap of every record, pooled. */
+  itl_ms: Stats | null;
+  /** Milliseconds. */
+  e2el_ms: Stats | null;
+  /** Tokens. */
+  input_num_tokens: Stats | null;
+  output_num_tokens: Stats | null;
+  /** Tokens; only records whose server reported cached tokens. */
+  cached_tokens: Stats | null;
+  expected_cached_tokens: Stats | null;
+}
+
+/**
+ * The summary of one run (or one slice of it). Warmup records are excluded throughout; "completed" means status 'ok'.
+ * Token totals and metrics cover completed records; runtime covers completed and failed ones. See docs/METRICS.md.
+ */
+export interface Summary {
+  /** Non-warmup records summarized (completed + failed). */
+  requests: number;
+  completed: number;
+  failed: number;
+  failed_by_kind: Record<ErrorKind, number>;
+  /** Records left out as warmup (--warmup-step; in warmup-percentage summaries also the dropped first share). */
+  warmup_excluded: number;
+  /** failed / requests; 0 with no requests. */
+  error_rate: number;
+  /** First send to last end over the summarized records, seconds. 0 with no records. */
+  runtime_sec: number;
+  /** completed / runtime_sec (requests/s); the reference's requests_per_sec. 0 when runtime is 0. */
+  request_throughput: number;
+  /** Output tokens of completed requests / runtime_sec (tokens/s). */
+  output_throughput: number;
+  /** (input + output tokens of completed requests) / runtime_sec (tokens/s). */
+  total_token_throughput: number;
+  total_input_tokens: number;
+  total_output_tokens: number;
+  /** Sum of server-reported cached tokens (records where it is known). */
+  total_cached_tokens: number;
+  total_expected_cached_tokens: number;
+  /** Completed records whose server reported cached tokens. */
+  cached_tokens_known: number;
+  /** total cached / total input over records whose cached tokens are known; null when none is known. */
+  cache_hit_ratio: number | null;
+  /** cached / expected cached over records with expected > 0 and cached known; null when there are none. */
+  cache_efficiency: number | null;
+  token_sources: { input: TokenSourceCounts; output: TokenSourceCounts };
+  metrics: SummaryMetrics;
+}
+
+/** Summarizes records: warmup ones are counted in warmup_excluded and otherwise ignored. */
+export function summarize(records: readonly RequestRecord[]): Summary {
+  return summarizeSlice(
+    records.filter((r) => !r.warmup),
+    records.reduce((n, r) => n + (r.warmup ? 1 : 0), 0),
+  );
+}
+
+/**
+ * One summary per warmup percentage, keyed "0%", "50%", ...: each drops the first X% (floor of X% of the count) of the
+ * non-warmup records ordered by start time, as the reference's --warmup-percentages does. Percentages are in [0, 100).
+ * Like the reference, a percentage that would leave no record gets no entry.
+ */
+export function summarizeWarmupPercentages(
+  records: readonly RequestRecord[],
+  percentages: readonly number[],
+): Record<string, Summary> {
+  const warmupCount = records.reduce((n, r) => n + (r.warmup ? 1 : 0), 0);
+  // Array.prototype.sort is stable, so records sent at the same instant keep their order.
+  const ordered = records.filter((r) => !r.warmup).sort((a, b) => a.sent_at_ms - b.sent_at_ms);
+  const out: Record<string, Summary> = {};
+  for (const percent of [...percentages].sort((a, b) => a - b)) {
+    if (!(percent >= 0 && percent < 100)) throw new RangeError(`warmup percentage must be within [0, 100), got ${percent}`);
+    const dropped = Math.floor((percent / 100) * ordered.length);
+    if (dropped >= ordered.length) continue;
+    out[`${percent}%`] = summarizeSlice(ordered.slice(dropped), warmupCount + dropped);
+  }
+  return out;
+}
+
+/** Summarizes records that are all to be counted (none warmup). */
+function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: number): Summary {
+  const failedByKind = emptyErrorKindCounts();
+  const inputSources: TokenSourceCounts = { server: 0, local: 0 };
+  const outputSources: TokenSourceCounts = { server: 0, local: 0 };
+  const ttft: number[] = [];
+  const tpot: number[] = [];
+  const itl: number[] = [];
+  const e2el: number[] = [];
+  const inputTokens: number[] = [];
+  const outputTokens: number[] = [];
+  const cached: number[] = [];
+  const expected: number[] = [];
+  let failed = 0;
+  let firstSentMs = Infinity;
+  let lastDoneMs = -Infinity;
+  let totalInput = 0;
+  let totalOutput = 0;
+  let totalCached = 0;
+  let totalExpected = 0;
+  let knownInput = 0;
+  let efficiencyCached = 0;
+  let efficiencyExpected = 0;
+
+  for (const r of records) {
+    if (r.sent_at_ms < firstSentMs) firstSentMs = r.sent_at_ms;
+    if (r.done_at_ms > lastDoneMs) lastDoneMs = r.done_at_ms;
+    if (r.status === 'error') {
+      failed++;
+      failedByKind[r.error_kind ?? 'other']++;
+      continue;
+    }
+    inputSources[r.input_tokens_source]++;
+    outputSources[r.output_tokens_source]++;
+    if (r.ttft_ms !== null) ttft.push(r.ttft_ms);
+    if (r.tpot_ms !== null) tpot.push(r.tpot_ms);
+    for (const gap of r.itl_ms) itl.push(gap);
+    e2el.push(r.e2el_ms);
+    inputTokens.push(r.input_num_tokens);
+    outputTokens.push(r.output_num_tokens);
+    expected.push(r.expected_cached_tokens);
+    totalInput += r.input_num_tokens;
+    totalOutput += r.output_num_tokens;
+    totalExpected += r.expected_cached_tokens;
+    if (r.cached_tokens !== null) {
+      cached.push(r.cached_tokens);
+      totalCached += r.cached_tokens;
+      knownInput += r.input_num_tokens;
+      if (r.expected_cached_tokens > 0) {
+        efficiencyCached += r.cached_tokens;
+        efficiencyExpected += r.expected_cached_tokens;
+      }
+    }
+  }
+
+  const completed = records.length - failed;
+  const runtimeSec = records.length > 0 ? Math.max(0, lastDoneMs - firstSentMs) / 1000 : 0;
+  const perSec = (n: number): number => (runtimeSec > 0 ? n / runtimeSec : 0);
+  return {
+    requests: records.length,
+    completed,
+    failed,
+    failed_by_kind: failedByKind,
+    warmup_excluded: warmupExcluded,
+    error_rate: records.length > 0 ? failed / records.length : 0,
+    runtime_sec: runtimeSec,
+    request_throughput: perSec(completed),
+    output_throughput: perSec(totalOutput),
+    total_token_throughput: perSec(totalInput + totalOutput),
+    total_input_tokens: totalInput,
+    total_output_tokens: totalOutput,
+    total_cached_tokens: totalCached,
+    total_expected_cached_tokens: totalExpected,
+    cached_tokens_known: cached.length,
+    cache_hit_ratio: cached.length > 0 && knownInput > 0 ? totalCached / knownInput : null,
+    cache_efficiency: efficiencyExpected > 0 ? efficiencyCached / efficiencyExpected : null,
+    token_sources: { input: inputSources, output: outputSources },
+    metrics: {
+      ttft_ms: describe(ttft),
+      tpot_ms: describe(tpot),
+      itl_ms: describe(itl),
+      e2el_ms: describe(e2el),
+      input_num_tokens: describe(inputTokens),
+      output_num_tokens: describe(outputTokens),
+      cached_tokens: describe(cached),
+      expected_cached_tokens: describe(expected),
+    },
+  };
+}

@@ -1,0 +1,18 @@
+// Reports: functions of records and summaries that write files or text. Never touch the network.
+export { RequestsJsonlSink, readRequestsJsonl } from './requests-jsonl.js';
+export {
+  buildResultsDocument,
+  vllmFlatKeys,
+  FLAT_METRICS,
+  FLAT_PERCENTILES,
+  type ResultsDocument,
+  type ResultsEnvironment,
+  type ResultsInput,
+  type VllmFlatKeys,
+} from './results-json.js';
+export { redactSecrets, isSecretKey, REDACTED } from './redact.js';
+export { writeJsonAtomic } from './write-json-atomic.js';
+export { toReferenceStats, REFERENCE_STATS_KEYS } from './stats-json.js';
+export { formatSummary, type TerminalOptions, type TerminalSummaryInput } from './terminal.js';
+export { ProgressLine, type ProgressLineOptions } from './progress.js';
+export { chatloadVersion } from './version.js';

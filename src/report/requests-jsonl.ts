@@ -1,0 +1,95 @@
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatasetError } from '../errors/index.js';
+import type { RequestRecord } from '../metrics/record.js';
+
+/**
+ * Appends one JSON line per RequestRecord to requests.jsonl as each request ends. Crash-safe by construction: every line
+ * is handed to the kernel with one synchronous write(2) on an fd opened for append, so once write() returns the line is
+ * in the page cache and survives the process being killed (even kill -9); nothing sits in a user-space buffer. (A power
+ * loss can still lose recent lines: fsync per line would cost a disk flush per request, so only close() fsyncs.)
+ */
+export class RequestsJsonlSink {
+  #fd: number | null;
+  #count = 0;
+
+  private constructor(fd: number) {
+    this.#fd = fd;
+  }
+
+  /** Opens (creating it and its directory if needed) `path` for append. */
+  static open(path: string): RequestsJsonlSink {
+    mkdirSync(dirname(path), { recursive: true });
+    const fd = openSync(path, 'a');
+    // A file left by a crash may end in a torn line: start on a fresh line so the next record is not glued to it.
+    const size = fstatSync(fd).size;
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      const readFd = openSync(path, 'r');
+      try {
+        readSync(readFd, last, 0, 1, size - 1);
+      } finally {
+        closeSync(readFd);
+      }
+      if (last[0] !== 0x0a) writeAll(fd, Buffer.from('\n'));
+    }
+    return new RequestsJsonlSink(fd);
+  }
+
+  /** Records written by this sink. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Appends one record as one line. Throws after close(). */
+  write(record: RequestRecord): void {
+    if (this.#fd === null) throw new Error('RequestsJsonlSink.write() after close()');
+    writeAll(this.#fd, Buffer.from(`${JSON.stringify(record)}\n`, 'utf8'));
+    this.#count++;
+  }
+
+  /** Flushes to disk (fsync) and closes. Safe to call twice. */
+  close(): void {
+    if (this.#fd === null) return;
+    const fd = this.#fd;
+    this.#fd = null;
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+/** One line in one write where the OS allows; loops on a short write (possible on a full disk or a pipe). */
+function writeAll(fd: number, data: Buffer): void {
+  let offset = 0;
+  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+}
+
+/**
+ * Reads a requests.jsonl file. A torn line (the process died mid-write: the last line, or a line followed by records a
+ * reopened sink appended) is skipped. Any other invalid line throws a DatasetError naming the line.
+ */
+export function readRequestsJsonl(path: string): RequestRecord[] {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  const records: RequestRecord[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.trim() === '') continue;
+    try {
+      records.push(JSON.parse(line) as RequestRecord);
+    } catch (error) {
+      if (isTorn(line, i === lines.length - 1)) continue;
+      throw new DatasetError({ file: path, line: i + 1 }, 'not a valid JSON record', { cause: error });
+    }
+  }
+  return records;
+}
+
+/** The last line without its newline, or a record cut short: it starts as one ('{') but does not end as one ('}'). */
+function isTorn(line: string, isLast: boolean): boolean {
+  if (isLast) return true;
+  const text = line.trim();
+  return text.startsWith('{') && !text.endsWith('}');
+}

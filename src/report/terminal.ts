@@ -1,0 +1,203 @@
+import Table from 'cli-table3';
+import type { ClientHealth } from '../metrics/client-health.js';
+import { ERROR_KINDS } from '../metrics/error-kinds.js';
+import type { TurnSummary } from '../metrics/per-turn.js';
+import type { Stats } from '../metrics/stats.js';
+import type { Summary } from '../metrics/summary.js';
+
+/** What formatSummary prints. */
+export interface TerminalSummaryInput {
+  summary: Summary;
+  perTurn: TurnSummary[];
+  clientHealth: ClientHealth | null;
+  /** The engine's conversation counts, e.g. { completed: 10, unfinished: 2, not_started: 3 }. */
+  conversations?: Record<string, number>;
+  title?: string;
+}
+
+/** How to print: colour is decided once, by the caller (TTY and NO_COLOR), never here. */
+export interface TerminalOptions {
+  color: boolean;
+}
+
+/** Per-turn tables longer than this show their first and last PER_TURN_EDGE_ROWS turns only. */
+const PER_TURN_MAX_ROWS = 40;
+const PER_TURN_EDGE_ROWS = 20;
+
+/** As the reference: p99 needs 100 samples, p99.9 needs 1000; with fewer the column shows '-'. */
+const MIN_COUNT_P99 = 100;
+const MIN_COUNT_P99_9 = 1000;
+
+const METRIC_ROWS = [
+  'ttft_ms',
+  'tpot_ms',
+  'itl_ms',
+  'e2el_ms',
+  'input_num_tokens',
+  'output_num_tokens',
+  'cached_tokens',
+  'expected_cached_tokens',
+] as const;
+
+interface Palette {
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  yellow(text: string): string;
+  tableStyle: { head: string[]; border: string[]; compact: boolean };
+}
+
+const ansi = (open: number, close: number) => (text: string) => `\x1b[${open}m${text}\x1b[${close}m`;
+const plain = (text: string): string => text;
+const COLOR: Palette = {
+  bold: ansi(1, 22),
+  dim: ansi(2, 22),
+  red: ansi(31, 39),
+  yellow: ansi(33, 39),
+  tableStyle: { head: ['cyan'], border: ['grey'], compact: true },
+};
+const NO_COLOR: Palette = { bold: plain, dim: plain, red: plain, yellow: plain, tableStyle: { head: [], border: [], compact: true } };
+
+/**
+ * The end-of-run summary as text: a header block (requests, failures by kind, runtime, throughputs, tokens, cache,
+ * conversations), the metrics table, the per-turn table and the client's health. With color false there is no ANSI code.
+ */
+export function formatSummary(input: TerminalSummaryInput, options: TerminalOptions): string {
+  const p = options.color ? COLOR : NO_COLOR;
+  const parts = [formatHeader(input, p), formatMetricsTable(input.summary, p)];
+  if (input.perTurn.length > 0) parts.push(formatPerTurnTable(input.perTurn, p));
+  if (input.clientHealth !== null) parts.push(formatClientHealth(input.clientHealth, p));
+  return `${parts.join('\n\n')}\n`;
+}
+
+function formatHeader(input: TerminalSummaryInput, p: Palette): string {
+  const s = input.summary;
+  const lines = [p.bold(input.title ?? 'chatload results')];
+  const row = (label: string, value: string): void => {
+    lines.push(`  ${label.padEnd(15)}${value}`);
+  };
+  const kinds = ERROR_KINDS.filter((k) => s.failed_by_kind[k] > 0).map((k) => `${k} ${s.failed_by_kind[k]}`);
+  const failed = `failed ${s.failed}${kinds.length > 0 ? ` (${kinds.join(', ')})` : ''}`;
+  row(
+    'requests',
+    `completed ${s.completed}, ${s.failed > 0 ? p.red(failed) : failed}` +
+      (s.warmup_excluded > 0 ? `, warmup excluded ${s.warmup_excluded}` : ''),
+  );
+  row('runtime', `${s.runtime_sec.toFixed(3)} s`);
+  row(
+    'throughput',
+    `${s.request_throughput.toFixed(3)} req/s | output ${s.output_throughput.toFixed(1)} tok/s | ` +
+      `total ${s.total_token_throughput.toFixed(1)} tok/s`,
+  );
+  const src = s.token_sources;
+  row(
+    'tokens',
+    `input ${s.total_input_tokens} (${sourceText(src.input)}) | output ${s.total_output_tokens} (${sourceText(src.output)})`,
+  );
+  const hit =
+    s.cache_hit_ratio === null
+      ? 'hit ratio n/a (server reports no cached tokens)'
+      : `hit ratio ${percentText(s.cache_hit_ratio)} (${s.total_cached_tokens} cached tokens, ${s.cached_tokens_known} requests reporting)`;
+  const efficiency = s.cache_efficiency === null ? 'efficiency n/a' : `efficiency ${percentText(s.cache_efficiency)} of expected`;
+  row('cache', `${hit} | ${efficiency} | expected ${s.total_expected_cached_tokens} tokens`);
+  if (input.conversations !== undefined && Object.keys(input.conversations).length > 0) {
+    row('conversations', Object.entries(input.conversations).map(([k, v]) => `${k} ${v}`).join(', '));
+  }
+  return lines.join('\n');
+}
+
+function formatMetricsTable(s: Summary, p: Palette): string {
+  const table = new Table({
+    head: ['metric', 'count', 'mean', 'std', 'min', 'p25', 'p50', 'p75', 'p90', 'p99', 'p99.9', 'max'],
+    style: p.tableStyle,
+    colAligns: ['left', ...new Array<'right'>(11).fill('right')],
+  });
+  for (const name of METRIC_ROWS) {
+    const stats = s.metrics[name];
+    const num = name.endsWith('_ms') ? ms : count;
+    if (stats === null) {
+      table.push([name, '0', ...new Array<string>(10).fill('-')]);
+      continue;
+    }
+    table.push([
+      name,
+      String(stats.count),
+      num(stats.mean),
+      num(stats.std),
+      num(stats.min),
+      num(stats.p25),
+      num(stats.p50),
+      num(stats.p75),
+      num(stats.p90),
+      stats.count >= MIN_COUNT_P99 ? num(stats.p99) : '-',
+      stats.count >= MIN_COUNT_P99_9 ? num(stats.p99_9) : '-',
+      num(stats.max),
+    ]);
+  }
+  return table.toString();
+}
+
+function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette): string {
+  const head = ['turn', 'n', 'failed', 'ttft p50', 'ttft p90', 'ttft p99', 'tpot p50', 'e2el p50', 'input mean', 'cached mean'];
+  head.push('expected mean', 'hit ratio');
+  const table = new Table({ head, style: p.tableStyle, colAligns: new Array<'right'>(head.length).fill('right') });
+  const rows =
+    perTurn.length > PER_TURN_MAX_ROWS
+      ? [...perTurn.slice(0, PER_TURN_EDGE_ROWS), null, ...perTurn.slice(-PER_TURN_EDGE_ROWS)]
+      : perTurn;
+  for (const t of rows) {
+    if (t === null) {
+      table.push(new Array<string>(head.length).fill('…'));
+      continue;
+    }
+    const ttft = t.ttft_ms;
+    table.push([
+      String(t.turn),
+      String(t.completed),
+      t.failed > 0 ? p.red(String(t.failed)) : '0',
+      stat(ttft, 'p50', ms),
+      stat(ttft, 'p90', ms),
+      ttft !== null && ttft.count >= MIN_COUNT_P99 ? ms(ttft.p99) : '-',
+      stat(t.tpot_ms, 'p50', ms),
+      stat(t.e2el_ms, 'p50', ms),
+      stat(t.input_num_tokens, 'mean', count),
+      stat(t.cached_tokens, 'mean', count),
+      stat(t.expected_cached_tokens, 'mean', count),
+      t.cache_hit_ratio === null ? '-' : percentText(t.cache_hit_ratio),
+    ]);
+  }
+  return `${p.bold('per turn')} (latencies ms, tokens)\n${table.toString()}`;
+}
+
+function formatClientHealth(h: ClientHealth, p: Palette): string {
+  const d = h.event_loop_delay_ms;
+  const line =
+    `${p.bold('client')}  event-loop delay p50 ${d.p50.toFixed(2)} ms, p99 ${d.p99.toFixed(2)} ms, max ${d.max.toFixed(2)} ms | ` +
+    `CPU ${h.cpu_percent_of_one_core.toFixed(0)}% of one core | max RSS ${h.max_rss_mb.toFixed(0)} MB`;
+  return [line, ...h.warnings.map((w) => p.yellow(`  warning: ${w}`))].join('\n');
+}
+
+/** Milliseconds with 2 decimals (the reference's display precision). */
+function ms(value: number): string {
+  return value.toFixed(2);
+}
+
+/** Token counts: integers as they are, means and interpolated percentiles with 2 decimals. */
+function count(value: number): string {
+  return Number.isInteger(value) ? String(value) : value.toFixed(2);
+}
+
+function stat(stats: Stats | null, field: keyof Stats, format: (value: number) => string): string {
+  return stats === null ? '-' : format(stats[field]);
+}
+
+function percentText(ratio: number): string {
+  return `${(ratio * 100).toFixed(1)}%`;
+}
+
+function sourceText(counts: { server: number; local: number }): string {
+  if (counts.local === 0 && counts.server === 0) return 'no requests';
+  if (counts.local === 0) return 'server';
+  if (counts.server === 0) return 'local count';
+  return `server ${counts.server}, local ${counts.local}`;
+}

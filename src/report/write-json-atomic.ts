@@ -1,0 +1,46 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Writes `value` as pretty JSON (2-space indent, trailing newline) so that readers see either the old file or the whole
+ * new one, never a partial file: a temporary file in the same directory (rename is atomic only within one file system),
+ * fsync, then rename over `path`. Creates the directory if needed.
+ */
+export function writeJsonAtomic(path: string, value: unknown): void {
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`);
+  const data = Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
+  let fd: number | null = openSync(tmp, 'wx');
+  try {
+    let offset = 0;
+    while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+    // Without fsync a power loss after rename can leave an empty file under the final name.
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(tmp, path);
+  } catch (error) {
+    if (fd !== null) closeSync(fd);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
+    throw error;
+  }
+  syncDirectory(dir);
+}
+
+/** Best effort: makes the rename itself durable. Not every platform lets a directory be opened and fsynced. */
+function syncDirectory(dir: string): void {
+  let fd: number | null = null;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Windows and some file systems refuse; the file content is already durable.
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DatasetError } from '../../src/errors/index.js';
+import { readRequestsJsonl, RequestsJsonlSink } from '../../src/report/requests-jsonl.js';
+import { makeRecord } from '../metrics/record-fixtures.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'chatload-jsonl-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('RequestsJsonlSink', () => {
+  test('writes one line per record and reads them back', () => {
+    const path = join(dir, 'sub', 'requests.jsonl');
+    const sink = RequestsJsonlSink.open(path);
+    const records = [makeRecord({ turn: 1 }), makeRecord({ turn: 2, conversation_id: 'ü "quoted"\nline' })];
+    for (const r of records) sink.write(r);
+    assert.equal(sink.count, 2);
+    sink.close();
+    sink.close();
+    assert.throws(() => sink.write(makeRecord()), /after close/);
+    const text = readFileSync(path, 'utf8');
+    assert.equal(text.split('\n').length, 3);
+    assert.ok(text.endsWith('\n'));
+    assert.deepEqual(readRequestsJsonl(path), records);
+  });
+
+  test('tolerates a torn last line, and a reopened sink starts on a fresh line', () => {
+    const path = join(dir, 'torn.jsonl');
+    const full = JSON.stringify(makeRecord({ turn: 1 }));
+    writeFileSync(path, `${full}\n${full.slice(0, 40)}`);
+    assert.deepEqual(
+      readRequestsJsonl(path).map((r) => r.turn),
+      [1],
+    );
+    const sink = RequestsJsonlSink.open(path);
+    sink.write(makeRecord({ turn: 2 }));
+    sink.close();
+    assert.deepEqual(
+      readRequestsJsonl(path).map((r) => r.turn),
+      [1, 2],
+    );
+  });
+
+  test('an invalid line that is not torn throws a DatasetError with the line', () => {
+    const path = join(dir, 'bad.jsonl');
+    writeFileSync(path, `not json\n${JSON.stringify(makeRecord())}\n`);
+    assert.throws(() => readRequestsJsonl(path), (error: unknown) => error instanceof DatasetError && /line 1/.test(error.message));
+  });
+
+  test('every complete line survives kill -9', { timeout: 30_000 }, async () => {
+    const path = join(dir, 'killed.jsonl');
+    const sinkUrl = pathToFileURL(fileURLToPath(new URL('../../src/report/requests-jsonl.ts', import.meta.url))).href;
+    // The child writes 50 records, then SIGKILLs itself: no exit handler, no flush, nothing but what write(2) stored.
+    const script = `
+      const { RequestsJsonlSink } = await import(${JSON.stringify(sinkUrl)});
+      const sink = RequestsJsonlSink.open(${JSON.stringify(path)});
+      for (let i = 0; i < 50; i++) sink.write({ turn: i, status: 'ok' });
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'ignore' });
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+    assert.equal(signal, 'SIGKILL');
+    appendFileSync(path, '{"turn": 50, "sta'); // and a torn line as a crash mid-write would leave
+    const records = readRequestsJsonl(path);
+    assert.equal(records.length, 50);
+    assert.equal(records[49]!.turn, 49);
+  });
+});

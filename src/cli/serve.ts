@@ -1,0 +1,97 @@
+import { readFile } from 'node:fs/promises';
+import { InvalidArgumentError, type Command } from 'commander';
+import { ConfigError } from '../errors/index.js';
+import { DEFAULT_MODEL_NAME, parseSimConfigOverrides, profiles, startSimulator, type SimConfig } from '../sim/index.js';
+import { onStopSignals } from './signals.js';
+
+/** Options of `chatload serve`, as commander parses them. */
+export interface ServeCliOptions {
+  host: string;
+  port: number;
+  profile: string;
+  /** Path of a JSON file of SimConfig overrides. */
+  config?: string;
+  tokenizer: string;
+  seed: number;
+  faults?: string;
+  trace?: string;
+  modelName: string;
+}
+
+function portNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535.');
+  return n;
+}
+
+function seedNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected an integer.');
+  return n;
+}
+
+/** Reads and validates a `--config sim.json` file. ConfigError naming the file (and the key) when it is unusable. */
+export async function readSimConfigFile(path: string): Promise<Partial<SimConfig>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--config ${path}: cannot read the file: ${(error as Error).message}`, { cause: error });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`--config ${path}: not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  return parseSimConfigOverrides(value, `--config ${path}`);
+}
+
+/**
+ * Runs `chatload serve` until `signal` aborts: starts the simulator in this thread, prints one line with its URL,
+ * then closes it (open streams ended, trace flushed) and resolves.
+ */
+export async function runServe(options: ServeCliOptions, signal: AbortSignal, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
+  if (options.tokenizer !== 'approx') {
+    throw new ConfigError(`--tokenizer ${options.tokenizer}: only 'approx' until real tokenizers land (issue 4)`);
+  }
+  const config = options.config === undefined ? {} : await readSimConfigFile(options.config);
+  const sim = await startSimulator({
+    host: options.host,
+    port: options.port,
+    profile: options.profile,
+    config,
+    seed: options.seed,
+    faults: options.faults,
+    tracePath: options.trace,
+    modelName: options.modelName,
+  });
+  print(`chatload serve: listening on ${sim.url} (profile ${options.profile}, model ${options.modelName})`);
+  if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  await sim.close();
+}
+
+/** Adds `chatload serve` (the built-in simulated OpenAI-compatible server) to `program`. */
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the built-in simulated OpenAI-compatible LLM server (continuous batching, prefix cache, faults). See docs/SIMULATOR.md.')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 = any free port)', portNumber, 8000)
+    .option('--profile <name>', `engine profile: ${Object.keys(profiles).join(', ')}`, 'h100-8b')
+    .option('--config <file>', 'JSON file of engine parameter overrides (see docs/SIMULATOR.md)')
+    .option('--tokenizer <name>', "tokenizer for prompt accounting (only 'approx' for now)", 'approx')
+    .option('--seed <n>', 'seed for generated text, the EOS model and faults', seedNumber, 0)
+    .option('--faults <spec>', 'fault injection, e.g. 500=0.01,429=0.02:2,reset=0.01 (kinds: 500 429 reset stall trickle malformed truncate)')
+    .option('--trace <file>', 'write one JSONL line per request to this file')
+    .option('--model-name <name>', 'model name to serve', DEFAULT_MODEL_NAME)
+    .action(async (options: ServeCliOptions) => {
+      const controller = new AbortController();
+      const removeHandlers = onStopSignals(() => controller.abort());
+      try {
+        await runServe(options, controller.signal);
+      } finally {
+        removeHandlers();
+      }
+    });
+}

@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors/index.js';
+
+/**
+ * The simulated engine's parameters. Names follow vLLM's engine arguments where one exists (snake_case, as in
+ * `--config sim.json`). Times are milliseconds. See docs/SIMULATOR.md for the step-time equation.
+ */
+export interface SimConfig {
+  /** Longest prompt + completion a request may ask for, in tokens (vLLM `--max-model-len`). */
+  max_model_len: number;
+  /** Most requests running (prefilling or decoding) at once (vLLM `--max-num-seqs`). */
+  max_num_seqs: number;
+  /** Token budget of one engine step, decode tokens and prefill chunks together (vLLM `--max-num-batched-tokens`). */
+  max_num_batched_tokens: number;
+  /** KV cache size in blocks of `block_size` tokens. */
+  num_gpu_blocks: number;
+  /** Tokens per KV block (vLLM's default is 16). */
+  block_size: number;
+  /** Whether full blocks are kept and reused across requests (vLLM `--enable-prefix-caching`, on by default in v1). */
+  enable_prefix_caching: boolean;
+  /** Requests allowed to wait for admission; beyond it, 503 at once. Null = unbounded. */
+  max_waiting: number | null;
+  /** Output budget when a request sends no max_tokens (also capped by max_model_len - prompt). */
+  default_max_tokens: number;
+  /** Fixed cost of every step (weights read, launch overhead), ms. */
+  step_base_ms: number;
+  /** Cost per prefill token computed in the step, ms. */
+  prefill_ms_per_token: number;
+  /** Cost per decoding sequence in the step, ms. */
+  decode_ms_per_seq: number;
+  /** Cost per context token attended to by the step's decoding sequences (KV read), ms. */
+  attention_ms_per_token: number;
+  /**
+   * The end-of-sequence model. Null: every request runs to its output budget (finish_reason `length`).
+   * Uniform: each request samples an EOS length in [min, max] (seeded); it ends there with `stop` if that is
+   * before its budget. `ignore_eos` disables it; `min_tokens` raises the sampled length to at least min_tokens.
+   */
+  eos: null | { distribution: 'uniform'; min: number; max: number };
+}
+
+const positiveInt = z.number().int().positive();
+const nonNegative = z.number().nonnegative();
+
+/** Zod schema of a full SimConfig; `.partial().strict()` of it validates overrides. */
+const simConfigSchema = z.object({
+  max_model_len: positiveInt,
+  max_num_seqs: positiveInt,
+  max_num_batched_tokens: positiveInt,
+  num_gpu_blocks: positiveInt,
+  block_size: positiveInt,
+  enable_prefix_caching: z.boolean(),
+  max_waiting: z.number().int().nonnegative().nullable(),
+  default_max_tokens: positiveInt,
+  step_base_ms: nonNegative,
+  prefill_ms_per_token: nonNegative,
+  decode_ms_per_seq: nonNegative,
+  attention_ms_per_token: nonNegative,
+  eos: z
+    .object({ distribution: z.literal('uniform'), min: z.number().int().positive(), max: z.number().int().positive() })
+    .strict()
+    .refine((e) => e.min <= e.max, { message: 'eos.min must be <= eos.max' })
+    .nullable(),
+});
+
+const h100Base: SimConfig = {
+  max_model_len: 32768,
+  max_num_seqs: 256,
+  max_num_batched_tokens: 8192,
+  // ~400k tokens of KV: what an 8B model with fp16 KV (128 KiB per token) leaves free on an 80 GB GPU at 0.9 utilisation.
+  num_gpu_blocks: 25000,
+  block_size: 16,
+  enable_prefix_caching: true,
+  max_waiting: null,
+  default_max_tokens: 1024,
+  // 16 GB of weights read at ~3 TB/s per step, plus scheduling overhead.
+  step_base_ms: 6,
+  // ~16k prefill tokens/s.
+  prefill_ms_per_token: 0.06,
+  decode_ms_per_seq: 0.03,
+  // 128 KiB of KV per context token read at ~3 TB/s.
+  attention_ms_per_token: 0.00004,
+  eos: null,
+};
+
+/**
+ * The built-in profiles, by name. `cpu-tiny` is fast and small for tests; `h100-8b` models an 8B model on one
+ * H100-class GPU; `demo` (what `chatload run` uses without --url) has h100-8b's parameters: a 16-client demo of ~400
+ * requests takes ~20-40 s.
+ */
+export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.freeze({
+  'cpu-tiny': Object.freeze({
+    max_model_len: 8192,
+    max_num_seqs: 64,
+    max_num_batched_tokens: 2048,
+    num_gpu_blocks: 4096,
+    block_size: 16,
+    enable_prefix_caching: true,
+    max_waiting: null,
+    default_max_tokens: 128,
+    step_base_ms: 1,
+    prefill_ms_per_token: 0.0005,
+    decode_ms_per_seq: 0.01,
+    attention_ms_per_token: 0.000002,
+    eos: null,
+  }),
+  'h100-8b': Object.freeze({ ...h100Base }),
+  // An alias of h100-8b: 16 clients x 25 turns of the reference's generated conversations (1.6k-token first turn,
+  // ~140-token user turns, 100-token answers) take ~28 s of simulated engine time.
+  demo: Object.freeze({ ...h100Base }),
+});
+
+/** The profile the library API uses when none is named. */
+export const DEFAULT_PROFILE = 'cpu-tiny';
+
+function formatIssue(issue: z.core.$ZodIssue, prefix: string): string {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') return `${prefix}unknown key(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+  return `${prefix}'${path}': ${issue.message}`;
+}
+
+/**
+ * Validates overrides (a parsed `--config` file or the API's `config`) and returns them typed.
+ * Throws ConfigError naming every bad key; `source` (e.g. the file name) prefixes the message.
+ */
+export function parseSimConfigOverrides(value: unknown, source = 'simulator config'): Partial<SimConfig> {
+  const result = simConfigSchema.partial().strict().safeParse(value);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => formatIssue(i, '')).join('; ');
+    throw new ConfigError(`${source}: ${problems}`, { hint: `known keys: ${Object.keys(h100Base).join(', ')}` });
+  }
+  return result.data as Partial<SimConfig>;
+}
+
+/** The profile named `name` with `overrides` applied and checked. Unknown profile -> ConfigError listing the names. */
+export function resolveSimConfig(name: string, overrides: unknown = {}, source?: string): SimConfig {
+  const base = Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+  if (base === undefined) {
+    throw new ConfigError(`unknown simulator profile '${name}'; known profiles: ${Object.keys(profiles).join(', ')}`);
+  }
+  return { ...base, ...parseSimConfigOverrides(overrides ?? {}, source) };
+}

@@ -1,0 +1,102 @@
+/*
+ * The engine's request type and the interfaces between the engine and the HTTP layer (see engine.ts).
+ */
+
+/** Why a request ended: `stop` (EOS model), `length` (output budget), `abort` (client went away). */
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+/** What the HTTP layer asks the engine to generate. */
+export interface EngineRequestSpec {
+  /** Prompt token ids (chat template applied). */
+  promptIds: readonly number[];
+  /** Output budget in tokens (already checked against max_model_len). */
+  maxTokens: number;
+  /** Floor for the EOS model's sampled length (tokens). */
+  minTokens?: number;
+  /** Disables the EOS model. */
+  ignoreEos?: boolean;
+  /** 0 = greedy: the answer depends on the prompt only. Otherwise a fresh answer per request unless `seed` is set. */
+  temperature?: number;
+  seed?: number;
+}
+
+/** Receives a request's output as each step ends. Times are Clock ms. */
+export interface EngineRequestListener {
+  /** One generated token; `finishReason` is set on the request's last token (onFinish follows at once). */
+  onToken(text: string, index: number, atMs: number, finishReason: 'stop' | 'length' | null): void;
+  onFinish(reason: 'stop' | 'length', atMs: number): void;
+}
+
+/** Hooks for Prometheus metrics. Durations in ms. */
+export interface EngineObserver {
+  onAdmit?(queriedTokens: number, hitTokens: number): void;
+  onPreempt?(): void;
+  onPrefillDone?(promptTokens: number, ttftMs: number): void;
+  onToken?(interTokenMs: number | null): void;
+  onFinish?(reason: FinishReason, e2eMs: number): void;
+}
+
+/** Why the engine refused a request at submit; `status` is the HTTP status to answer with. */
+export class EngineRejection extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = 'EngineRejection';
+    this.status = status;
+  }
+}
+
+/** A request inside the engine. Read-only to callers; token counts in tokens, times in Clock ms. */
+export class EngineRequest {
+  /** Engine-local sequence number (admission order of arrival). */
+  readonly id: number;
+  readonly promptTokens: number;
+  readonly arrivalMs: number;
+  /** Output length it will stop at, and why. */
+  readonly targetTokens: number;
+  readonly plannedReason: 'stop' | 'length';
+  /** Prompt + generated token ids. */
+  readonly tokens: number[];
+  state: 'waiting' | 'running' | 'finished' | 'aborted' = 'waiting';
+  /** Tokens whose KV is computed. */
+  numComputed = 0;
+  /** Prompt tokens the prefix cache supplied at the last admission. */
+  cachedTokens = 0;
+  outputTokens = 0;
+  preemptions = 0;
+  firstTokenMs: number | null = null;
+  lastTokenMs: number | null = null;
+  readonly blocks: number[] = [];
+  /** Hashes of the full blocks of `tokens` computed so far (lazily extended). */
+  readonly blockHashes: number[] = [];
+  /** Leading blocks already registered in the cache. */
+  numRegistered = 0;
+  /** True between the first token after an admission and the next preemption: steps are decodes. */
+  decoding = false;
+  readonly key: number;
+  readonly listener: EngineRequestListener;
+
+  constructor(id: number, spec: EngineRequestSpec, target: number, reason: 'stop' | 'length', key: number, arrivalMs: number, listener: EngineRequestListener) {
+    this.id = id;
+    this.promptTokens = spec.promptIds.length;
+    this.tokens = spec.promptIds.slice();
+    this.targetTokens = target;
+    this.plannedReason = reason;
+    this.key = key;
+    this.arrivalMs = arrivalMs;
+    this.listener = listener;
+  }
+}
+
+/** Counters and gauges of the engine (tokens, blocks, events). */
+export interface EngineStats {
+  running: number;
+  waiting: number;
+  kvUsage: number;
+  cachedBlocks: number;
+  evictions: number;
+  preemptions: number;
+  prefixQueriedTokens: number;
+  prefixHitTokens: number;
+  steps: number;
+}

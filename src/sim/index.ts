@@ -1,0 +1,138 @@
+import { Worker } from 'node:worker_threads';
+import { ChatloadError } from '../errors/index.js';
+import { DEFAULT_PROFILE, profiles, resolveSimConfig, type SimConfig } from './config.js';
+import { parseFaultSpec } from './faults.js';
+import { SimServer } from './server.js';
+import { chatloadVersion } from './version.js';
+
+export { type SimConfig, profiles };
+export { parseSimConfigOverrides, resolveSimConfig, DEFAULT_PROFILE } from './config.js';
+export { parseFaultSpec, FAULT_KINDS, type FaultKind, type FaultRule } from './faults.js';
+export type { TraceLine } from './trace.js';
+
+/** How to start a simulator. Every field is optional; see docs/SIMULATOR.md. */
+export interface SimulatorOptions {
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** 0 picks a free port. @default 0 (the CLI defaults to 8000) */
+  port?: number;
+  /** A key of `profiles`. @default 'cpu-tiny' */
+  profile?: string;
+  /** Overrides on top of the profile (what `--config sim.json` holds); validated, ConfigError naming the key. */
+  config?: Partial<SimConfig>;
+  /** Seeds generated text, the EOS model and faults. @default 0 */
+  seed?: number;
+  /** Fault spec, e.g. `500=0.01,429=0.02:2,reset=0.01`. */
+  faults?: string;
+  /** Write one JSONL line per request here. */
+  tracePath?: string;
+  /** @default 'chatload-sim' */
+  modelName?: string;
+}
+
+/** A simulator that is listening. `url` has no trailing slash, e.g. `http://127.0.0.1:8000`. */
+export interface RunningSimulator {
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting, ends open streams, flushes the trace; resolves when everything is closed. */
+  close(): Promise<void>;
+}
+
+/** The default model name the simulator serves. */
+export const DEFAULT_MODEL_NAME = 'chatload-sim';
+
+/** Starts a simulator in this thread. Rejects with ConfigError on bad options, ChatloadError (host:port) if it cannot listen. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const config = resolveSimConfig(options.profile ?? DEFAULT_PROFILE, options.config ?? {});
+  const faults = options.faults === undefined ? [] : parseFaultSpec(options.faults);
+  const server = await SimServer.start({
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 0,
+    config,
+    seed: options.seed ?? 0,
+    faults,
+    tracePath: options.tracePath,
+    modelName: options.modelName ?? DEFAULT_MODEL_NAME,
+    version: chatloadVersion(),
+  });
+  return {
+    url: server.url,
+    port: server.port,
+    close: () => server.close(),
+  };
+}
+
+/** Messages from the worker entry (worker.ts). */
+export type WorkerMessage =
+  | { type: 'ready'; url: string; port: number }
+  | { type: 'error'; name: string; message: string; exitCode: number; hint?: string }
+  | { type: 'closed' };
+
+/**
+ * Starts a simulator in a worker thread, so its event loop is separate from the caller's (benchmarks, `chatload run`
+ * without --url). Works from compiled JS (dist/) and under tsx: the worker entry is the sibling file with this
+ * module's extension.
+ */
+export function startSimulatorWorker(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  const entry = new URL(`./worker${ext}`, import.meta.url);
+  let worker: Worker;
+  if (ext === '.js') worker = new Worker(entry, { workerData: options });
+  else {
+    // Under tsx on Node 20 a worker does not get the loader from an inherited `--import tsx` in time for its entry
+    // file ("Unknown file extension .ts"), so a tiny eval'd bootstrap registers tsx first, then imports worker.ts.
+    let tsxApi: string;
+    try {
+      tsxApi = import.meta.resolve('tsx/esm/api');
+    } catch (error) {
+      return Promise.reject(new ChatloadError('running the simulator worker from TypeScript sources needs tsx', { cause: error }));
+    }
+    const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`;
+    worker = new Worker(bootstrap, { eval: true, workerData: options });
+  }
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let exited = false;
+    worker.on('exit', (code) => {
+      exited = true;
+      if (!settled) {
+        settled = true;
+        reject(new ChatloadError(`the simulator worker exited (code ${code}) before it was ready`));
+      }
+    });
+    // Kept for the worker's whole life: an 'error' event without a listener would crash the caller's process.
+    worker.on('error', (error) => {
+      if (!settled) {
+        settled = true;
+        reject(new ChatloadError(`the simulator worker failed: ${error.message}`, { cause: error }));
+      }
+    });
+    worker.on('message', (msg: WorkerMessage) => {
+      if (settled) return;
+      if (msg.type === 'error') {
+        settled = true;
+        const error = new ChatloadError(msg.message, { exitCode: msg.exitCode, hint: msg.hint });
+        error.name = msg.name;
+        void worker.terminate();
+        reject(error);
+        return;
+      }
+      if (msg.type !== 'ready') return;
+      settled = true;
+      let closing: Promise<void> | null = null;
+      resolve({
+        url: msg.url,
+        port: msg.port,
+        close: () => {
+          closing ??= exited
+            ? Promise.resolve()
+            : new Promise<void>((done) => {
+                worker.once('exit', () => done());
+                worker.postMessage({ type: 'close' });
+              });
+          return closing;
+        },
+      });
+    });
+  });
+}

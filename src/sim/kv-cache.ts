@@ -1,0 +1,156 @@
+/*
+ * The simulated paged KV cache with automatic prefix caching, after vLLM v1's block pool:
+ * - fixed blocks of `blockSize` tokens, each with a reference count;
+ * - a full block gets a hash chained over its parent block's hash and its token ids; the hash maps to the block
+ *   so a later request with the same prefix reuses it;
+ * - a block whose refcount drops to 0 keeps its hash (it stays cached) and joins an LRU list; it is evicted
+ *   (hash dropped) only when a fresh block is needed and no never-hashed block is free.
+ */
+
+/** Hash chain seed: the "parent" of a sequence's first block. */
+export const ROOT_BLOCK_HASH = 0x2545f491;
+
+/**
+ * Hash of one full block: chained over `parentHash` and `ids[start, start + blockSize)`. Two 32-bit FNV-style
+ * lanes folded into 53 bits, so it is an exact Map key; a collision needs ~2^26 live blocks to become likely.
+ */
+export function blockHash(parentHash: number, ids: readonly number[], start: number, blockSize: number): number {
+  let a = (0x811c9dc5 ^ (parentHash >>> 0)) >>> 0;
+  let b = (0x01000193 ^ Math.floor(parentHash / 0x100000000)) >>> 0;
+  for (let i = start; i < start + blockSize; i++) {
+    const id = ids[i]! >>> 0;
+    a = Math.imul(a ^ id, 0x01000193);
+    b = Math.imul(b ^ ((id << 7) | (id >>> 25)), 0x5bd1e995);
+    b ^= b >>> 13;
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) >>> 11);
+}
+
+/** The block pool. Block ids are 0..numBlocks-1. All sizes in blocks unless named tokens. */
+export class KvCache {
+  /** Total blocks. */
+  readonly numBlocks: number;
+  readonly #refCount: Int32Array;
+  /** Hash of each block, or -1 while it holds no full cached block. */
+  readonly #hashOf: Float64Array;
+  readonly #byHash = new Map<number, number>();
+  /** Blocks with refcount 0 and no hash: free at no cost. */
+  readonly #free: number[] = [];
+  /** Blocks with refcount 0 that still hold a cached hash, oldest (next to evict) first. */
+  readonly #lru = new Map<number, true>();
+  #evictions = 0;
+
+  constructor(numBlocks: number) {
+    this.numBlocks = numBlocks;
+    this.#refCount = new Int32Array(numBlocks);
+    this.#hashOf = new Float64Array(numBlocks).fill(-1);
+    // Pop from the end: hand out low ids first.
+    for (let i = numBlocks - 1; i >= 0; i--) this.#free.push(i);
+  }
+
+  /** Blocks that can be handed out now (free plus evictable cached). */
+  get numAvailable(): number {
+    return this.#free.length + this.#lru.size;
+  }
+
+  /** Blocks holding a cached hash (referenced or not). */
+  get numCached(): number {
+    return this.#byHash.size;
+  }
+
+  /** Cached blocks evicted so far to make room. */
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  /** Fraction of blocks in use by running requests, 0..1 (vLLM's kv_cache_usage_perc: cached-but-free blocks count as free). */
+  get usage(): number {
+    return 1 - this.numAvailable / this.numBlocks;
+  }
+
+  /** Whether `block` is cached under some hash (for tests). */
+  isCached(block: number): boolean {
+    return this.#hashOf[block]! !== -1;
+  }
+
+  /** The longest run of cached blocks matching `hashes` from the start, at most `maxBlocks` long. Does not acquire them. */
+  lookup(hashes: readonly number[], maxBlocks: number): number[] {
+    const found: number[] = [];
+    const n = Math.min(hashes.length, maxBlocks);
+    for (let i = 0; i < n; i++) {
+      const block = this.#byHash.get(hashes[i]!);
+      if (block === undefined) break;
+      found.push(block);
+    }
+    return found;
+  }
+
+  /** How many of `blocks` are unreferenced (they count in numAvailable until acquired). */
+  countUnreferenced(blocks: readonly number[]): number {
+    let n = 0;
+    for (const b of blocks) if (this.#refCount[b] === 0) n++;
+    return n;
+  }
+
+  /** Takes a reference on each of `blocks` (cache hits), removing unreferenced ones from the LRU list. */
+  acquire(blocks: readonly number[]): void {
+    for (const b of blocks) {
+      if (this.#refCount[b] === 0) this.#lru.delete(b);
+      this.#refCount[b]! += 1;
+    }
+  }
+
+  /** `count` fresh blocks with refcount 1, evicting least-recently-used cached blocks as needed; null (and nothing taken) if short. */
+  allocate(count: number): number[] | null {
+    if (count <= 0) return [];
+    if (count > this.numAvailable) return null;
+    const out: number[] = [];
+    for (let i = 0; i < count; i++) {
+      let b = this.#free.pop();
+      if (b === undefined) {
+        b = this.#lru.keys().next().value as number;
+        this.#lru.delete(b);
+        this.#byHash.delete(this.#hashOf[b]!);
+        this.#hashOf[b] = -1;
+        this.#evictions += 1;
+      }
+      this.#refCount[b] = 1;
+      out.push(b);
+    }
+    return out;
+  }
+
+  /**
+   * Drops one reference on each of `blocks`. Released in reverse order, as vLLM does, so a sequence's tail blocks
+   * are evicted before its head blocks (heads are the ones other requests share).
+   */
+  release(blocks: readonly number[]): void {
+    for (let i = blocks.length - 1; i >= 0; i--) {
+      const b = blocks[i]!;
+      const rc = (this.#refCount[b]! -= 1);
+      if (rc > 0) continue;
+      if (this.#hashOf[b]! !== -1) this.#lru.set(b, true);
+      else this.#free.push(b);
+    }
+  }
+
+  /** Marks `block` (now full) as cached under `hash`, unless another block already holds that hash (then it stays private). */
+  register(block: number, hash: number): void {
+    if (this.#hashOf[block]! !== -1 || this.#byHash.has(hash)) return;
+    this.#hashOf[block] = hash;
+    this.#byHash.set(hash, block);
+  }
+
+  /** Drops every unreferenced cached block (POST /reset_prefix_cache). Returns how many were dropped. */
+  resetPrefixCache(): number {
+    let n = 0;
+    for (const b of this.#lru.keys()) {
+      this.#byHash.delete(this.#hashOf[b]!);
+      this.#hashOf[b] = -1;
+      this.#free.push(b);
+      n++;
+    }
+    this.#lru.clear();
+    return n;
+  }
+}

@@ -1,0 +1,255 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { ChatloadError } from '../errors/index.js';
+import { approxTokenizer, defaultTokenCounter, encodePrompt } from '../tokenizer/index.js';
+import { realClock } from './clock.js';
+import type { SimConfig } from './config.js';
+import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
+import { Exchange, type ExchangeContext } from './exchange.js';
+import { FaultInjector, type FaultRule } from './faults.js';
+import { HttpError, parseJsonBody, readBody, sendError, sendJson } from './http-util.js';
+import { SimMetrics } from './metrics.js';
+import { parseGenerationBody } from './request-parse.js';
+import type { TraceLine } from './trace.js';
+import { TraceWriter } from './trace.js';
+
+/** Everything the HTTP server needs, already validated. */
+export interface SimServerOptions {
+  host: string;
+  port: number;
+  config: SimConfig;
+  seed: number;
+  faults: readonly FaultRule[];
+  tracePath: string | undefined;
+  modelName: string;
+  /** chatload's version, for GET /version. */
+  version: string;
+}
+
+/** The simulator's HTTP server (node:http) over one Engine driven by the real clock. */
+export class SimServer implements ExchangeContext {
+  readonly engine: Engine;
+  readonly modelName: string;
+  readonly metrics: SimMetrics;
+  readonly #options: SimServerOptions;
+  readonly #server: Server;
+  readonly #faults: FaultInjector;
+  readonly #trace: TraceWriter | null;
+  readonly #exchanges = new Set<Exchange>();
+  readonly #created = Math.floor(Date.now() / 1000);
+  #nextId = 0;
+  #port = 0;
+  #closing: Promise<void> | null = null;
+
+  private constructor(options: SimServerOptions, trace: TraceWriter | null) {
+    this.#options = options;
+    this.modelName = options.modelName;
+    this.metrics = new SimMetrics(options.modelName, () => this.engine);
+    this.engine = new Engine(options.config, realClock, { seed: options.seed, observer: this.metrics });
+    this.#faults = new FaultInjector(options.faults, options.seed);
+    this.#trace = trace;
+    this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+      this.#handle(req, res).catch((error: unknown) => {
+        if (error instanceof HttpError) sendError(res, error);
+        else sendError(res, new HttpError(500, `simulator error: ${(error as Error).message}`));
+      });
+    });
+    // Many clients hold idle keep-alive sockets; never time requests out on the server side.
+    this.#server.requestTimeout = 0;
+    this.#server.headersTimeout = 0;
+  }
+
+  /** Starts listening. Rejects with a ChatloadError naming host:port when the port cannot be bound. */
+  static async start(options: SimServerOptions): Promise<SimServer> {
+    const trace = options.tracePath === undefined ? null : new TraceWriter(options.tracePath);
+    if (trace !== null) await trace.ready();
+    const sim = new SimServer(options, trace);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        sim.#server.once('error', reject);
+        // backlog 8192: the default 511 caused SYN retransmits (seconds of fake TTFT) at 4,000 connections.
+        sim.#server.listen({ host: options.host, port: options.port, backlog: 8192 }, () => {
+          sim.#server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (error) {
+      sim.metrics.close();
+      await trace?.close();
+      throw new ChatloadError(`the simulator cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, {
+        cause: error,
+        hint: (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'the port is in use: pick another with --port (0 = any free port)' : undefined,
+      });
+    }
+    sim.#port = (sim.#server.address() as AddressInfo).port;
+    return sim;
+  }
+
+  /** The bound port. */
+  get port(): number {
+    return this.#port;
+  }
+
+  /** Base URL, e.g. http://127.0.0.1:8000 (IPv6 hosts bracketed). */
+  get url(): string {
+    const host = this.#options.host.includes(':') ? `[${this.#options.host}]` : this.#options.host;
+    return `http://${host}:${this.#port}`;
+  }
+
+  /** Stops accepting, ends open responses, stops the engine, flushes the trace. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+      for (const exchange of [...this.#exchanges]) exchange.shutdown();
+      this.engine.stop();
+      this.#server.closeAllConnections();
+      await closed;
+      this.metrics.close();
+      await this.#trace?.close();
+    })();
+    return this.#closing;
+  }
+
+  /** ExchangeContext: an exchange ended. */
+  done(exchange: Exchange, line: TraceLine): void {
+    this.#exchanges.delete(exchange);
+    this.#trace?.write(line);
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrivalMs = performance.now();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const method = req.method ?? 'GET';
+    const route = ROUTES[path];
+    if (route === undefined) throw new HttpError(404, `Route ${method} ${path} not found.`);
+    if (route !== method) {
+      req.resume();
+      throw new HttpError(405, `Method ${method} not allowed on ${path}; use ${route}.`, { headers: { allow: route } });
+    }
+    switch (path) {
+      case '/v1/chat/completions':
+        return this.#generate(req, res, 'chat', arrivalMs);
+      case '/v1/completions':
+        return this.#generate(req, res, 'completion', arrivalMs);
+      case '/v1/models':
+        return sendJson(res, 200, {
+          object: 'list',
+          data: [{ id: this.modelName, object: 'model', created: this.#created, owned_by: 'chatload', max_model_len: this.#options.config.max_model_len }],
+        });
+      case '/health':
+        res.writeHead(200, { 'content-length': 0 });
+        return void res.end();
+      case '/version':
+        return sendJson(res, 200, { version: this.#options.version });
+      case '/tokenize':
+        return this.#tokenize(req, res);
+      case '/reset_prefix_cache':
+        req.resume();
+        this.engine.resetPrefixCache();
+        res.writeHead(200, { 'content-length': 0 });
+        return void res.end();
+      case '/metrics': {
+        const text = await this.metrics.render();
+        res.writeHead(200, { 'content-type': this.metrics.contentType, 'content-length': Buffer.byteLength(text) });
+        return void res.end(text);
+      }
+    }
+  }
+
+  #checkModel(model: string | undefined): void {
+    if (model !== undefined && model !== this.modelName) {
+      throw new HttpError(404, `The model \`${model}\` does not exist.`, { param: 'model' });
+    }
+  }
+
+  async #tokenize(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = parseJsonBody(await readBody(req));
+    if (body === null || typeof body !== 'object') throw new HttpError(400, 'The request body must be a JSON object');
+    const b = body as Record<string, unknown>;
+    this.#checkModel(typeof b.model === 'string' ? b.model : undefined);
+    let tokens: number[];
+    if (typeof b.prompt === 'string') tokens = approxTokenizer.encode(b.prompt);
+    else if (b.messages !== undefined) {
+      const { messages } = parseGenerationBody({ messages: b.messages }, 'chat');
+      tokens = encodePrompt(defaultTokenCounter, messages!);
+    } else throw new HttpError(400, "Send 'prompt' (a string) or 'messages'", { param: 'prompt' });
+    sendJson(res, 200, { count: tokens.length, max_model_len: this.#options.config.max_model_len, tokens });
+  }
+
+  async #generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion', arrivalMs: number): Promise<void> {
+    const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-sim-${this.#port}-${this.#nextId++}`;
+    let promptTokens = 0;
+    let outcome = 'rejected';
+    try {
+      const params = parseGenerationBody(parseJsonBody(await readBody(req)), kind);
+      this.#checkModel(params.model);
+      const promptIds = params.messages !== null ? encodePrompt(defaultTokenCounter, params.messages) : approxTokenizer.encode(params.prompt!);
+      promptTokens = promptIds.length;
+      if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
+      const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);
+      if ('error' in budget) throw new HttpError(400, budget.error);
+      const fault = this.#faults.draw();
+      if (fault?.kind === '500' || fault?.kind === '429') {
+        outcome = `fault:${fault.kind}`;
+        if (fault.kind === '500') throw new HttpError(500, 'Injected fault: internal server error.');
+        throw new HttpError(429, 'Injected fault: rate limited.', { headers: { 'retry-after': String(fault.param) } });
+      }
+      const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault });
+      if (fault?.kind === 'stall') {
+        // 200 and headers, then silence until the client goes away.
+        this.#exchanges.add(exchange);
+        exchange.begin(null);
+        exchange.openStream();
+        return;
+      }
+      const spec = {
+        promptIds,
+        maxTokens: budget.budget,
+        minTokens: params.minTokens,
+        ignoreEos: params.ignoreEos,
+        temperature: params.temperature,
+        seed: params.seed,
+      };
+      let engineReq;
+      try {
+        engineReq = this.engine.submit(spec, exchange);
+      } catch (error) {
+        if (error instanceof EngineRejection) throw new HttpError(error.status, error.message);
+        throw error;
+      }
+      this.#exchanges.add(exchange);
+      exchange.begin(engineReq);
+      if (params.stream) exchange.openStream();
+    } catch (error) {
+      const status = error instanceof HttpError ? error.status : 500;
+      const nowMs = performance.timeOrigin + performance.now();
+      this.#trace?.write({
+        id,
+        arrival_ms: performance.timeOrigin + arrivalMs,
+        first_token_ms: null,
+        tokens_written: 0,
+        end_ms: nowMs,
+        prompt_tokens: promptTokens,
+        cached_tokens: 0,
+        status,
+        outcome,
+      });
+      throw error;
+    }
+  }
+}
+
+/** Known paths and their method. */
+const ROUTES: Readonly<Record<string, string>> = {
+  '/v1/chat/completions': 'POST',
+  '/v1/completions': 'POST',
+  '/v1/models': 'GET',
+  '/health': 'GET',
+  '/version': 'GET',
+  '/tokenize': 'POST',
+  '/reset_prefix_cache': 'POST',
+  '/metrics': 'GET',
+};

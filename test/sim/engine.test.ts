@@ -1,0 +1,260 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { VirtualClock } from '../../src/sim/clock.js';
+import { profiles, type SimConfig } from '../../src/sim/config.js';
+import { Engine, type EngineRequest, type EngineRequestSpec, stepDurationMs } from '../../src/sim/engine.js';
+import { KvCache, ROOT_BLOCK_HASH, blockHash } from '../../src/sim/kv-cache.js';
+import { WORD_COUNT, wordText, wordTokenId } from '../../src/sim/words.js';
+import { approxTokenizer } from '../../src/tokenizer/index.js';
+
+// Round numbers so expected step times are easy to read: 1 ms per step, 0.01 ms per prefill token, 0.1 ms per decode.
+const BASE: SimConfig = {
+  ...profiles['cpu-tiny']!,
+  step_base_ms: 1,
+  prefill_ms_per_token: 0.01,
+  decode_ms_per_seq: 0.1,
+  attention_ms_per_token: 0,
+  max_num_seqs: 64,
+  max_num_batched_tokens: 4096,
+  num_gpu_blocks: 1024,
+};
+
+interface Observed {
+  req: EngineRequest;
+  tokenTimesMs: number[];
+  indexes: number[];
+  text: string;
+  finish: string | null;
+}
+
+function setup(overrides: Partial<SimConfig> = {}, seed = 0): { clock: VirtualClock; engine: Engine; submit: (spec: Partial<EngineRequestSpec> & { promptIds: number[] }) => Observed } {
+  const clock = new VirtualClock(1000);
+  const engine = new Engine({ ...BASE, ...overrides }, clock, { seed });
+  const submit = (spec: Partial<EngineRequestSpec> & { promptIds: number[] }): Observed => {
+    const o: Observed = { req: undefined as unknown as EngineRequest, tokenTimesMs: [], indexes: [], text: '', finish: null };
+    o.req = engine.submit({ maxTokens: 4, ...spec }, {
+      onToken(text, index, atMs, finish) {
+        o.tokenTimesMs.push(atMs);
+        o.indexes.push(index);
+        o.text += text;
+        if (finish !== null) o.finish = finish;
+      },
+      onFinish() {},
+    });
+    return o;
+  };
+  return { clock, engine, submit };
+}
+
+/** `n` distinct token ids starting at `from`. */
+function ids(from: number, n: number): number[] {
+  return Array.from({ length: n }, (_, i) => from + i);
+}
+
+function near(actual: number, expected: number, what: string): void {
+  assert.ok(Math.abs(actual - expected) < 1e-9, `${what}: ${actual} != ${expected}`);
+}
+
+function ttft(o: Observed): number {
+  return o.tokenTimesMs[0]! - o.req.arrivalMs;
+}
+
+describe('generated words', () => {
+  test('each word is exactly one approx token, bare first and spaced after, with the precomputed ids', () => {
+    for (let w = 0; w < WORD_COUNT; w++) {
+      for (const position of [0, 1]) {
+        const text = wordText(w, position);
+        assert.deepEqual(approxTokenizer.encode(text), [wordTokenId(w, position)], text);
+      }
+    }
+  });
+
+  test('an answer re-encodes to exactly its generated token ids', { timeout: 5000 }, () => {
+    const { clock, submit } = setup();
+    const o = submit({ promptIds: ids(1, 20), maxTokens: 50 });
+    clock.runUntilIdle();
+    assert.equal(o.indexes.length, 50);
+    assert.deepEqual(approxTokenizer.encode(o.text), o.req.tokens.slice(20));
+    assert.equal(o.finish, 'length');
+  });
+});
+
+describe('engine timing model (virtual clock)', () => {
+  test('a lone request: TTFT is one prefill step, then one decode step per token; one timer at most', () => {
+    const { clock, engine, submit } = setup();
+    const o = submit({ promptIds: ids(1, 100), maxTokens: 3 });
+    assert.equal(clock.pendingTimers, 1);
+    clock.runUntilIdle();
+    near(ttft(o), stepDurationMs(engine.config, 100, 0, 0), 'ttft');
+    near(o.tokenTimesMs[1]! - o.tokenTimesMs[0]!, stepDurationMs(engine.config, 0, 1, 101), 'itl');
+    assert.equal(clock.pendingTimers, 0, 'idle engine holds no timer');
+  });
+
+  test('TTFT grows with uncached prompt tokens, and a prefix-cache hit shortens it', () => {
+    const { clock, submit } = setup();
+    const short = submit({ promptIds: ids(1, 100) });
+    clock.runUntilIdle();
+    const long = submit({ promptIds: ids(10_000, 1000) });
+    clock.runUntilIdle();
+    assert.ok(ttft(long) > ttft(short), `${ttft(long)} > ${ttft(short)}`);
+    const again = submit({ promptIds: ids(10_000, 1000) });
+    clock.runUntilIdle();
+    assert.equal(again.req.cachedTokens, Math.floor(999 / 16) * 16);
+    assert.ok(ttft(again) < ttft(long));
+  });
+
+  test('TTFT grows with queueing (max_num_seqs 1: the second waits for the first)', () => {
+    const { clock, submit } = setup({ max_num_seqs: 1 });
+    const first = submit({ promptIds: ids(1, 50), maxTokens: 10 });
+    const second = submit({ promptIds: ids(500, 50), maxTokens: 10 });
+    clock.runUntilIdle();
+    assert.ok(ttft(second) > ttft(first) + 9 * 1, `${ttft(second)} vs ${ttft(first)}`);
+    assert.ok(second.tokenTimesMs[0]! >= first.tokenTimesMs.at(-1)!);
+  });
+
+  test('inter-token latency grows with batch size', () => {
+    const itl = (batch: number): number => {
+      const { clock, submit } = setup();
+      const all = Array.from({ length: batch }, (_, i) => submit({ promptIds: ids(i * 1000 + 1, 32), maxTokens: 6 }));
+      clock.runUntilIdle();
+      const o = all[0]!;
+      return (o.tokenTimesMs.at(-1)! - o.tokenTimesMs[0]!) / (o.tokenTimesMs.length - 1);
+    };
+    const one = itl(1);
+    const eight = itl(8);
+    const thirtyTwo = itl(32);
+    assert.ok(eight > one && thirtyTwo > eight, `${one} < ${eight} < ${thirtyTwo}`);
+  });
+
+  test('chunked prefill: a prompt over the token budget takes several steps', () => {
+    const { clock, engine, submit } = setup({ max_num_batched_tokens: 64 });
+    const o = submit({ promptIds: ids(1, 200), maxTokens: 1 });
+    clock.runUntilIdle();
+    assert.equal(engine.stats().steps, 4);
+    const expected = 3 * stepDurationMs(engine.config, 64, 0, 0) + stepDurationMs(engine.config, 8, 0, 0);
+    near(ttft(o), expected, 'ttft');
+  });
+
+  test('cache hits are whole blocks and leave at least one prompt token to compute', () => {
+    const { clock, submit } = setup();
+    submit({ promptIds: ids(1, 32), maxTokens: 1 });
+    clock.runUntilIdle();
+    const again = submit({ promptIds: ids(1, 32), maxTokens: 1 });
+    clock.runUntilIdle();
+    assert.equal(again.req.cachedTokens, 16);
+  });
+
+  test('the answer is cached with the prompt: the next turn hits prompt + answer, floored to blocks', () => {
+    const { clock, submit } = setup();
+    const turn1 = submit({ promptIds: ids(1, 45), maxTokens: 30 });
+    clock.runUntilIdle();
+    const history = turn1.req.tokens.slice(); // 75 tokens: 4 full blocks
+    const turn2 = submit({ promptIds: [...history, ...ids(9000, 20)], maxTokens: 1 });
+    clock.runUntilIdle();
+    assert.equal(turn2.req.cachedTokens, 64);
+  });
+
+  test('same seed and prompt with temperature 0 give the same text; the EOS model stops early with "stop"', () => {
+    const run = (seed: number): string => {
+      const { clock, submit } = setup({}, seed);
+      const o = submit({ promptIds: ids(1, 10), maxTokens: 8, temperature: 0 });
+      clock.runUntilIdle();
+      return o.text;
+    };
+    assert.equal(run(1), run(1));
+    assert.notEqual(run(1), run(2));
+    const { clock, submit } = setup({ eos: { distribution: 'uniform', min: 3, max: 5 } });
+    const eos = submit({ promptIds: ids(1, 10), maxTokens: 50 });
+    const floor = submit({ promptIds: ids(100, 10), maxTokens: 50, minTokens: 20 });
+    const ignore = submit({ promptIds: ids(200, 10), maxTokens: 50, ignoreEos: true });
+    clock.runUntilIdle();
+    assert.ok(eos.indexes.length >= 3 && eos.indexes.length <= 5);
+    assert.equal(eos.finish, 'stop');
+    assert.equal(floor.indexes.length, 20);
+    assert.equal(ignore.indexes.length, 50);
+    assert.equal(ignore.finish, 'length');
+  });
+});
+
+describe('KV cache pressure', () => {
+  test('finished requests stay cached and are evicted LRU when space is needed', () => {
+    const { clock, engine, submit } = setup({ num_gpu_blocks: 10 });
+    submit({ promptIds: ids(1, 40), maxTokens: 8 }); // 48 tokens: 3 cached blocks (A)
+    clock.runUntilIdle();
+    submit({ promptIds: ids(1000, 40), maxTokens: 8 }); // B, 3 more
+    clock.runUntilIdle();
+    assert.equal(engine.kv.numCached, 6);
+    submit({ promptIds: ids(2000, 112), maxTokens: 1 }); // 7 blocks: 4 free + 3 evicted, A's (least recent)
+    clock.runUntilIdle();
+    assert.equal(engine.stats().evictions, 3);
+    const b = submit({ promptIds: ids(1000, 40), maxTokens: 1 });
+    clock.runUntilIdle();
+    assert.equal(b.req.cachedTokens, 32, 'B survived');
+    const a = submit({ promptIds: ids(1, 40), maxTokens: 1 });
+    clock.runUntilIdle();
+    assert.equal(a.req.cachedTokens, 0, 'A was evicted');
+  });
+
+  test('a running request that needs a block when none is free preempts the latest admitted; it recomputes and keeps its tokens', () => {
+    const { clock, engine, submit } = setup({ num_gpu_blocks: 6, max_num_seqs: 2 });
+    const a = submit({ promptIds: ids(1, 16), maxTokens: 60 });
+    const b = submit({ promptIds: ids(500, 16), maxTokens: 60 });
+    clock.runUntilIdle();
+    assert.ok(engine.stats().preemptions >= 1);
+    assert.ok(b.req.preemptions >= 1);
+    assert.equal(a.req.preemptions, 0, 'the earliest admitted keeps running');
+    assert.deepEqual(a.indexes, ids(0, 60));
+    assert.deepEqual(b.indexes, ids(0, 60), 'no token repeated or lost across the preemption');
+    assert.equal(engine.kv.usage, 0);
+  });
+
+  test('waiting requests wait for KV; a request that can never fit is rejected with 400', () => {
+    const { clock, engine, submit } = setup({ num_gpu_blocks: 4 });
+    assert.throws(() => submit({ promptIds: ids(1, 60), maxTokens: 10 }), (e: Error & { status?: number }) => e.status === 400);
+    const a = submit({ promptIds: ids(1, 40), maxTokens: 20 });
+    const b = submit({ promptIds: ids(100, 40), maxTokens: 20 });
+    clock.advance(0);
+    assert.equal(engine.numRunning, 1);
+    assert.equal(engine.numWaiting, 1);
+    clock.runUntilIdle();
+    assert.equal(a.indexes.length, 20);
+    assert.equal(b.indexes.length, 20);
+    assert.ok(b.tokenTimesMs[0]! >= a.tokenTimesMs.at(-1)!);
+  });
+
+  test('max_waiting bounds the queue (503); abort frees blocks', () => {
+    const { clock, engine, submit } = setup({ max_waiting: 1 });
+    const a = submit({ promptIds: ids(1, 40), maxTokens: 100 });
+    assert.throws(() => submit({ promptIds: ids(100, 40) }), (e: Error & { status?: number }) => e.status === 503);
+    clock.advance(5);
+    assert.equal(engine.numRunning, 1);
+    assert.ok(engine.kv.usage > 0);
+    engine.abort(a.req);
+    assert.equal(engine.numRunning, 0);
+    assert.equal(engine.kv.usage, 0);
+    const count = a.indexes.length;
+    clock.runUntilIdle();
+    assert.equal(a.indexes.length, count, 'no callbacks after abort');
+  });
+});
+
+describe('KvCache', () => {
+  test('hash chains differ by parent and content; lookup stops at the first miss; reset drops unreferenced blocks', () => {
+    const kv = new KvCache(8);
+    const tokens = ids(1, 48);
+    const h0 = blockHash(ROOT_BLOCK_HASH, tokens, 0, 16);
+    const h1 = blockHash(h0, tokens, 16, 16);
+    assert.notEqual(h1, blockHash(ROOT_BLOCK_HASH, tokens, 16, 16));
+    const blocks = kv.allocate(2)!;
+    kv.register(blocks[0]!, h0);
+    kv.register(blocks[1]!, h1);
+    assert.deepEqual(kv.lookup([h0, h1, 12345], 10), blocks);
+    assert.deepEqual(kv.lookup([h0, h1], 1), [blocks[0]]);
+    kv.release(blocks);
+    assert.equal(kv.numAvailable, 8);
+    assert.equal(kv.numCached, 2);
+    assert.equal(kv.resetPrefixCache(), 2);
+    assert.equal(kv.numCached, 0);
+    assert.equal(kv.allocate(9), null);
+  });
+});

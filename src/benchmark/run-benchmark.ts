@@ -1,0 +1,191 @@
+import { join } from 'node:path';
+import { ChatClient, type ModelInfo } from '../client/chat-client.js';
+import { demoConversations } from '../conversation/demo.js';
+import { loadConversations } from '../conversation/load.js';
+import type { Conversation } from '../conversation/types.js';
+import { runEngine } from '../engine/engine.js';
+import type { EngineObserver, EngineResult } from '../engine/types.js';
+import { ExitCode } from '../errors/index.js';
+import { ClientHealthMonitor, type ClientHealth } from '../metrics/client-health.js';
+import { summarizePerTurn, type TurnSummary } from '../metrics/per-turn.js';
+import type { RequestRecord } from '../metrics/record.js';
+import { summarize, summarizeWarmupPercentages, type Summary } from '../metrics/summary.js';
+import { normalizeRunOptions, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
+import { writeConversationsJson } from '../report/conversations-json.js';
+import { redactSecrets } from '../report/redact.js';
+import { RequestsJsonlSink } from '../report/requests-jsonl.js';
+import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
+import { toReferenceStats } from '../report/stats-json.js';
+import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
+import { defaultTokenCounter } from '../tokenizer/index.js';
+import { parseHeaders } from './headers.js';
+import { defaultOutputDir, prepareOutputDir } from './output-dir.js';
+
+/** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
+export interface BenchmarkHooks {
+  observer?: EngineObserver;
+  /** Aborting it stops the run gracefully, as SIGINT does. */
+  signal?: AbortSignal;
+  /** Called once the server is ready, before the first request. */
+  onStart?(info: BenchmarkStartInfo): void;
+}
+
+/** What is about to run. */
+export interface BenchmarkStartInfo {
+  url: string;
+  /** True when chatload started its own simulator (no --url). */
+  embeddedSimulator: boolean;
+  model: string;
+  dataset: string;
+  conversations: number;
+  outputDir: string;
+}
+
+/** Everything a finished run produced. The files are already on disk. */
+export interface BenchmarkResult {
+  options: RunOptions;
+  outputDir: string;
+  files: { requests: string; results: string; statsJson?: string; conversations?: string };
+  model: string;
+  url: string;
+  summary: Summary;
+  warmupPercentages: Record<string, Summary>;
+  perTurn: TurnSummary[];
+  clientHealth: ClientHealth;
+  engine: EngineResult;
+  /** 0 ok, 1 errors over --max-error-rate, 130 interrupted. */
+  exitCode: number;
+}
+
+async function loadDataset(options: RunOptions): Promise<{ conversations: Conversation[]; source: string }> {
+  if (options.inputFile === undefined) return { conversations: demoConversations({ seed: options.seed }), source: 'built-in demo' };
+  return { conversations: await loadConversations(options.inputFile), source: options.inputFile };
+}
+
+/** The options as results.json shows them: secrets replaced, everything else as given. */
+function publicConfig(options: RunOptions): Record<string, unknown> {
+  return redactSecrets({ ...options, apiKey: options.apiKey === undefined ? undefined : '[redacted]' });
+}
+
+function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number): number {
+  if (engine.stopReason === 'interrupted') return ExitCode.interrupted;
+  const total = summary.completed + summary.failed;
+  return total > 0 && summary.failed / total > maxErrorRate ? ExitCode.runFailed : ExitCode.ok;
+}
+
+/**
+ * Runs one benchmark end to end: dataset → (embedded simulator when there is no --url) → readiness → engine →
+ * records (appended to requests.jsonl as they end) → summaries → results.json and the other files.
+ * Bad input throws a ChatloadError before anything is sent; after that, nothing that was measured is lost.
+ */
+export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks = {}): Promise<BenchmarkResult> {
+  const options = normalizeRunOptions(input);
+  const headers = parseHeaders(options.headers);
+  const dataset = await loadDataset(options);
+  const outputDir = prepareOutputDir(options.outputDir ?? defaultOutputDir());
+
+  let simulator: RunningSimulator | undefined;
+  let client: ChatClient | undefined;
+  try {
+    if (options.url === undefined) {
+      simulator = await startSimulatorWorker({ profile: options.simProfile, seed: options.seed, faults: options.simFaults });
+    }
+    const url = options.url ?? simulator!.url;
+    client = new ChatClient({
+      baseUrl: url,
+      apiKey: options.apiKey,
+      headers,
+      connections: options.numClients,
+      requestTimeoutMs: options.requestTimeoutSec * 1000,
+      ttftTimeoutMs: options.ttftTimeoutSec === undefined ? undefined : options.ttftTimeoutSec * 1000,
+      idleTimeoutMs: options.idleTimeoutSec === undefined ? undefined : options.idleTimeoutSec * 1000,
+    });
+    const models: ModelInfo[] = await client.waitReady(options.readyTimeoutSec * 1000, hooks.signal);
+    const model = options.servedModelName ?? options.model ?? models[0]?.id ?? 'default';
+    hooks.onStart?.({
+      url,
+      embeddedSimulator: simulator !== undefined,
+      model,
+      dataset: dataset.source,
+      conversations: dataset.conversations.length,
+      outputDir,
+    });
+
+    const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
+    const sink = RequestsJsonlSink.open(files.requests);
+    const records: RequestRecord[] = [];
+    const health = new ClientHealthMonitor();
+    health.start();
+    let engine: EngineResult;
+    try {
+      engine = await runEngine({
+        options,
+        conversations: dataset.conversations,
+        client,
+        model,
+        counter: defaultTokenCounter,
+        signal: hooks.signal,
+        observer: {
+          ...hooks.observer,
+          onRecord: (record) => {
+            sink.write(record);
+            records.push(record);
+            hooks.observer?.onRecord?.(record);
+          },
+        },
+      });
+    } finally {
+      sink.close();
+    }
+    const clientHealth = health.stop();
+
+    // Each summary leaves warmup records out itself (and counts them).
+    const summary = summarize(records);
+    const warmupPercentages = summarizeWarmupPercentages(records, options.warmupPercentages);
+    const perTurn = summarizePerTurn(records);
+    writeJsonAtomic(
+      files.results,
+      buildResultsDocument({
+        config: publicConfig(options),
+        summary,
+        warmupPercentages,
+        perTurn,
+        clientHealth,
+        conversations: { ...engine.conversations },
+        extra: {
+          model,
+          url: simulator === undefined ? url : 'embedded simulator',
+          dataset: dataset.source,
+          stop_reason: engine.stopReason,
+          tokenizer: defaultTokenCounter.tokenizer.name,
+          warnings: engine.warnings,
+          crashed_tasks: engine.crashedTasks,
+        },
+      }),
+    );
+    if (options.statsJsonOutput !== undefined) {
+      files.statsJson = options.statsJsonOutput;
+      writeJsonAtomic(options.statsJsonOutput, toReferenceStats(records));
+    }
+    if (options.outputFile !== undefined) {
+      files.conversations = options.outputFile;
+      writeConversationsJson(options.outputFile, engine.finishedConversations);
+    }
+    return {
+      options,
+      outputDir,
+      files,
+      model,
+      url,
+      summary,
+      warmupPercentages,
+      perTurn,
+      clientHealth,
+      engine,
+      exitCode: exitCodeOf(engine, summary, options.maxErrorRate),
+    };
+  } finally {
+    await client?.close();
+    await simulator?.close();
+  }
+}

@@ -1,0 +1,100 @@
+import type { Conversation } from '../conversation/types.js';
+import type { ChatMessage } from '../tokenizer/types.js';
+
+/** One user turn of a dataset conversation: the user message and the recorded answer, when the dataset has one. */
+interface DatasetTurn {
+  user: string;
+  recordedAnswer: string | undefined;
+}
+
+/**
+ * A conversation being replayed: its history so far (system message, then every user message with the answer
+ * that was used for it), which turn comes next, and the token counts of its last request (for the expected cache).
+ */
+export class ActiveConversation {
+  readonly conversation: Conversation;
+  /** Position in the dataset (0-based). */
+  readonly index: number;
+  readonly #turns: DatasetTurn[];
+  readonly #history: ChatMessage[] = [];
+  #next = 0;
+  #lastPromptTokens = 0;
+  #lastCompletionTokens = 0;
+
+  /** `maxTurns` caps messages as the reference's --max-turns does: user and assistant messages together. */
+  constructor(conversation: Conversation, index: number, maxTurns?: number) {
+    this.conversation = conversation;
+    this.index = index;
+    const messages = conversation.messages;
+    let i = 0;
+    if (messages[0]?.role === 'system') {
+      this.#history.push(messages[0]);
+      i = 1;
+    }
+    const turns: DatasetTurn[] = [];
+    for (; i < messages.length; i += 2) {
+      const answer = messages[i + 1];
+      turns.push({ user: messages[i]!.content, recordedAnswer: answer?.content });
+    }
+    this.#turns = maxTurns === undefined ? turns : turns.slice(0, Math.ceil(maxTurns / 2));
+  }
+
+  get id(): string {
+    return this.conversation.id;
+  }
+
+  /** True when every turn (up to --max-turns) has been answered. */
+  get done(): boolean {
+    return this.#next >= this.#turns.length;
+  }
+
+  /** True once a turn has been answered: a conversation that was only picked up counts as not started. */
+  get started(): boolean {
+    return this.#next > 0;
+  }
+
+  /** 1-based number of the turn that will be sent next. */
+  get nextTurn(): number {
+    return this.#next + 1;
+  }
+
+  /** The user turns this conversation will send. */
+  get turnCount(): number {
+    return this.#turns.length;
+  }
+
+  /** The messages of the next request: the whole history, then the next user message. */
+  requestMessages(): ChatMessage[] {
+    const messages = this.#history.slice();
+    messages.push({ role: 'user', content: this.#turns[this.#next]!.user });
+    return messages;
+  }
+
+  /** The next user message alone. */
+  get nextUserMessage(): string {
+    return this.#turns[this.#next]!.user;
+  }
+
+  /** The dataset's recorded answer to the next turn, if it has one. */
+  get recordedAnswer(): string | undefined {
+    return this.#turns[this.#next]?.recordedAnswer;
+  }
+
+  /** Prompt + completion tokens of the previous request: what a perfect prefix cache could reuse now. */
+  get expectedCachedTokens(): number {
+    return this.#lastPromptTokens + this.#lastCompletionTokens;
+  }
+
+  /** Records the answer to the next turn and moves on. `answer` is what goes into the history. */
+  advance(answer: string, promptTokens: number, completionTokens: number): void {
+    this.#history.push({ role: 'user', content: this.#turns[this.#next]!.user }, { role: 'assistant', content: answer });
+    this.#lastPromptTokens = promptTokens;
+    this.#lastCompletionTokens = completionTokens;
+    this.#next += 1;
+  }
+
+  /** The conversation as replayed so far, with the answers that were used (the reference's -o format). */
+  replayed(): Conversation {
+    return { id: this.conversation.id, messages: this.#history.slice() };
+  }
+}

@@ -1,0 +1,3 @@
+export { runEngine } from './engine.js';
+export type { ConversationCounts, EngineInput, EngineObserver, EngineResult } from './types.js';
+export type { StopReason } from './stop.js';

@@ -1,0 +1,95 @@
+import { Rng } from '../../synth/rng.js';
+import type { ActiveConversation } from '../active-conversation.js';
+import { sleep } from '../sleep.js';
+import { runTurn, type TurnContext } from '../turn.js';
+import type { WorkPool } from '../work-pool.js';
+
+/**
+ * `fixed-clients`: the reference's closed loop (-p/-k). N clients, each with one request in flight, each
+ * interleaving its share of the active conversations. Conversations come from the shared WorkPool as clients
+ * need them; the -n budget is shared, so the total is exact.
+ */
+export interface FixedClientsConfig {
+  numClients: number;
+  /** Active conversations across all clients (-k); spread so that no remainder is lost. */
+  maxActiveConversations: number;
+  sampling: 'round_robin' | 'random';
+  /** Per-client mean request rate (req/s), 0 for none. */
+  requestRate: number;
+  /** Early stop: stop every client when the first one runs out of work. */
+  earlyStop: boolean;
+  seed: number;
+}
+
+/** Active conversations of client `clientId`: k/p each, the first k%p clients one more. */
+export function activeShare(clientId: number, config: FixedClientsConfig): number {
+  const base = Math.floor(config.maxActiveConversations / config.numClients);
+  return base + (clientId < config.maxActiveConversations % config.numClients ? 1 : 0);
+}
+
+/** One line describing the load model, for logs and results. */
+export function describeFixedClients(config: FixedClientsConfig): string {
+  const rate = config.requestRate > 0 ? `, ${config.requestRate} req/s per client` : '';
+  return `fixed-clients: ${config.numClients} clients, ${config.maxActiveConversations} active conversations, ${config.sampling}${rate}`;
+}
+
+/** Called when a client task dies of a bug: the run records it and carries on without that client. */
+export type CrashHandler = (what: string, error: unknown) => void;
+
+async function runClient(clientId: number, config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+  const rng = Rng.derive(config.seed, clientId + 1);
+  const share = activeShare(clientId, config);
+  const active: ActiveConversation[] = [];
+  const stopping = ctx.stop.stopping;
+  const meanGapMs = config.requestRate > 0 ? 1000 / config.requestRate : 0;
+  // Pacing keeps an absolute schedule (a Poisson process), so a request's own duration is absorbed instead of
+  // added to the gap: the achieved rate matches the target while the server keeps up (the reference undershoots).
+  let nextSendAtMs = performance.now();
+
+  while (!stopping.aborted) {
+    while (active.length < share) {
+      const next = pool.take();
+      if (next === undefined) break;
+      active.push(next);
+    }
+    if (active.length === 0) {
+      if (config.earlyStop) ctx.stop.stop('out_of_work');
+      return;
+    }
+    if (meanGapMs > 0 && !(await sleep(nextSendAtMs - performance.now(), stopping))) return;
+    if (!pool.takeRequest()) {
+      ctx.stop.stop('max_requests');
+      return;
+    }
+    // Round robin takes from the front and puts an unfinished conversation at the back, as the reference does.
+    const position = config.sampling === 'random' ? rng.int(0, active.length - 1) : 0;
+    const conversation = active.splice(position, 1)[0]!;
+    try {
+      const record = await runTurn(ctx, conversation, clientId, rng, false);
+      ctx.observer.onRecord?.(record);
+      if (record.status === 'error') pool.fail(conversation);
+      else if (conversation.done) pool.complete(conversation);
+      else active.push(conversation);
+    } catch (error) {
+      // A bug while handling one turn ends that conversation, not the client.
+      onCrash(`session ${conversation.id} (client ${clientId})`, error);
+      pool.fail(conversation);
+    }
+    if (meanGapMs > 0) nextSendAtMs += rng.exponential(meanGapMs);
+  }
+}
+
+/** Runs the closed loop until every client stops. Resolves (never rejects) when all clients have ended. */
+export async function runFixedClients(config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+  const clients: Promise<void>[] = [];
+  for (let id = 0; id < config.numClients; id++) {
+    // The supervisor: a client that dies of a bug is recorded; the others go on, and nothing waits on it.
+    clients.push(
+      runClient(id, config, ctx, pool, onCrash).catch((error: unknown) => {
+        onCrash(`client ${id}`, error);
+        if (config.earlyStop) ctx.stop.stop('out_of_work');
+      }),
+    );
+  }
+  await Promise.all(clients);
+}

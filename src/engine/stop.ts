@@ -1,0 +1,51 @@
+import { setMaxListeners } from 'node:events';
+
+/** Why a run stopped. */
+export type StopReason =
+  | 'completed' // every conversation ran to its end (or --no-early-stop drained them all)
+  | 'out_of_work' // early stop: the first client ran out of conversations
+  | 'max_requests' // -n was reached
+  | 'duration' // --duration elapsed (soft stop)
+  | 'benchmark_timeout' // --benchmark-timeout-sec elapsed (hard stop)
+  | 'interrupted'; // SIGINT/SIGTERM or the caller's AbortSignal
+
+/**
+ * The run's two deadlines, as AbortSignals: `stopping` fires when no new turn may start; `abort` fires when
+ * in-flight requests must be aborted. The first reason given wins and is what the run reports.
+ */
+export class StopController {
+  readonly #soft = new AbortController();
+  readonly #hard = new AbortController();
+  #reason: StopReason | undefined;
+
+  constructor() {
+    // Every in-flight request and pause listens on these: thousands of listeners are expected, not a leak.
+    setMaxListeners(0, this.#soft.signal, this.#hard.signal);
+  }
+
+  /** Fires when no new turn may start. */
+  get stopping(): AbortSignal {
+    return this.#soft.signal;
+  }
+
+  /** Fires when in-flight requests must be aborted. */
+  get abort(): AbortSignal {
+    return this.#hard.signal;
+  }
+
+  get reason(): StopReason | undefined {
+    return this.#reason;
+  }
+
+  /** Soft stop: start no new turns; in-flight requests finish (bounded by their own timeouts). */
+  stop(reason: StopReason): void {
+    this.#reason ??= reason;
+    if (!this.#soft.signal.aborted) this.#soft.abort(reason);
+  }
+
+  /** Hard stop: also abort what is in flight. */
+  abortInFlight(reason: StopReason): void {
+    this.stop(reason);
+    if (!this.#hard.signal.aborted) this.#hard.abort(reason);
+  }
+}

@@ -1,0 +1,117 @@
+import type { ChatClient } from '../client/chat-client.js';
+import { isRetryable, retryDelayMs } from '../client/retry.js';
+import type { ChatRequest, StreamResult } from '../client/types.js';
+import { buildRecord } from '../metrics/build-record.js';
+import type { RequestRecord } from '../metrics/record.js';
+import type { RunOptions } from '../options/run-options.js';
+import type { Rng } from '../synth/rng.js';
+import { countPromptTokens, type TokenCounter } from '../tokenizer/index.js';
+import type { ActiveConversation } from './active-conversation.js';
+import { sleep } from './sleep.js';
+import type { StopController } from './stop.js';
+import type { EngineObserver } from './types.js';
+
+/** What every turn needs, fixed for the run. */
+export interface TurnContext {
+  options: RunOptions;
+  client: ChatClient;
+  model: string;
+  counter: TokenCounter;
+  stop: StopController;
+  observer: EngineObserver;
+  /** performance.now() at the run's start: record times are relative to it. */
+  runStartMs: number;
+  /** Counts --verify-output mismatches. */
+  onAnswerMismatch(): void;
+}
+
+/** One output-token limit as the reference computes it: negative = none, 0 = the recorded answer's length, else the value. */
+function tokenLimit(limit: number, recordedAnswerTokens: () => number | undefined): number | undefined {
+  if (limit < 0) return undefined;
+  if (limit > 0) return limit;
+  const n = recordedAnswerTokens();
+  return n === undefined ? undefined : Math.max(1, n);
+}
+
+/** The request for the conversation's next turn. */
+function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatRequest {
+  const { options } = ctx;
+  let answerTokens: number | undefined | null = null;
+  const recordedAnswerTokens = (): number | undefined => {
+    if (answerTokens === null) {
+      const answer = conversation.recordedAnswer;
+      answerTokens = answer === undefined ? undefined : ctx.counter.tokenizer.count(answer);
+    }
+    return answerTokens;
+  };
+  const request: ChatRequest = {
+    model: ctx.model,
+    messages: conversation.requestMessages(),
+    stream: options.stream,
+  };
+  const maxTokens = tokenLimit(options.limitMaxTokens, recordedAnswerTokens);
+  const minTokens = tokenLimit(options.limitMinTokens, recordedAnswerTokens);
+  if (maxTokens !== undefined) request.maxTokens = maxTokens;
+  if (minTokens !== undefined) request.minTokens = minTokens;
+  if (options.ignoreEos) request.ignoreEos = true;
+  if (options.temperature !== undefined) request.temperature = options.temperature;
+  if (options.extraBody !== undefined) request.extraBody = options.extraBody;
+  if (options.sendConversationId) request.conversationId = conversation.id;
+  return request;
+}
+
+/** Sends with up to --max-retries retries of retryable failures, with backoff that honours Retry-After. */
+async function sendWithRetries(ctx: TurnContext, request: ChatRequest, rng: Rng): Promise<{ result: StreamResult; retries: number }> {
+  let retries = 0;
+  for (;;) {
+    const result = await ctx.client.send(request, ctx.stop.abort);
+    const error = result.error;
+    if (error === undefined || retries >= ctx.options.maxRetries || !isRetryable(error)) return { result, retries };
+    retries += 1;
+    // A soft stop cancels the wait: a retry is a new request, and no new request starts after the stop.
+    const waited = await sleep(retryDelayMs(retries, result.retryAfterMs, () => rng.next()), ctx.stop.stopping);
+    if (!waited) return { result, retries: retries - 1 };
+  }
+}
+
+/**
+ * Sends the conversation's next turn (with retries), builds its record, and on success moves the conversation
+ * on with the answer that goes into the history: the server's, or the recorded one with --replay-dataset-answers.
+ */
+export async function runTurn(
+  ctx: TurnContext,
+  conversation: ActiveConversation,
+  clientId: number,
+  rng: Rng,
+  warmup: boolean,
+): Promise<RequestRecord> {
+  const request = buildRequest(ctx, conversation);
+  const { result, retries } = await sendWithRetries(ctx, request, rng);
+  const tokenizer = ctx.counter.tokenizer;
+  const record = buildRecord(
+    {
+      conversationId: conversation.id,
+      conversationIndex: conversation.index,
+      turn: conversation.nextTurn,
+      clientId,
+      warmup,
+      retries,
+      runStartMs: ctx.runStartMs,
+      inputNumTurns: request.messages.length,
+      lastUserMessageTokens: tokenizer.count(conversation.nextUserMessage),
+      expectedCachedTokens: conversation.expectedCachedTokens,
+      maxTokens: request.maxTokens ?? null,
+      countInputTokens: () => countPromptTokens(ctx.counter, request.messages),
+      countTextTokens: (text) => tokenizer.count(text),
+    },
+    result,
+  );
+  if (record.status === 'ok') {
+    const recorded = conversation.recordedAnswer;
+    if (ctx.options.verifyOutput && recorded !== undefined && recorded !== result.content) ctx.onAnswerMismatch();
+    ctx.observer.onContent?.({ conversationId: conversation.id, turn: record.turn, user: conversation.nextUserMessage, answer: result.content });
+    const answer = ctx.options.replayDatasetAnswers && recorded !== undefined ? recorded : result.content;
+    conversation.advance(answer, record.input_num_tokens, record.output_num_tokens);
+  }
+  return record;
+}

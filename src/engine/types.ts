@@ -1,0 +1,66 @@
+import type { ChatClient } from '../client/chat-client.js';
+import type { Conversation } from '../conversation/types.js';
+import type { RequestRecord } from '../metrics/record.js';
+import type { RunOptions } from '../options/run-options.js';
+import type { TokenCounter } from '../tokenizer/index.js';
+import type { StopReason } from './stop.js';
+
+/**
+ * What the engine tells the outside world. The engine never prints or writes files: the CLI and the
+ * benchmark runner subscribe (JSONL sink, progress line, --print-content).
+ */
+export interface EngineObserver {
+  /** Every request's final record (warmup ones included, flagged), as soon as it ends. */
+  onRecord?(record: RequestRecord): void;
+  /** A run-level warning, said once. */
+  onWarning?(message: string): void;
+  /** With --print-content: the user message sent and the answer received. */
+  onContent?(event: { conversationId: string; turn: number; user: string; answer: string }): void;
+  /** Phase changes: warmup, benchmark, stopping (with the reason). */
+  onPhase?(phase: 'warmup' | 'benchmark' | 'stopping', detail?: string): void;
+}
+
+/** What the engine needs to run: validated options, the dataset, a client, the model name, a token counter. */
+export interface EngineInput {
+  options: RunOptions;
+  conversations: readonly Conversation[];
+  client: ChatClient;
+  /** The model name sent in requests. */
+  model: string;
+  counter: TokenCounter;
+  observer?: EngineObserver;
+  /** Aborting it stops the run gracefully (as SIGINT does): no new turns, in-flight requests get a grace period. */
+  signal?: AbortSignal;
+}
+
+/** How the dataset's conversations ended. They always add up to the dataset's size: none is silently dropped. */
+export interface ConversationCounts {
+  total: number;
+  /** Every turn answered. */
+  completed: number;
+  /** Ended by a failed request (after retries): its later turns were not sent. */
+  failed: number;
+  /** Started but not finished when the run stopped (early stop, -n, --duration, a signal). */
+  unfinished: number;
+  /** Never started. */
+  not_started: number;
+}
+
+/** The engine's result: why it stopped, how every conversation ended, and the replayed conversations. */
+export interface EngineResult {
+  stopReason: StopReason;
+  conversations: ConversationCounts;
+  /** Completed conversations with the answers used, for -o/--output-file. */
+  finishedConversations: Conversation[];
+  /** performance.now() at the start of the measured phase and at the end of the run. */
+  runStartMs: number;
+  runEndMs: number;
+  /** Requests sent (final attempts), measured phase only, and in warmup. */
+  requestsSent: number;
+  warmupRequestsSent: number;
+  /** Client or session tasks that died of a bug: each was recorded and the run carried on. */
+  crashedTasks: number;
+  /** --verify-output mismatches between the server's answers and the dataset's. */
+  answerMismatches: number;
+  warnings: string[];
+}

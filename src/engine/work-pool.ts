@@ -1,0 +1,96 @@
+import type { Conversation } from '../conversation/types.js';
+import type { ActiveConversation } from './active-conversation.js';
+import type { ConversationCounts } from './types.js';
+
+/**
+ * The shared source of work for all clients: conversations in dataset order, and the exact request budget (-n).
+ * Clients take from it as they need, so no remainder is lost to integer splits.
+ * It also tracks how each conversation ended, so none is silently dropped.
+ */
+export class WorkPool {
+  readonly #queue: ActiveConversation[];
+  #head = 0;
+  #budget: number;
+  #requestsTaken = 0;
+  readonly #active = new Set<ActiveConversation>();
+  readonly #finished: Conversation[] = [];
+  #completed = 0;
+  #failed = 0;
+  readonly #total: number;
+
+  constructor(conversations: readonly ActiveConversation[], total: number, maxRequests: number | undefined) {
+    this.#queue = conversations.slice();
+    this.#total = total;
+    this.#budget = maxRequests ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** The next conversation to start, or undefined when none is left. */
+  take(): ActiveConversation | undefined {
+    const next = this.#queue[this.#head];
+    if (next === undefined) return undefined;
+    this.#queue[this.#head] = undefined as unknown as ActiveConversation; // let it be collected when done
+    this.#head += 1;
+    this.#active.add(next);
+    return next;
+  }
+
+  get hasConversations(): boolean {
+    return this.#head < this.#queue.length;
+  }
+
+  /** Takes one request from the -n budget; false when the budget is spent. */
+  takeRequest(): boolean {
+    if (this.#budget <= 0) return false;
+    this.#budget -= 1;
+    this.#requestsTaken += 1;
+    return true;
+  }
+
+  /** Requests taken from the budget so far: the measured phase's request count. */
+  get requestsTaken(): number {
+    return this.#requestsTaken;
+  }
+
+  get budgetSpent(): boolean {
+    return this.#budget <= 0;
+  }
+
+  /** A conversation answered its last turn. */
+  complete(conversation: ActiveConversation): void {
+    if (this.#active.delete(conversation)) {
+      this.#completed += 1;
+      this.#finished.push(conversation.replayed());
+    }
+  }
+
+  /** A conversation ended on a failed request. */
+  fail(conversation: ActiveConversation): void {
+    if (this.#active.delete(conversation)) this.#failed += 1;
+  }
+
+  /** Conversations that finished during warmup count as completed up front. */
+  completedInWarmup(conversation: ActiveConversation): void {
+    this.#completed += 1;
+    this.#finished.push(conversation.replayed());
+  }
+
+  failedInWarmup(): void {
+    this.#failed += 1;
+  }
+
+  get finishedConversations(): Conversation[] {
+    return this.#finished;
+  }
+
+  counts(): ConversationCounts {
+    let unfinished = 0;
+    for (const conversation of this.#active) if (conversation.started) unfinished += 1;
+    return {
+      total: this.#total,
+      completed: this.#completed,
+      failed: this.#failed,
+      unfinished,
+      not_started: this.#total - this.#completed - this.#failed - unfinished,
+    };
+  }
+}

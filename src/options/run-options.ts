@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors/index.js';
+
+/*
+ * The one schema and defaults table for `chatload run`, shared by the CLI and the library API. Options are
+ * validated and defaulted here once; past this point code takes a readonly RunOptions and never checks again.
+ * Names follow the reference tool's flags (camelCase of --num-clients, --max-active-conversations, ...).
+ */
+
+const positiveInt = z.number().int().positive();
+const nonNegative = z.number().nonnegative();
+const positive = z.number().positive();
+
+const schema = z
+  .object({
+    inputFile: z.string().min(1).optional(),
+    outputFile: z.string().min(1).optional(),
+    outputDir: z.string().min(1).optional(),
+    statsJsonOutput: z.string().min(1).optional(),
+    seed: z.number().int().default(0),
+    model: z.string().min(1).optional(),
+    servedModelName: z.string().min(1).optional(),
+    url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).optional(),
+    apiKey: z.string().optional(),
+    headers: z.array(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+:\s*.*$/, 'expected "Name: value"')).default([]),
+    numClients: positiveInt.default(1),
+    maxActiveConversations: positiveInt.optional(),
+    maxNumRequests: positiveInt.optional(),
+    maxTurns: positiveInt.optional(),
+    earlyStop: z.boolean().default(true),
+    warmupStep: z.boolean().default(false),
+    warmupPercentages: z.array(z.number().min(0).max(99.999)).min(1).default([0]),
+    limitMinTokens: z.number().int().default(0),
+    limitMaxTokens: z.number().int().default(0),
+    requestRate: nonNegative.default(0),
+    maxRetries: z.number().int().nonnegative().default(0),
+    conversationSampling: z.enum(['round_robin', 'random']).default('round_robin'),
+    requestTimeoutSec: positive.default(120),
+    ttftTimeoutSec: positive.optional(),
+    idleTimeoutSec: positive.optional(),
+    benchmarkTimeoutSec: positive.default(3600),
+    durationSec: positive.optional(),
+    readyTimeoutSec: nonNegative.default(60),
+    stopGraceSec: nonNegative.default(3),
+    stream: z.boolean().default(true),
+    sendConversationId: z.boolean().default(false),
+    replayDatasetAnswers: z.boolean().default(false),
+    verifyOutput: z.boolean().default(false),
+    ignoreEos: z.boolean().default(false),
+    temperature: z.number().nonnegative().optional(),
+    extraBody: z.record(z.string(), z.unknown()).optional(),
+    maxErrorRate: z.number().min(0).max(1).default(0),
+    simProfile: z.string().min(1).default('demo'),
+    simFaults: z.string().optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    const limited = o.limitMinTokens > 0 || o.limitMaxTokens > 0;
+    if (limited && (o.limitMinTokens < 1 || o.limitMaxTokens < 1)) {
+      ctx.addIssue({ code: 'custom', path: ['limitMinTokens'], message: 'set both --limit-min-tokens and --limit-max-tokens to positive values' });
+    } else if (limited && o.limitMinTokens > o.limitMaxTokens) {
+      ctx.addIssue({ code: 'custom', path: ['limitMinTokens'], message: `must not exceed --limit-max-tokens (${o.limitMaxTokens})` });
+    }
+    if (o.maxActiveConversations !== undefined && o.maxActiveConversations < o.numClients) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxActiveConversations'],
+        message: `must be at least --num-clients (${o.numClients}), so that every client has a conversation`,
+      });
+    }
+    if (o.maxTurns !== undefined && o.maxTurns < 2) {
+      ctx.addIssue({ code: 'custom', path: ['maxTurns'], message: 'counts messages (user and assistant): expected 2 or more' });
+    }
+  });
+
+/** What a caller may pass: every field optional except where a default makes it so. */
+export type RunOptionsInput = z.input<typeof schema>;
+/** Normalized, defaulted run options. */
+export type RunOptions = Readonly<z.output<typeof schema>>;
+
+/** `numClients` → `--num-clients`, so errors name the flag a CLI user typed. */
+export function flagName(key: string): string {
+  if (key === 'headers') return '--header';
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/**
+ * The built-in demo (no --url and no -i) is a first-time user's first run: unless told otherwise it uses 16
+ * clients over 32 active conversations and drains every conversation, so it finishes in about half a minute.
+ */
+export const DEMO_DEFAULTS = { numClients: 16, maxActiveConversations: 32, earlyStop: false } as const;
+
+function withDemoDefaults(input: RunOptionsInput): RunOptionsInput {
+  if (input.url !== undefined || input.inputFile !== undefined) return input;
+  return {
+    ...input,
+    numClients: input.numClients ?? DEMO_DEFAULTS.numClients,
+    maxActiveConversations: input.maxActiveConversations ?? (input.numClients === undefined ? DEMO_DEFAULTS.maxActiveConversations : undefined),
+    earlyStop: input.earlyStop ?? DEMO_DEFAULTS.earlyStop,
+  };
+}
+
+/** Validates and defaults run options. Throws one ConfigError that lists every problem. */
+export function normalizeRunOptions(input: RunOptionsInput): RunOptions {
+  const parsed = schema.safeParse(withDemoDefaults(input));
+  if (parsed.success) return Object.freeze(parsed.data);
+  const problems = parsed.error.issues.map((issue) => {
+    const key = issue.path.length > 0 ? String(issue.path[0]) : '';
+    if (issue.code === 'unrecognized_keys') return `unknown option(s) ${issue.keys.map(flagName).join(', ')}`;
+    return `${key ? flagName(key) : 'options'}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid options: ${problems.join('; ')}`);
+}

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { closedPort, startFixedTimingServer } from '../helpers/scripted-server.js';
+import { runCli } from '../helpers/cli.js';
+import { syntheticConversations } from '../helpers/datasets.js';
+import { tempDir } from '../helpers/tmp.js';
+
+/** A bad-input run: exit 2, one line on stderr, no stack trace. */
+function assertOneLineError(result: { code: number | null; stderr: string }, pattern: RegExp): void {
+  assert.equal(result.code, 2, result.stderr);
+  const lines = result.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, `one line, got: ${result.stderr}`);
+  assert.match(lines[0]!, pattern);
+  assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+}
+
+describe('chatload run: bad input', () => {
+  test('--help documents every option', { timeout: 30_000 }, async () => {
+    const result = await runCli(['run', '--help']);
+    assert.equal(result.code, 0);
+    for (const flag of ['--input-file', '--num-clients', '--max-active-conversations', '--max-num-requests', '--no-early-stop', '--warmup-percentages', '--request-rate', '--replay-dataset-answers', '--benchmark-timeout-sec']) {
+      assert.ok(result.stdout.includes(flag), flag);
+    }
+  });
+
+  test('a dataset schema error names the file, conversation and message', { timeout: 30_000 }, async () => {
+    const dir = tempDir('cli-bad');
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify([{ id: 'x', messages: [{ role: 'assistant', content: 'hi' }] }]));
+    assertOneLineError(await runCli(['run', '-i', file, '--output-dir', dir]), /bad\.json, conversation 0 \(id "x"\), message 0: expected role "user"/);
+  });
+
+  test('bad flag values exit 2 with one line', { timeout: 30_000 }, async () => {
+    assertOneLineError(await runCli(['run', '-p', 'zero']), /num-clients.*positive integer/);
+    assertOneLineError(await runCli(['run', '--conversation-sampling', 'sideways']), /sideways/);
+    assertOneLineError(await runCli(['run', '--limit-min-tokens', '5']), /--limit-min-tokens/);
+    assertOneLineError(await runCli(['run', '-p', '4', '-k', '2']), /--max-active-conversations: must be at least --num-clients/);
+  });
+
+  test('an unreachable server is a clear one-line error, exit 1', { timeout: 30_000 }, async () => {
+    const port = await closedPort();
+    const dir = tempDir('cli-unreachable');
+    const result = await runCli(['run', '-u', `http://127.0.0.1:${port}`, '--ready-timeout-sec', '0.5', '--output-dir', dir]);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr.trim(), /^chatload: cannot reach the server at http:\/\/127\.0\.0\.1:\d+/);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+  });
+});
+
+describe('chatload run: a real run', () => {
+  test('prints the summary, writes the files, and never writes the API key', { timeout: 60_000 }, async () => {
+    const server = await startFixedTimingServer({ ttftMs: 5, itlMs: 1, tokens: 8 });
+    const dir = tempDir('cli-run');
+    try {
+      const input = join(dir, 'in.json');
+      writeFileSync(input, JSON.stringify(syntheticConversations({ count: 4, userTurns: () => 2 })));
+      const secret = 'sk-test-SECRET-value-123';
+      const result = await runCli(
+        ['run', '-u', server.url, '-i', input, '-p', '2', '--api-key', secret, '--header', `Authorization: Bearer ${secret}`, '--output-dir', dir, '--stats-json-output', join(dir, 'stats.json')],
+        { env: { OPENAI_API_KEY: 'sk-env-SECRET-456' } },
+      );
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /ttft_ms/);
+      assert.match(result.stdout, /completed/i);
+      assert.ok(server.requests.some((r) => r.headers.authorization === `Bearer ${secret}`), 'the key is sent');
+      for (const name of readdirSync(dir)) {
+        const text = readFileSync(join(dir, name), 'utf8');
+        assert.ok(!text.includes('SECRET'), `${name} contains a secret`);
+      }
+      assert.ok(!result.stdout.includes('SECRET') && !result.stderr.includes('SECRET'));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('SIGINT stops new requests, writes every result file and exits 130', { timeout: 60_000 }, async () => {
+    const server = await startFixedTimingServer({ ttftMs: 20, itlMs: 20, tokens: 20 });
+    const dir = tempDir('cli-sigint');
+    try {
+      const input = join(dir, 'in.json');
+      writeFileSync(input, JSON.stringify(syntheticConversations({ count: 50, userTurns: () => 10 })));
+      let sent = false;
+      const result = await runCli(['run', '-u', server.url, '-i', input, '-p', '4', '-v', '--output-dir', dir], {
+        onStdout: (text, child) => {
+          if (!sent && (text.match(/ turn \d+ \(client/g) ?? []).length >= 6) {
+            sent = true;
+            child.kill('SIGINT');
+          }
+        },
+      });
+      assert.ok(sent, 'the run produced records before the signal');
+      assert.equal(result.code, 130, result.stderr);
+      assert.ok(existsSync(join(dir, 'results.json')));
+      const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as { completed: number; failed: number; stop_reason: string };
+      assert.equal(results.stop_reason, 'interrupted');
+      const lines = readFileSync(join(dir, 'requests.jsonl'), 'utf8').trim().split('\n');
+      assert.equal(lines.length, results.completed + results.failed);
+      assert.ok(results.completed >= 6);
+      assert.ok(lines.length < 500, 'it stopped early');
+    } finally {
+      await server.close();
+    }
+  });
+});

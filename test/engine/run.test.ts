@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
+import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
+import { syntheticConversations } from '../helpers/datasets.js';
+import { startFixedTimingServer } from '../helpers/scripted-server.js';
+import { tempDir } from '../helpers/tmp.js';
+
+function median(values: number[]): number {
+  const sorted = values.slice().sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function writeDataset(dir: string, conversations: unknown): string {
+  const path = join(dir, 'conversations.json');
+  writeFileSync(path, JSON.stringify(conversations));
+  return path;
+}
+
+describe('run against a fixed-timing server', () => {
+  test('median TTFT is within 5 ms of 50 and median TPOT within 1 ms of 10; every request is counted', { timeout: 60_000 }, async () => {
+    const server = await startFixedTimingServer({ ttftMs: 50, itlMs: 10, tokens: 20 });
+    const dir = tempDir('fixed');
+    try {
+      const inputFile = writeDataset(dir, syntheticConversations({ count: 8, userTurns: () => 3 }));
+      const result = await runBenchmark({ url: server.url, inputFile, numClients: 4, maxNumRequests: 24, outputDir: dir });
+      const records = readRequestsJsonl(result.files.requests);
+      assert.equal(records.length, 24);
+      assert.equal(result.summary.completed, 24);
+      assert.equal(result.summary.failed, 0);
+      assert.equal(server.chatBodies.length, 24, 'the server saw exactly the requests that were recorded');
+      const ttft = median(records.map((r) => r.ttft_ms!));
+      const tpot = median(records.map((r) => r.tpot_ms!));
+      assert.ok(Math.abs(ttft - 50) <= 5, `median TTFT ${ttft} ms`);
+      assert.ok(Math.abs(tpot - 10) <= 1, `median TPOT ${tpot} ms`);
+      assert.equal(result.summary.metrics.ttft_ms?.count, 24);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('run against the simulator', () => {
+  let sim: RunningSimulator;
+  before(async () => {
+    sim = await startSimulator({ profile: 'cpu-tiny' });
+  });
+  after(async () => {
+    await sim.close();
+  });
+
+  test("the reference's deadlock case ends with exactly -n completed requests and every file written", { timeout: 90_000 }, async () => {
+    const dir = tempDir('deadlock');
+    const conversations = syntheticConversations({ count: 300, userTurns: (i) => 15 + (i % 6), prefixWords: 750, userWords: 12, answerWords: 6 });
+    const inputFile = writeDataset(dir, conversations);
+    const result = await runBenchmark({
+      url: sim.url,
+      inputFile,
+      numClients: 4,
+      maxNumRequests: 200,
+      outputDir: dir,
+      outputFile: join(dir, 'out.json'),
+      statsJsonOutput: join(dir, 'stats.json'),
+    });
+    assert.equal(result.summary.completed, 200);
+    assert.equal(result.summary.failed, 0);
+    assert.equal(result.engine.stopReason, 'max_requests');
+    assert.equal(readRequestsJsonl(result.files.requests).length, 200);
+    const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as Record<string, unknown>;
+    assert.equal(results.completed, 200);
+    assert.equal((JSON.parse(readFileSync(join(dir, 'stats.json'), 'utf8')) as unknown[]).length, 200);
+    assert.ok(existsSync(join(dir, 'out.json')));
+    const counts = result.engine.conversations;
+    assert.equal(counts.completed + counts.failed + counts.unfinished + counts.not_started, 300, 'no conversation is dropped');
+    assert.ok(counts.unfinished >= 1 && counts.unfinished <= 4, `the clients' active conversations are counted as unfinished (${counts.unfinished})`);
+  });
+
+  test('each turn sends the whole history with the server\'s answers, and the prefix cache sees it', { timeout: 30_000 }, async () => {
+    const dir = tempDir('history');
+    const conversations = syntheticConversations({ count: 2, userTurns: () => 3, prefixWords: 200 });
+    const inputFile = writeDataset(dir, conversations);
+    const result = await runBenchmark({ url: sim.url, inputFile, numClients: 1, outputDir: dir, outputFile: join(dir, 'out.json'), earlyStop: false });
+    assert.equal(result.summary.completed, 6);
+    const out = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as Array<{ id: string; messages: Array<{ role: string; content: string }> }>;
+    assert.equal(out.length, 2);
+    const records = readRequestsJsonl(result.files.requests);
+    for (const conversation of out) {
+      const original = conversations.find((c) => c.id === conversation.id)!;
+      assert.equal(conversation.messages.length, original.messages.length);
+      // User messages are the dataset's; answers are the server's, not the recorded ones.
+      conversation.messages.forEach((m, i) => {
+        if (m.role === 'user') assert.equal(m.content, original.messages[i]!.content);
+        else assert.notEqual(m.content, original.messages[i]!.content);
+      });
+      const turns = records.filter((r) => r.conversation_id === conversation.id).sort((a, b) => a.turn - b.turn);
+      assert.deepEqual(turns.map((r) => r.input_num_turns), [1, 3, 5]);
+      assert.equal(turns[0]!.expected_cached_tokens, 0);
+      for (let t = 1; t < turns.length; t++) {
+        assert.equal(turns[t]!.expected_cached_tokens, turns[t - 1]!.input_num_tokens + turns[t - 1]!.output_num_tokens);
+        assert.ok(turns[t]!.cached_tokens! > 0, 'a later turn hits the prefix cache');
+        assert.ok(turns[t]!.cached_tokens! <= turns[t]!.expected_cached_tokens);
+      }
+    }
+    assert.ok(result.summary.cache_efficiency !== null && result.summary.cache_efficiency > 0.5);
+  });
+
+  test('--replay-dataset-answers puts the recorded answers into the history', { timeout: 30_000 }, async () => {
+    const dir = tempDir('replay');
+    const conversations = syntheticConversations({ count: 1, userTurns: () => 2 });
+    const result = await runBenchmark({
+      url: sim.url,
+      inputFile: writeDataset(dir, conversations),
+      outputDir: dir,
+      outputFile: join(dir, 'out.json'),
+      replayDatasetAnswers: true,
+    });
+    assert.equal(result.summary.completed, 2);
+    const out = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as Array<{ messages: Array<{ content: string }> }>;
+    assert.deepEqual(out[0]!.messages, conversations[0]!.messages);
+  });
+
+  test('early stop counts the unfinished conversations; --no-early-stop drains them all', { timeout: 30_000 }, async () => {
+    const conversations = syntheticConversations({ count: 6, userTurns: (i) => (i === 0 ? 1 : 4) });
+    const dir = tempDir('early');
+    const inputFile = writeDataset(dir, conversations);
+    const early = await runBenchmark({ url: sim.url, inputFile, numClients: 3, maxActiveConversations: 3, outputDir: join(dir, 'a') });
+    const c = early.engine.conversations;
+    assert.equal(c.completed + c.failed + c.unfinished + c.not_started, 6);
+    assert.ok(c.unfinished + c.not_started > 0, 'early stop leaves work, and says so');
+    const drained = await runBenchmark({ url: sim.url, inputFile, numClients: 3, earlyStop: false, outputDir: join(dir, 'b') });
+    assert.deepEqual(drained.engine.conversations, { total: 6, completed: 6, failed: 0, unfinished: 0, not_started: 0 });
+    assert.equal(drained.summary.completed, 1 + 5 * 4);
+  });
+
+  test('--warmup-step sends every first turn unmeasured, then measures from turn 2', { timeout: 30_000 }, async () => {
+    const dir = tempDir('warmup');
+    const conversations = syntheticConversations({ count: 4, userTurns: () => 3 });
+    const result = await runBenchmark({ url: sim.url, inputFile: writeDataset(dir, conversations), numClients: 2, warmupStep: true, earlyStop: false, outputDir: dir });
+    const records = readRequestsJsonl(result.files.requests);
+    const warmup = records.filter((r) => r.warmup);
+    assert.equal(warmup.length, 4);
+    assert.ok(warmup.every((r) => r.turn === 1));
+    assert.equal(result.summary.completed, 8);
+    assert.ok(records.filter((r) => !r.warmup).every((r) => r.turn > 1));
+  });
+
+  test('the same seed makes the same choices with random sampling', { timeout: 30_000 }, async () => {
+    const dir = tempDir('seed');
+    const inputFile = writeDataset(dir, syntheticConversations({ count: 6, userTurns: () => 3 }));
+    const order = async (sub: string): Promise<string[]> => {
+      const r = await runBenchmark({ url: sim.url, inputFile, numClients: 1, maxActiveConversations: 3, conversationSampling: 'random', seed: 7, outputDir: join(dir, sub), earlyStop: false });
+      return readRequestsJsonl(r.files.requests).map((x) => `${x.conversation_id}/${x.turn}`);
+    };
+    const first = await order('a');
+    assert.equal(first.length, 18);
+    assert.deepEqual(await order('b'), first);
+  });
+});

@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+
+/** What a chatload CLI process printed and how it exited. */
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `chatload ARGS` from the TypeScript sources (so tests never run a stale build), with no TTY, bounded by
+ * `timeoutMs` (then killed). `onSpawn` gets the child, e.g. to send it a signal.
+ */
+export function runCli(
+  args: readonly string[],
+  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {},
+): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      cwd: options.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      options.onStdout?.(stdout, child);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      options.onStdout?.(stderr, child);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,34 @@
+import type { Conversation } from '../../src/conversation/types.js';
+
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'river', 'stone', 'cloud', 'maple', 'orbit', 'lantern', 'copper', 'meadow'];
+
+/** Deterministic filler text of about `words` words (different for different `salt`). */
+export function filler(words: number, salt: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) out.push(WORDS[(i * 7 + salt * 13 + ((i * salt) % 5)) % WORDS.length]!);
+  return out.join(' ');
+}
+
+/**
+ * `count` conversations with `userTurns(i)` user turns each; turn 1 starts with a per-conversation prefix of
+ * `prefixWords` words; every user message has `userWords` words and every recorded answer `answerWords` words.
+ */
+export function syntheticConversations(options: {
+  count: number;
+  userTurns: (index: number) => number;
+  prefixWords?: number;
+  userWords?: number;
+  answerWords?: number;
+}): Conversation[] {
+  const out: Conversation[] = [];
+  for (let c = 0; c < options.count; c++) {
+    const messages: Conversation['messages'] = [];
+    for (let t = 0; t < options.userTurns(c); t++) {
+      const prefix = t === 0 && options.prefixWords ? `${filler(options.prefixWords, c)} ` : '';
+      messages.push({ role: 'user', content: `${prefix}conversation ${c} turn ${t}: ${filler(options.userWords ?? 20, c + t)}` });
+      messages.push({ role: 'assistant', content: filler(options.answerWords ?? 8, c * 31 + t) });
+    }
+    out.push({ id: `conv-${c}`, messages });
+  }
+  return out;
+}

@@ -8,13 +8,12 @@ export function defaultOutputDir(now: Date = new Date()): string {
   return join('chatload-results', stamp);
 }
 
-/** Creates the output folder (and its parents); a one-line ConfigError when it cannot. */
+/** Creates the output folder (and its parents) and returns it as given; a one-line ConfigError when it cannot. */
 export function prepareOutputDir(dir: string): string {
-  const path = resolve(dir);
   try {
-    mkdirSync(path, { recursive: true });
+    mkdirSync(resolve(dir), { recursive: true });
   } catch (error) {
     throw new ConfigError(`--output-dir ${dir}: cannot create the folder (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
-  return path;
+  return dir;
 }

@@ -12,7 +12,7 @@ import type { RequestRecord } from '../metrics/record.js';
 import { summarize, summarizeWarmupPercentages, type Summary } from '../metrics/summary.js';
 import { normalizeRunOptions, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
-import { redactSecrets } from '../report/redact.js';
+import { REDACTED, redactSecrets } from '../report/redact.js';
 import { RequestsJsonlSink } from '../report/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
 import { toReferenceStats } from '../report/stats-json.js';
@@ -62,9 +62,16 @@ async function loadDataset(options: RunOptions): Promise<{ conversations: Conver
   return { conversations: await loadConversations(options.inputFile), source: options.inputFile };
 }
 
-/** The options as results.json shows them: secrets replaced, everything else as given. */
+/**
+ * The options as results.json shows them: secrets replaced (redactSecrets also covers URL passwords), and every
+ * --header value hidden, since any header may carry a credential.
+ */
 function publicConfig(options: RunOptions): Record<string, unknown> {
-  return redactSecrets({ ...options, apiKey: options.apiKey === undefined ? undefined : '[redacted]' });
+  return redactSecrets({
+    ...options,
+    apiKey: options.apiKey === undefined ? undefined : REDACTED,
+    headers: options.headers.map((line) => `${line.slice(0, line.indexOf(':'))}: ${REDACTED}`),
+  });
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number): number {

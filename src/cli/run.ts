@@ -38,6 +38,7 @@ interface RunFlags {
   benchmarkTimeoutSec: number;
   duration?: number;
   readyTimeoutSec: number;
+  stopGraceSec: number;
   stream: boolean;
   sendConversationId?: boolean;
   replayDatasetAnswers?: boolean;
@@ -86,6 +87,7 @@ function toOptions(flags: RunFlags, env: NodeJS.ProcessEnv): RunOptionsInput {
     benchmarkTimeoutSec: flags.benchmarkTimeoutSec,
     durationSec: flags.duration,
     readyTimeoutSec: flags.readyTimeoutSec,
+    stopGraceSec: flags.stopGraceSec,
     stream: flags.stream,
     sendConversationId: flags.sendConversationId ?? false,
     replayDatasetAnswers: flags.replayDatasetAnswers ?? false,
@@ -137,6 +139,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .option('--idle-timeout-sec <s>', 'silence allowed between chunks (default: the request timeout)', positiveNumber)
     .option('--benchmark-timeout-sec <s>', 'hard deadline for the whole run: in-flight requests are aborted', positiveNumber, 3600)
     .option('--duration <s>', 'soft stop after this many seconds: no new turns, in-flight requests finish', positiveNumber)
+    .option('--stop-grace-sec <s>', 'after Ctrl-C or SIGTERM, how long in-flight requests may finish before they are aborted', nonNegativeNumber, 3)
     .option('--ready-timeout-sec <s>', 'wait this long for GET /v1/models to answer before starting', nonNegativeNumber, 60)
     .option('--no-stream', 'ask for non-streaming responses')
     .option('--send-conversation-id', 'send body conversation_id and header X-Session-ID')

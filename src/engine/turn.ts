@@ -25,7 +25,7 @@ export interface TurnContext {
   onAnswerMismatch(): void;
 }
 
-/** One output-token limit as the reference computes it: negative = none, 0 = the recorded answer's length, else the value. */
+/** max_tokens as the reference computes it: negative = none, 0 = the recorded answer's length (none without one), else the value. */
 function tokenLimit(limit: number, recordedAnswerTokens: () => number | undefined): number | undefined {
   if (limit < 0) return undefined;
   if (limit > 0) return limit;
@@ -50,9 +50,9 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatR
     stream: options.stream,
   };
   const maxTokens = tokenLimit(options.limitMaxTokens, recordedAnswerTokens);
-  const minTokens = tokenLimit(options.limitMinTokens, recordedAnswerTokens);
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
-  if (minTokens !== undefined) request.minTokens = minTokens;
+  // min_tokens goes out only when the user limited it: not every server accepts the field.
+  if (options.limitMinTokens > 0) request.minTokens = options.limitMinTokens;
   if (options.ignoreEos) request.ignoreEos = true;
   if (options.temperature !== undefined) request.temperature = options.temperature;
   if (options.extraBody !== undefined) request.extraBody = options.extraBody;
@@ -110,8 +110,11 @@ export async function runTurn(
     const recorded = conversation.recordedAnswer;
     if (ctx.options.verifyOutput && recorded !== undefined && recorded !== result.content) ctx.onAnswerMismatch();
     ctx.observer.onContent?.({ conversationId: conversation.id, turn: record.turn, user: conversation.nextUserMessage, answer: result.content });
-    const answer = ctx.options.replayDatasetAnswers && recorded !== undefined ? recorded : result.content;
-    conversation.advance(answer, record.input_num_tokens, record.output_num_tokens);
+    const replay = ctx.options.replayDatasetAnswers && recorded !== undefined;
+    // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
+    const answer = replay ? recorded : result.content;
+    const answerTokens = replay ? tokenizer.count(recorded) : record.output_num_tokens;
+    conversation.advance(answer, record.input_num_tokens, answerTokens);
   }
   return record;
 }

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
+import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { startSimulator } from '../../src/sim/index.js';
+import { syntheticConversations } from '../helpers/datasets.js';
+import { chunkJson, sseEvent, startScriptedServer, usageChunkJson, type RecordedRequest, type ScriptedResponse } from '../helpers/scripted-server.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const models: ScriptedResponse = {
+  headers: { 'content-type': 'application/json' },
+  actions: [{ write: JSON.stringify({ object: 'list', data: [{ id: 'test-model' }] }) }, { end: true }],
+};
+
+const answer: ScriptedResponse = {
+  actions: [
+    { write: sseEvent(chunkJson({ role: 'assistant', content: 'fine' })) },
+    { write: sseEvent(chunkJson({ content: ' thanks' }, 'stop')) + sseEvent(usageChunkJson(12, 2)) + sseEvent('[DONE]') },
+    { end: true },
+  ],
+};
+
+function status(code: number, headers: Record<string, string> = {}): ScriptedResponse {
+  return {
+    status: code,
+    headers: { 'content-type': 'application/json', ...headers },
+    actions: [{ write: JSON.stringify({ error: { message: `status ${code}` } }) }, { end: true }],
+  };
+}
+
+/** A server that answers chat completions from `plan` in order (then with `answer`), and lists one model. */
+async function plannedServer(plan: ScriptedResponse[]) {
+  let chat = 0;
+  return startScriptedServer((request: RecordedRequest) => {
+    if (request.method === 'GET') return models;
+    const next = plan[chat++];
+    return next ?? answer;
+  });
+}
+
+function dataset(dir: string, count: number, turns: number): string {
+  const path = join(dir, 'in.json');
+  writeFileSync(path, JSON.stringify(syntheticConversations({ count, userTurns: () => turns })));
+  return path;
+}
+
+describe('failures during a run', () => {
+  test('retryable failures are retried (honouring Retry-After), and the record counts the retries', { timeout: 30_000 }, async () => {
+    const server = await plannedServer([status(503, { 'retry-after': '0' }), status(429, { 'retry-after': '0' })]);
+    const dir = tempDir('retry');
+    try {
+      const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 2), maxRetries: 3, outputDir: dir });
+      assert.equal(result.summary.completed, 2);
+      assert.equal(result.summary.failed, 0);
+      const records = readRequestsJsonl(result.files.requests);
+      assert.deepEqual(records.map((r) => r.retries), [2, 0]);
+      assert.equal(server.requests.filter((r) => r.method === 'POST').length, 4);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('without retries a failure is a record with its kind; its conversation ends and the others go on', { timeout: 30_000 }, async () => {
+    const server = await plannedServer([status(500)]);
+    const dir = tempDir('fail');
+    try {
+      const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 3, 2), earlyStop: false, outputDir: dir, maxErrorRate: 0 });
+      assert.equal(result.summary.failed, 1);
+      assert.equal(result.summary.failed_by_kind.http_status, 1);
+      assert.equal(result.summary.completed, 4, 'the two other conversations finished');
+      assert.deepEqual(result.engine.conversations, { total: 3, completed: 2, failed: 1, unfinished: 0, not_started: 0 });
+      const failed = readRequestsJsonl(result.files.requests).find((r) => r.status === 'error')!;
+      assert.equal(failed.http_status, 500);
+      assert.equal(result.exitCode, 1, 'errors over --max-error-rate exit 1');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a non-retryable 400 is not retried', { timeout: 30_000 }, async () => {
+    const server = await plannedServer([status(400)]);
+    const dir = tempDir('no-retry');
+    try {
+      const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 1), maxRetries: 5, outputDir: dir, maxErrorRate: 1 });
+      assert.equal(result.summary.failed, 1);
+      assert.equal(server.requests.filter((r) => r.method === 'POST').length, 1);
+      assert.equal(result.exitCode, 0, 'within --max-error-rate 1');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('the supervisor records a session that dies of a bug and the run carries on', { timeout: 30_000 }, async () => {
+    const sim = await startSimulator({ profile: 'cpu-tiny' });
+    const dir = tempDir('crash');
+    const warnings: string[] = [];
+    try {
+      let calls = 0;
+      const result = await runBenchmark(
+        { url: sim.url, inputFile: dataset(dir, 4, 2), numClients: 2, earlyStop: false, outputDir: dir },
+        {
+          observer: {
+            onRecord: () => {
+              calls += 1;
+              if (calls === 1) throw new TypeError('a bug in an observer');
+            },
+            onWarning: (message) => warnings.push(message),
+          },
+        },
+      );
+      assert.equal(result.engine.crashedTasks, 1);
+      assert.ok(warnings.some((w) => /died of a bug.*a bug in an observer/.test(w)));
+      const c = result.engine.conversations;
+      assert.equal(c.completed, 3);
+      assert.equal(c.failed, 1);
+      assert.equal(c.completed + c.failed + c.unfinished + c.not_started, 4);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  test('--benchmark-timeout-sec aborts a request that never answers and still writes the results', { timeout: 30_000 }, async () => {
+    const server = await startScriptedServer((request) => (request.method === 'GET' ? models : { noHeaders: true }));
+    const dir = tempDir('deadline');
+    try {
+      const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 1), benchmarkTimeoutSec: 0.5, outputDir: dir, maxErrorRate: 1 });
+      assert.equal(result.engine.stopReason, 'benchmark_timeout');
+      assert.equal(result.summary.failed, 1);
+      assert.equal(result.summary.failed_by_kind.aborted, 1);
+      assert.equal(readRequestsJsonl(result.files.requests).length, 1);
+    } finally {
+      await server.close();
+    }
+  });
+});

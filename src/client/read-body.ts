@@ -30,9 +30,7 @@ export function readSseBody(
     const reader = new SseReader(collector.onSseEvent, { maxEventChars: MAX_RESPONSE_CHARS });
     let firstTokenNoted = false;
     const finish = (): void => {
-      body.off('data', onData);
-      body.off('end', onEnd);
-      body.off('error', onError);
+      detach();
       reader.stop();
       if (collector.sawDone && collector.result.error === undefined) drainAfterDone(body);
       else if (!body.destroyed) {
@@ -64,13 +62,7 @@ export function readSseBody(
       }
       finish();
     };
-    const onError = (error: unknown): void => {
-      collector.fail(classify(error), performance.now());
-      finish();
-    };
-    body.on('data', onData);
-    body.on('end', onEnd);
-    body.on('error', onError);
+    const detach = attach(body, { data: onData, end: onEnd, error: failWith(collector, classify, () => finish()) });
   });
 }
 
@@ -88,9 +80,7 @@ export function readJsonBody(
     const parts: Buffer[] = [];
     let bytes = 0;
     const finish = (): void => {
-      body.off('data', onData);
-      body.off('end', onEnd);
-      body.off('error', onError);
+      detach();
       resolve();
     };
     const onData = (chunk: Buffer): void => {
@@ -111,13 +101,7 @@ export function readJsonBody(
       collector.acceptJsonBody(Buffer.concat(parts, bytes).toString('utf8'), atMs);
       finish();
     };
-    const onError = (error: unknown): void => {
-      collector.fail(classify(error), performance.now());
-      finish();
-    };
-    body.on('data', onData);
-    body.on('end', onEnd);
-    body.on('error', onError);
+    const detach = attach(body, { data: onData, end: onEnd, error: failWith(collector, classify, () => finish()) });
   });
 }
 
@@ -127,9 +111,7 @@ export function readBodyExcerpt(body: Readable): Promise<string> {
     const parts: Buffer[] = [];
     let bytes = 0;
     const finish = (): void => {
-      body.off('data', onData);
-      body.off('end', finish);
-      body.off('error', finish);
+      detach();
       body.on('error', ignore);
       if (!body.readableEnded && !body.destroyed) body.destroy();
       resolve(Buffer.concat(parts, bytes).toString('utf8'));
@@ -139,10 +121,35 @@ export function readBodyExcerpt(body: Readable): Promise<string> {
       bytes += chunk.length;
       if (bytes >= ERROR_BODY_BYTES) finish();
     };
-    body.on('data', onData);
-    body.on('end', finish);
-    body.on('error', finish);
+    const detach = attach(body, { data: onData, end: finish, error: finish });
   });
+}
+
+/** The data/end/error listeners every reader here needs. */
+interface BodyListeners {
+  data(chunk: Buffer): void;
+  end(): void;
+  error(error: unknown): void;
+}
+
+/** Attaches the listeners to `body`; the returned function detaches them. */
+function attach(body: Readable, listeners: BodyListeners): () => void {
+  body.on('data', listeners.data);
+  body.on('end', listeners.end);
+  body.on('error', listeners.error);
+  return () => {
+    body.off('data', listeners.data);
+    body.off('end', listeners.end);
+    body.off('error', listeners.error);
+  };
+}
+
+/** An error listener that records the classified error in `collector`, then finishes the read. */
+function failWith(collector: ResponseCollector, classify: BodyErrorClassifier, finish: () => void): (error: unknown) => void {
+  return (error) => {
+    collector.fail(classify(error), performance.now());
+    finish();
+  };
 }
 
 function drainAfterDone(body: Readable): void {

@@ -64,21 +64,8 @@ export class ResponseCollector {
       return;
     }
     if (data.length === 0) return; // `data:` with nothing: a keep-alive some servers send
-    let json: CompletionJson;
-    try {
-      json = JSON.parse(data) as CompletionJson;
-    } catch {
-      this.fail({ kind: 'malformed_stream', message: `stream event is not JSON: ${excerpt(data, 80)}` }, atMs);
-      return;
-    }
-    if (json === null || typeof json !== 'object') {
-      this.fail({ kind: 'malformed_stream', message: `stream event is not a JSON object: ${excerpt(data, 80)}` }, atMs);
-      return;
-    }
-    if (isErrorObject(json)) {
-      this.fail({ kind: 'malformed_stream', message: `error event in stream: ${errorText(json)}` }, atMs);
-      return;
-    }
+    const json = this.#parse(data, 'stream event', atMs);
+    if (json === undefined) return;
     const choice = json.choices?.[0];
     if (choice) {
       const delta = choice.delta;
@@ -88,24 +75,34 @@ export class ResponseCollector {
     if (json.usage) this.#usage(json.usage);
   };
 
-  /** Parses a complete non-streaming JSON body that ended at `atMs`; that time is also its first-token time. */
-  acceptJsonBody(text: string, atMs: number): void {
-    if (this.finished) return;
+  /**
+   * Parses one completion object (an SSE event's data, or a whole body). A text that is not a JSON object, or an
+   * `{"error": ...}` object, fails the request as malformed_stream and gives undefined.
+   */
+  #parse(text: string, what: 'stream event' | 'response body', atMs: number): CompletionJson | undefined {
     let json: CompletionJson;
     try {
       json = JSON.parse(text) as CompletionJson;
     } catch {
-      this.fail({ kind: 'malformed_stream', message: `response body is not JSON: ${excerpt(text, 80)}` }, atMs);
-      return;
+      this.fail({ kind: 'malformed_stream', message: `${what} is not JSON: ${excerpt(text, 80)}` }, atMs);
+      return undefined;
     }
     if (json === null || typeof json !== 'object') {
-      this.fail({ kind: 'malformed_stream', message: `response body is not a JSON object: ${excerpt(text, 80)}` }, atMs);
-      return;
+      this.fail({ kind: 'malformed_stream', message: `${what} is not a JSON object: ${excerpt(text, 80)}` }, atMs);
+      return undefined;
     }
     if (isErrorObject(json)) {
-      this.fail({ kind: 'malformed_stream', message: `error object in response: ${errorText(json)}` }, atMs);
-      return;
+      this.fail({ kind: 'malformed_stream', message: `error ${what === 'stream event' ? 'event in stream' : 'object in response'}: ${errorText(json)}` }, atMs);
+      return undefined;
     }
+    return json;
+  }
+
+  /** Parses a complete non-streaming JSON body that ended at `atMs`; that time is also its first-token time. */
+  acceptJsonBody(text: string, atMs: number): void {
+    if (this.finished) return;
+    const json = this.#parse(text, 'response body', atMs);
+    if (json === undefined) return;
     const choice = json.choices?.[0];
     if (!choice) {
       this.fail({ kind: 'malformed_stream', message: 'response body has no choices' }, atMs);

@@ -159,11 +159,12 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .action(async (flags: RunFlags) => {
       const quiet = flags.quiet ?? false;
       const err = process.stderr;
+      const progress = !quiet && err.isTTY ? { line: undefined as ProgressLine | undefined } : undefined;
       const say = (line: string): void => {
-        if (!quiet) err.write(line);
+        // Clear the live progress line first, so a status line never lands in the middle of it.
+        if (!quiet) err.write(progress?.line ? `\r\x1b[2K${line}` : line);
       };
       if (flags.excelOutput) say('chatload: warning: --excel-output arrives with the reports issue (#6); no Excel file is written yet\n');
-      const progress = !quiet && err.isTTY ? { line: undefined as ProgressLine | undefined } : undefined;
       const stop = new AbortController();
       const releaseSignals = onStopSignals(() => {
         err.write('\nchatload: stopping: no new requests; in-flight ones get a short grace (Ctrl-C again exits now)\n');

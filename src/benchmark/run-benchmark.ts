@@ -7,9 +7,12 @@ import { runEngine } from '../engine/engine.js';
 import type { EngineObserver, EngineResult } from '../engine/types.js';
 import { ExitCode } from '../errors/index.js';
 import { ClientHealthMonitor, type ClientHealth } from '../metrics/client-health.js';
-import { summarizePerTurn, type TurnSummary } from '../metrics/per-turn.js';
+import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
-import { summarize, summarizeWarmupPercentages, type Summary } from '../metrics/summary.js';
+import type { Summary } from '../metrics/summary.js';
+import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
+import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
+import { analyzeRecords, scheduleWarning } from './analysis.js';
 import { normalizeRunOptions, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { REDACTED, redactSecrets } from '../report/redact.js';
@@ -52,7 +55,11 @@ export interface BenchmarkResult {
   warmupPercentages: Record<string, Summary>;
   perTurn: TurnSummary[];
   clientHealth: ClientHealth;
+  /** What --scrape-metrics read from the server's /metrics; null without it. */
+  serverMetrics: ServerMetricsReport | null;
   engine: EngineResult;
+  /** Run-level warnings beyond the engine's (server refusals, coordinated omission). */
+  warnings: string[];
   /** 0 ok, 1 errors over --max-error-rate, 130 interrupted. */
   exitCode: number;
 }
@@ -102,7 +109,8 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       baseUrl: url,
       apiKey: options.apiKey,
       headers,
-      connections: options.numClients,
+      // Open-loop sessions can all be in flight at once: size the pool to the cap, or generously.
+      connections: options.sessionRate === undefined && options.rampUp === undefined ? options.numClients : (options.maxConcurrency ?? 4096),
       requestTimeoutMs: options.requestTimeoutSec * 1000,
       ttftTimeoutMs: options.ttftTimeoutSec === undefined ? undefined : options.ttftTimeoutSec * 1000,
       idleTimeoutMs: options.idleTimeoutSec === undefined ? undefined : options.idleTimeoutSec * 1000,
@@ -117,6 +125,18 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       conversations: dataset.conversations.length,
       outputDir,
     });
+
+    const warnings: string[] = [];
+    const warn = (message: string): void => {
+      warnings.push(message);
+      hooks.observer?.onWarning?.(message);
+    };
+    if (options.resetPrefixCache) {
+      const reset = await client.resetPrefixCache();
+      if (!reset.ok) warn(`--reset-prefix-cache: the server refused POST /reset_prefix_cache (${reset.detail}); the run starts with whatever its cache holds (vLLM needs VLLM_SERVER_DEV_MODE=1)`);
+    }
+    const scraper = scrapeUrl(options, url) === undefined ? undefined : new MetricsScraper(scrapeUrl(options, url)!, { intervalMs: options.scrapeIntervalSec * 1000, headers: { ...client.authHeaders } });
+    await scraper?.start();
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
     const sink = RequestsJsonlSink.open(files.requests);
@@ -145,11 +165,12 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       sink.close();
     }
     const clientHealth = health.stop();
+    const serverMetrics = await scraper?.stop();
 
-    // Each summary leaves warmup records out itself (and counts them).
-    const summary = summarize(records);
-    const warmupPercentages = summarizeWarmupPercentages(records, options.warmupPercentages);
-    const perTurn = summarizePerTurn(records);
+    const analysis = analyzeRecords(records, options);
+    const { summary, warmupPercentages, perTurn } = analysis;
+    const lagWarning = scheduleWarning(summary);
+    if (lagWarning !== undefined) warn(lagWarning);
     writeJsonAtomic(
       files.results,
       buildResultsDocument({
@@ -163,10 +184,14 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           model,
           url: simulator === undefined ? url : 'embedded simulator',
           dataset: dataset.source,
+          load_model: engine.loadModel,
           stop_reason: engine.stopReason,
           tokenizer: defaultTokenCounter.tokenizer.name,
-          warnings: engine.warnings,
+          warnings: [...engine.warnings, ...warnings],
           crashed_tasks: engine.crashedTasks,
+          conversation_stats: analysis.conversationStats,
+          per_conversation: analysis.perConversation,
+          server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
         },
       }),
     );
@@ -188,7 +213,9 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       warmupPercentages,
       perTurn,
       clientHealth,
+      serverMetrics: serverMetrics ?? null,
       engine,
+      warnings,
       exitCode: exitCodeOf(engine, summary, options.maxErrorRate),
     };
   } finally {

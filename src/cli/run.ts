@@ -46,6 +46,15 @@ interface RunFlags {
   temperature?: number;
   extraBody?: Record<string, unknown>;
   maxErrorRate: number;
+  sessionRate?: number;
+  burstiness: number;
+  rampUp?: string;
+  maxConcurrency?: number;
+  thinkTime?: string;
+  goodput?: string[];
+  scrapeMetrics?: boolean | string;
+  scrapeIntervalSec: number;
+  resetPrefixCache?: boolean;
   excelOutput?: boolean;
   statsJsonOutput?: string;
   quiet?: boolean;
@@ -96,6 +105,15 @@ function toOptions(flags: RunFlags, env: NodeJS.ProcessEnv): RunOptionsInput {
     temperature: flags.temperature,
     extraBody: flags.extraBody,
     maxErrorRate: flags.maxErrorRate,
+    sessionRate: flags.sessionRate,
+    burstiness: flags.burstiness,
+    rampUp: flags.rampUp,
+    maxConcurrency: flags.maxConcurrency,
+    thinkTime: flags.thinkTime,
+    goodput: flags.goodput,
+    scrapeMetrics: flags.scrapeMetrics ?? false,
+    scrapeIntervalSec: flags.scrapeIntervalSec,
+    resetPrefixCache: flags.resetPrefixCache ?? false,
     simProfile: flags.simProfile,
     simFaults: flags.simFaults,
   };
@@ -147,6 +165,15 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .option('--ignore-eos', 'send ignore_eos: true')
     .option('--temperature <t>', 'sampling temperature to send', nonNegativeNumber)
     .option('--extra-body <json>', 'JSON object merged into every request body', jsonObject)
+    .option('--session-rate <r>', 'open loop: new conversations per second (gamma arrivals, see --burstiness); replaces the closed loop', positiveNumber)
+    .option('--burstiness <k>', 'open loop: gamma shape of inter-arrival times; 1 = Poisson, < 1 burstier', positiveNumber, 1)
+    .option('--ramp-up <spec>', 'open loop: linear:START:END:SECONDS ramps the session rate, then holds END')
+    .option('--max-concurrency <n>', 'open loop: requests in flight at most; time waiting for a slot is recorded as queue time', positiveInt)
+    .option('--think-time <dist>', 'open loop: pause before each next turn, seconds: a distribution, e.g. exponential:5 or uniform:2:8 (default: the dataset\'s per-turn values, else none)')
+    .option('--goodput <slo...>', 'SLOs for goodput, e.g. ttft:500 tpot:50 e2el:10000 (ms)')
+    .option('--scrape-metrics [url]', 'read the server\'s Prometheus /metrics before, during and after the run (default URL: <url>/metrics)')
+    .option('--scrape-interval-sec <s>', 'seconds between /metrics scrapes during the run', positiveNumber, 5)
+    .option('--reset-prefix-cache', 'POST /reset_prefix_cache before the run so it starts cold (vLLM needs VLLM_SERVER_DEV_MODE=1)')
     .option('--max-error-rate <fraction>', 'exit 1 when the share of failed requests exceeds this', nonNegativeNumber, 0)
     .option('-e, --excel-output', 'Excel output (arrives with the reports issue #6; accepted and ignored for now)')
     .option('--stats-json-output <file>', 'also write the reference\'s per-request stats list to this file')

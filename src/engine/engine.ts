@@ -1,10 +1,12 @@
 import { ActiveConversation } from './active-conversation.js';
-import { describeFixedClients, runFixedClients, type FixedClientsConfig } from './load/fixed-clients.js';
+import { describeLoadModel, loadModelFromOptions, runLoadModel, type ThinkTime } from './load/from-options.js';
 import { StopController } from './stop.js';
 import type { TurnContext } from './turn.js';
 import type { EngineInput, EngineResult } from './types.js';
 import { runWarmup } from './warmup.js';
 import { WorkPool } from './work-pool.js';
+
+const noThinkTime: ThinkTime = () => 0;
 
 /** Formats a crash for the run's warnings: one line, the error's own message. */
 function crashMessage(what: string, error: unknown): string {
@@ -65,7 +67,6 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       const warmup = await runWarmup(conversations, ctx, options.numClients, options.seed, (conversation, ok) => warmupOutcomes.push({ conversation, ok }), onCrash);
       conversations = warmup.remaining;
       warmupRequestsSent = warmup.sent;
-      ctx.runStartMs = performance.now();
     }
 
     const pool = new WorkPool(conversations, input.conversations.length, options.maxNumRequests);
@@ -74,20 +75,14 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       else pool.failedInWarmup();
     }
 
-    const load: FixedClientsConfig = {
-      numClients: options.numClients,
-      maxActiveConversations: Math.min(options.maxActiveConversations ?? options.numClients, Math.max(conversations.length, options.numClients)),
-      sampling: options.conversationSampling,
-      requestRate: options.requestRate,
-      earlyStop: options.earlyStop,
-      seed: options.seed,
-    };
-    if (conversations.length < options.numClients && !stop.stopping.aborted) {
+    const load = loadModelFromOptions(options, conversations.length, input.thinkTime ?? noThinkTime);
+    if (load.type === 'fixed-clients' && conversations.length < options.numClients && !stop.stopping.aborted) {
       warn(`only ${conversations.length} conversations for ${options.numClients} clients: some clients have no work${options.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : ''}`);
     }
     if (options.durationSec !== undefined) timers.push(setTimeout(() => stop.stop('duration'), options.durationSec * 1000));
-    observer.onPhase?.('benchmark', describeFixedClients(load));
-    await runFixedClients(load, ctx, pool, onCrash);
+    observer.onPhase?.('benchmark', describeLoadModel(load));
+    ctx.runStartMs = performance.now(); // the measured phase starts here; open-loop arrivals are offsets from it
+    await runLoadModel(load, ctx, pool, onCrash);
     const counts = pool.counts();
     stop.stop(pool.budgetSpent ? 'max_requests' : 'completed');
     // Early stop that found nothing left anywhere is simply completion.
@@ -99,6 +94,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     if (answerMismatches > 0) warn(`--verify-output: ${answerMismatches} answers differ from the dataset's`);
     return {
       stopReason,
+      loadModel: describeLoadModel(load),
       conversations: counts,
       finishedConversations: pool.finishedConversations,
       runStartMs: ctx.runStartMs,

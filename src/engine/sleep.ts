@@ -10,10 +10,11 @@ export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
       clearTimeout(timer);
       resolve(false);
     };
+    // Rounded up: Node rounds timer delays to whole milliseconds, and waking early would send before the schedule.
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve(true);
-    }, ms);
+    }, Math.ceil(ms));
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

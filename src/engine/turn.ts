@@ -78,12 +78,19 @@ async function sendWithRetries(ctx: TurnContext, request: ChatRequest, rng: Rng)
  * Sends the conversation's next turn (with retries), builds its record, and on success moves the conversation
  * on with the answer that goes into the history: the server's, or the recorded one with --replay-dataset-answers.
  */
+/** When the load model meant to send a turn (performance.now() ms) and how long it waited for a concurrency slot. */
+export interface TurnSchedule {
+  scheduledAtMs: number;
+  queueMs: number;
+}
+
 export async function runTurn(
   ctx: TurnContext,
   conversation: ActiveConversation,
   clientId: number,
   rng: Rng,
   warmup: boolean,
+  schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const request = buildRequest(ctx, conversation);
   const { result, retries } = await sendWithRetries(ctx, request, rng);
@@ -103,6 +110,8 @@ export async function runTurn(
       maxTokens: request.maxTokens ?? null,
       countInputTokens: () => countPromptTokens(ctx.counter, request.messages),
       countTextTokens: (text) => tokenizer.count(text),
+      scheduledAtMs: schedule?.scheduledAtMs,
+      queueMs: schedule?.queueMs,
     },
     result,
   );

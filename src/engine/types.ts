@@ -3,6 +3,7 @@ import type { Conversation } from '../conversation/types.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RunOptions } from '../options/run-options.js';
 import type { TokenCounter } from '../tokenizer/index.js';
+import type { ThinkTime } from './load/from-options.js';
 import type { StopReason } from './stop.js';
 
 /**
@@ -31,6 +32,8 @@ export interface EngineInput {
   observer?: EngineObserver;
   /** Aborting it stops the run gracefully (as SIGINT does): no new turns, in-flight requests get a grace period. */
   signal?: AbortSignal;
+  /** Open-loop think time before each next turn (default none). */
+  thinkTime?: ThinkTime;
 }
 
 /** How the dataset's conversations ended. They always add up to the dataset's size: none is silently dropped. */
@@ -49,6 +52,8 @@ export interface ConversationCounts {
 /** The engine's result: why it stopped, how every conversation ended, and the replayed conversations. */
 export interface EngineResult {
   stopReason: StopReason;
+  /** One line describing the load model that ran. */
+  loadModel: string;
   conversations: ConversationCounts;
   /** Completed conversations with the answers used, for -o/--output-file. */
   finishedConversations: Conversation[];

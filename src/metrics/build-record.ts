@@ -27,6 +27,10 @@ export interface RecordContext {
   countInputTokens: () => number;
   /** Local count of output text. Called only when needed (no server usage, or the first chunk's text). */
   countTextTokens: (text: string) => number;
+  /** performance.now() at which the load model meant to send it; undefined when nothing scheduled it. */
+  scheduledAtMs?: number;
+  /** Time spent waiting for a concurrency slot, ms. */
+  queueMs?: number;
 }
 
 /**
@@ -91,6 +95,7 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     approx_cached_percent: approxCachedPercent,
     max_tokens: ctx.maxTokens,
     finish_reason: result.finishReason ?? null,
+    ...scheduleFields(ctx, result),
     status: error === undefined ? 'ok' : 'error',
     error_kind: error?.kind ?? null,
     error: error?.message ?? null,
@@ -104,4 +109,26 @@ function countOutputLocally(ctx: RecordContext, result: StreamResult): number {
   if (result.content !== '') tokens += ctx.countTextTokens(result.content);
   if (result.reasoning !== '') tokens += ctx.countTextTokens(result.reasoning);
   return tokens;
+}
+
+/** The coordinated-omission fields: times from the scheduled send, beside the service times from the actual send. */
+function scheduleFields(
+  ctx: RecordContext,
+  result: StreamResult,
+): Pick<RequestRecord, 'scheduled_at_ms' | 'schedule_lag_ms' | 'queue_ms' | 'ttft_from_scheduled_ms' | 'e2el_from_scheduled_ms'> {
+  const queueMs = roundMs(ctx.queueMs ?? 0);
+  const at = ctx.scheduledAtMs;
+  if (at === undefined) {
+    return { scheduled_at_ms: null, schedule_lag_ms: null, queue_ms: queueMs, ttft_from_scheduled_ms: null, e2el_from_scheduled_ms: null };
+  }
+  // Timers can wake a fraction of a millisecond early (libuv caches its loop time), so a send can precede its
+  // schedule slightly: such a send counts as on time, and times from the schedule are never below service times.
+  const from = Math.min(at, result.sentAtMs);
+  return {
+    scheduled_at_ms: roundMs(at - ctx.runStartMs),
+    schedule_lag_ms: roundMs(result.sentAtMs - from),
+    queue_ms: queueMs,
+    ttft_from_scheduled_ms: result.firstTokenAtMs === undefined ? null : roundMs(result.firstTokenAtMs - from),
+    e2el_from_scheduled_ms: roundMs(result.doneAtMs - from),
+  };
 }

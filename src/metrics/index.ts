@@ -5,11 +5,16 @@ export { describe, percentile, populationStd, type Stats } from './stats.js';
 export {
   summarize,
   summarizeWarmupPercentages,
+  ttftByContext,
+  type ContextBucket,
+  type SummaryOptions,
   type Summary,
   type SummaryMetrics,
   type TokenSourceCounts,
 } from './summary.js';
 export { summarizePerTurn, type TurnSummary } from './per-turn.js';
+export { summarizePerConversation, conversationStats, type ConversationSummary, type ConversationStats } from './per-conversation.js';
+export { parseSlos, meetsSlos, computeGoodput, type Slos, type Goodput } from './goodput.js';
 export {
   ClientHealthMonitor,
   assessClientHealth,

@@ -1,3 +1,4 @@
+import { hasSlos, meetsSlos, type Slos } from './goodput.js';
 import type { RequestRecord } from './record.js';
 import { describe, type Stats } from './stats.js';
 
@@ -17,10 +18,12 @@ export interface TurnSummary {
   expected_cached_tokens: Stats | null;
   /** Sum cached / sum input over this turn's records whose cached tokens are known; null when none is known. */
   cache_hit_ratio: number | null;
+  /** Share of this turn's requests that met every --goodput SLO; null without SLOs. */
+  goodput_share: number | null;
 }
 
 /** One TurnSummary per turn index that has at least one non-warmup record, in ascending turn order. */
-export function summarizePerTurn(records: readonly RequestRecord[]): TurnSummary[] {
+export function summarizePerTurn(records: readonly RequestRecord[], options: { slos?: Slos } = {}): TurnSummary[] {
   const byTurn = new Map<number, RequestRecord[]>();
   for (const r of records) {
     if (r.warmup) continue;
@@ -28,10 +31,10 @@ export function summarizePerTurn(records: readonly RequestRecord[]): TurnSummary
     if (group === undefined) byTurn.set(r.turn, (group = []));
     group.push(r);
   }
-  return [...byTurn.keys()].sort((a, b) => a - b).map((turn) => summarizeTurn(turn, byTurn.get(turn)!));
+  return [...byTurn.keys()].sort((a, b) => a - b).map((turn) => summarizeTurn(turn, byTurn.get(turn)!, options.slos));
 }
 
-function summarizeTurn(turn: number, records: readonly RequestRecord[]): TurnSummary {
+function summarizeTurn(turn: number, records: readonly RequestRecord[], slos: Slos | undefined): TurnSummary {
   const ok = records.filter((r) => r.status === 'ok');
   const withCached = ok.filter((r) => r.cached_tokens !== null);
   let cachedSum = 0;
@@ -51,5 +54,6 @@ function summarizeTurn(turn: number, records: readonly RequestRecord[]): TurnSum
     cached_tokens: describe(withCached.map((r) => r.cached_tokens!)),
     expected_cached_tokens: describe(ok.map((r) => r.expected_cached_tokens)),
     cache_hit_ratio: inputSum > 0 ? cachedSum / inputSum : null,
+    goodput_share: hasSlos(slos) ? records.filter((r) => meetsSlos(r, slos)).length / records.length : null,
   };
 }

@@ -55,6 +55,18 @@ export interface RequestRecord {
   /** max_tokens sent (null when none was sent). */
   max_tokens: number | null;
   finish_reason: string | null;
+  /**
+   * When the load model meant to send it (monotonic, relative to the run start): the session's arrival or think-time
+   * end in the open loop, the pacing schedule with --request-rate. Null when nothing scheduled it (plain closed loop).
+   */
+  scheduled_at_ms: number | null;
+  /** sent_at - scheduled_at: how late the send was (the client, the concurrency cap). Null without a schedule. */
+  schedule_lag_ms: number | null;
+  /** Time spent waiting for a --max-concurrency slot (part of the lag). 0 without a cap. */
+  queue_ms: number;
+  /** TTFT and E2EL measured from the scheduled time: what a user arriving on schedule saw. Null without a schedule. */
+  ttft_from_scheduled_ms: number | null;
+  e2el_from_scheduled_ms: number | null;
   status: 'ok' | 'error';
   error_kind: ErrorKind | null;
   error: string | null;

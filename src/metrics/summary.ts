@@ -1,7 +1,14 @@
 import type { ErrorKind } from '../client/types.js';
 import { emptyErrorKindCounts } from './error-kinds.js';
 import type { RequestRecord } from './record.js';
+import { computeGoodput, hasSlos, type Goodput, type Slos } from './goodput.js';
 import { describe, type Stats } from './stats.js';
+
+/** What a summary needs beyond the records. */
+export interface SummaryOptions {
+  /** --goodput objectives; without them `goodput` is null. */
+  slos?: Slos;
+}
 
 /** How many records took a token count from the server's `usage` and how many from the local tokenizer. */
 export interface TokenSourceCounts {
@@ -25,6 +32,24 @@ export interface SummaryMetrics {
   /** Tokens; only records whose server reported cached tokens. */
   cached_tokens: Stats | null;
   expected_cached_tokens: Stats | null;
+  /** Coordinated omission (records with a schedule only): send minus scheduled time, ms. */
+  schedule_lag_ms: Stats | null;
+  /** Time waiting for a --max-concurrency slot, ms (records with a schedule). */
+  queue_ms: Stats | null;
+  /** TTFT and E2EL measured from the scheduled send time, ms (records with a schedule). */
+  ttft_from_scheduled_ms: Stats | null;
+  e2el_from_scheduled_ms: Stats | null;
+}
+
+/** TTFT of the completed requests whose prompt falls in one context-length range. */
+export interface ContextBucket {
+  /** e.g. "1k-2k" (input tokens). */
+  label: string;
+  min_tokens: number;
+  /** Exclusive upper bound; null for the last, open bucket. */
+  max_tokens: number | null;
+  count: number;
+  ttft_ms: Stats | null;
 }
 
 /**
@@ -62,13 +87,18 @@ export interface Summary {
   cache_efficiency: number | null;
   token_sources: { input: TokenSourceCounts; output: TokenSourceCounts };
   metrics: SummaryMetrics;
+  /** TTFT by context length (input tokens): 0-1k, 1k-2k, 2k-4k, ... 32k+; only non-empty buckets. */
+  ttft_by_context: ContextBucket[];
+  /** Goodput under --goodput SLOs; null without SLOs. */
+  goodput: Goodput | null;
 }
 
 /** Summarizes records: warmup ones are counted in warmup_excluded and otherwise ignored. */
-export function summarize(records: readonly RequestRecord[]): Summary {
+export function summarize(records: readonly RequestRecord[], options: SummaryOptions = {}): Summary {
   return summarizeSlice(
     records.filter((r) => !r.warmup),
     records.reduce((n, r) => n + (r.warmup ? 1 : 0), 0),
+    options,
   );
 }
 
@@ -80,6 +110,7 @@ export function summarize(records: readonly RequestRecord[]): Summary {
 export function summarizeWarmupPercentages(
   records: readonly RequestRecord[],
   percentages: readonly number[],
+  options: SummaryOptions = {},
 ): Record<string, Summary> {
   const warmupCount = records.reduce((n, r) => n + (r.warmup ? 1 : 0), 0);
   // Array.prototype.sort is stable, so records sent at the same instant keep their order.
@@ -89,13 +120,13 @@ export function summarizeWarmupPercentages(
     if (!(percent >= 0 && percent < 100)) throw new RangeError(`warmup percentage must be within [0, 100), got ${percent}`);
     const dropped = Math.floor((percent / 100) * ordered.length);
     if (dropped >= ordered.length) continue;
-    out[`${percent}%`] = summarizeSlice(ordered.slice(dropped), warmupCount + dropped);
+    out[`${percent}%`] = summarizeSlice(ordered.slice(dropped), warmupCount + dropped, options);
   }
   return out;
 }
 
 /** Summarizes records that are all to be counted (none warmup). */
-function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: number): Summary {
+function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: number, options: SummaryOptions): Summary {
   const failedByKind = emptyErrorKindCounts();
   const inputSources: TokenSourceCounts = { server: 0, local: 0 };
   const outputSources: TokenSourceCounts = { server: 0, local: 0 };
@@ -107,6 +138,10 @@ function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: numbe
   const outputTokens: number[] = [];
   const cached: number[] = [];
   const expected: number[] = [];
+  const lag: number[] = [];
+  const queue: number[] = [];
+  const ttftScheduled: number[] = [];
+  const e2elScheduled: number[] = [];
   let failed = 0;
   let firstSentMs = Infinity;
   let lastDoneMs = -Infinity;
@@ -132,6 +167,12 @@ function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: numbe
     if (r.tpot_ms !== null) tpot.push(r.tpot_ms);
     for (const gap of r.itl_ms) itl.push(gap);
     e2el.push(r.e2el_ms);
+    if (r.schedule_lag_ms !== null) {
+      lag.push(r.schedule_lag_ms);
+      queue.push(r.queue_ms);
+      if (r.ttft_from_scheduled_ms !== null) ttftScheduled.push(r.ttft_from_scheduled_ms);
+      if (r.e2el_from_scheduled_ms !== null) e2elScheduled.push(r.e2el_from_scheduled_ms);
+    }
     inputTokens.push(r.input_num_tokens);
     outputTokens.push(r.output_num_tokens);
     expected.push(r.expected_cached_tokens);
@@ -180,6 +221,38 @@ function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: numbe
       output_num_tokens: describe(outputTokens),
       cached_tokens: describe(cached),
       expected_cached_tokens: describe(expected),
+      schedule_lag_ms: describe(lag),
+      queue_ms: describe(queue),
+      ttft_from_scheduled_ms: describe(ttftScheduled),
+      e2el_from_scheduled_ms: describe(e2elScheduled),
     },
+    ttft_by_context: ttftByContext(records),
+    goodput: hasSlos(options.slos) ? computeGoodput(records, options.slos, runtimeSec) : null,
   };
+}
+
+/** Bucket edges in input tokens: powers of two from 1k to 32k. */
+const CONTEXT_EDGES = [0, 1024, 2048, 4096, 8192, 16384, 32768];
+
+function contextLabel(tokens: number): string {
+  return tokens === 0 ? '0' : `${tokens / 1024}k`;
+}
+
+/** TTFT grouped by the request's input tokens (completed requests with a first token). */
+export function ttftByContext(records: readonly RequestRecord[]): ContextBucket[] {
+  const groups: number[][] = CONTEXT_EDGES.map(() => []);
+  for (const r of records) {
+    if (r.status !== 'ok' || r.ttft_ms === null) continue;
+    let b = CONTEXT_EDGES.length - 1;
+    while (r.input_num_tokens < CONTEXT_EDGES[b]!) b -= 1;
+    groups[b]!.push(r.ttft_ms);
+  }
+  const out: ContextBucket[] = [];
+  groups.forEach((values, b) => {
+    if (values.length === 0) return;
+    const min = CONTEXT_EDGES[b]!;
+    const max = CONTEXT_EDGES[b + 1] ?? null;
+    out.push({ label: max === null ? `${contextLabel(min)}+` : `${contextLabel(min)}-${contextLabel(max)}`, min_tokens: min, max_tokens: max, count: values.length, ttft_ms: describe(values) });
+  });
+  return out;
 }

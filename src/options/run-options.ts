@@ -50,6 +50,18 @@ const schema = z
     temperature: z.number().nonnegative().optional(),
     extraBody: z.record(z.string(), z.unknown()).optional(),
     maxErrorRate: z.number().min(0).max(1).default(0),
+    sessionRate: positive.optional(),
+    burstiness: positive.default(1),
+    maxConcurrency: positiveInt.optional(),
+    thinkTime: z.string().min(1).optional(),
+    rampUp: z
+      .string()
+      .regex(/^linear:\d+(\.\d+)?:\d+(\.\d+)?:\d+(\.\d+)?$/, 'expected linear:START:END:SECONDS, e.g. linear:1:20:60')
+      .optional(),
+    goodput: z.array(z.string().regex(/^(ttft|tpot|e2el):\d+(\.\d+)?$/, 'expected ttft:MS, tpot:MS or e2el:MS')).optional(),
+    scrapeMetrics: z.union([z.boolean(), z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })]).default(false),
+    scrapeIntervalSec: positive.default(5),
+    resetPrefixCache: z.boolean().default(false),
     simProfile: z.string().min(1).default('demo'),
     simFaults: z.string().optional(),
   })
@@ -67,6 +79,17 @@ const schema = z
         path: ['maxActiveConversations'],
         message: `must be at least --num-clients (${o.numClients}), so that every client has a conversation`,
       });
+    }
+    const openLoop = o.sessionRate !== undefined || o.rampUp !== undefined;
+    if (!openLoop && (o.maxConcurrency !== undefined || o.thinkTime !== undefined)) {
+      const flag = o.maxConcurrency !== undefined ? 'maxConcurrency' : 'thinkTime';
+      ctx.addIssue({ code: 'custom', path: [flag], message: 'applies to open-loop sessions: add --session-rate (or --ramp-up)' });
+    }
+    if (openLoop && o.requestRate > 0) {
+      ctx.addIssue({ code: 'custom', path: ['requestRate'], message: 'paces closed-loop clients; with --session-rate the arrivals set the pace' });
+    }
+    if (o.rampUp !== undefined && o.sessionRate !== undefined && Number(o.rampUp.split(':')[2]) !== o.sessionRate) {
+      ctx.addIssue({ code: 'custom', path: ['rampUp'], message: `ends at ${o.rampUp.split(':')[2]}/s but --session-rate is ${o.sessionRate}/s; give one or make them agree` });
     }
     if (o.maxTurns !== undefined && o.maxTurns < 2) {
       ctx.addIssue({ code: 'custom', path: ['maxTurns'], message: 'counts messages (user and assistant): expected 2 or more' });

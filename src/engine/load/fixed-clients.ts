@@ -65,7 +65,8 @@ async function runClient(clientId: number, config: FixedClientsConfig, ctx: Turn
     const position = config.sampling === 'random' ? rng.int(0, active.length - 1) : 0;
     const conversation = active.splice(position, 1)[0]!;
     try {
-      const record = await runTurn(ctx, conversation, clientId, rng, false);
+      const schedule = meanGapMs > 0 ? { scheduledAtMs: nextSendAtMs, queueMs: 0 } : undefined;
+      const record = await runTurn(ctx, conversation, clientId, rng, false, schedule);
       ctx.observer.onRecord?.(record);
       if (record.status === 'error') pool.fail(conversation);
       else if (conversation.done) pool.complete(conversation);

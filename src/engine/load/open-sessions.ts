@@ -1,0 +1,87 @@
+import { Rng } from '../../synth/rng.js';
+import type { ActiveConversation } from '../active-conversation.js';
+import { ArrivalSchedule, describeArrivals, type ArrivalConfig } from '../arrivals.js';
+import { ConcurrencyLimit } from '../concurrency-limit.js';
+import { sleep } from '../sleep.js';
+import { runTurn, type TurnContext } from '../turn.js';
+import type { WorkPool } from '../work-pool.js';
+import type { CrashHandler } from './fixed-clients.js';
+
+/**
+ * `open-sessions`: users arrive on their own schedule (--session-rate, --burstiness, --ramp-up), each replaying one
+ * conversation: turn 1 at arrival, then each next turn a think time after the previous answer. Nothing waits for
+ * the server to free up before a session arrives, so queueing shows instead of hiding: every request records the
+ * time it was meant to be sent, and --max-concurrency waits are recorded as queue time.
+ */
+export interface OpenSessionsConfig {
+  arrivals: ArrivalConfig;
+  /** Requests in flight at most; undefined for no cap. */
+  maxConcurrency?: number;
+  /** Pause before the conversation's next turn, ms (think time). `turn` is the 1-based turn about to be sent. */
+  thinkTimeMs: (conversation: ActiveConversation, turn: number, rng: Rng) => number;
+  seed: number;
+}
+
+/** The run's arrival schedule: deterministic for the config's seed (tests recompute it to check the intended send times). */
+export function arrivalScheduleFor(config: Pick<OpenSessionsConfig, 'arrivals' | 'seed'>): ArrivalSchedule {
+  return new ArrivalSchedule(config.arrivals, Rng.derive(config.seed, 0x6172));
+}
+
+/** One line describing the load model. */
+export function describeOpenSessions(config: OpenSessionsConfig): string {
+  const cap = config.maxConcurrency === undefined ? '' : `, at most ${config.maxConcurrency} requests in flight`;
+  return `open-sessions: ${describeArrivals(config.arrivals)}${cap}`;
+}
+
+/**
+ * Runs the open loop until arrivals end (the dataset is used up, or a stop) and every session has ended.
+ * Resolves, never rejects: a session that dies of a bug is handed to `onCrash` and its conversation counted failed.
+ * `client_id` in the records is the session's number.
+ */
+export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+  const stopping = ctx.stop.stopping;
+  const limit = config.maxConcurrency === undefined ? undefined : new ConcurrencyLimit(config.maxConcurrency);
+  const schedule = arrivalScheduleFor(config);
+  const sessions: Promise<void>[] = [];
+  const startMs = ctx.runStartMs;
+
+  const runSession = async (conversation: ActiveConversation, session: number, arrivedAtMs: number): Promise<void> => {
+    const rng = Rng.derive(config.seed, session + 1);
+    let scheduledAtMs = arrivedAtMs;
+    for (;;) {
+      const queueMs = limit === undefined ? 0 : await limit.acquire(stopping);
+      if (queueMs === null) return; // the run stopped while it queued
+      let record;
+      try {
+        if (stopping.aborted) return;
+        if (!pool.takeRequest()) {
+          ctx.stop.stop('max_requests');
+          return;
+        }
+        record = await runTurn(ctx, conversation, session, rng, false, { scheduledAtMs, queueMs });
+      } finally {
+        limit?.release();
+      }
+      ctx.observer.onRecord?.(record);
+      if (record.status === 'error') return pool.fail(conversation);
+      if (conversation.done) return pool.complete(conversation);
+      const thinkMs = Math.max(0, config.thinkTimeMs(conversation, conversation.nextTurn, rng));
+      scheduledAtMs = performance.now() + thinkMs;
+      if (!(await sleep(thinkMs, stopping))) return;
+    }
+  };
+
+  for (let session = 0; !stopping.aborted; session++) {
+    const arrivalMs = startMs + schedule.next();
+    if (!Number.isFinite(arrivalMs) || !(await sleep(arrivalMs - performance.now(), stopping))) break;
+    const conversation = pool.take();
+    if (conversation === undefined) break; // every conversation has arrived
+    sessions.push(
+      runSession(conversation, session, arrivalMs).catch((error: unknown) => {
+        onCrash(`session ${conversation.id}`, error);
+        pool.fail(conversation);
+      }),
+    );
+  }
+  await Promise.all(sessions);
+}

@@ -1,0 +1,25 @@
+import type { RunOptions } from '../options/run-options.js';
+import type { Summary } from '../metrics/summary.js';
+import type { ServerMetricsReport } from './scraper.js';
+
+/** The /metrics URL to scrape: --scrape-metrics URL, or <server>/metrics for a bare --scrape-metrics; undefined when off. */
+export function scrapeUrl(options: RunOptions, serverUrl: string): string | undefined {
+  if (options.scrapeMetrics === false) return undefined;
+  return typeof options.scrapeMetrics === 'string' ? options.scrapeMetrics : `${serverUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/metrics`;
+}
+
+/**
+ * The scrape report with the three views of the cache side by side: what the server's counters say
+ * (hits / queries), what the responses' usage said (cached / input tokens), and what the history the client sent
+ * made possible (expected cached / input tokens). The server counts every request in the window, warmup included.
+ */
+export function compareCacheCounts(report: ServerMetricsReport, summary: Summary): ServerMetricsReport & { cache_hit_rates: Record<string, number | null> } {
+  return {
+    ...report,
+    cache_hit_rates: {
+      server_counters: report.server_cache_hit_rate,
+      response_usage: summary.cache_hit_ratio,
+      client_expected: summary.total_input_tokens > 0 ? summary.total_expected_cached_tokens / summary.total_input_tokens : null,
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { request } from 'undici';
+import { parseServerMetrics, type ServerMetricsSnapshot } from './parse.js';
+
+/** One scrape during the run: when (ms since the scraper started) and what the gauges said. */
+export interface ServerMetricsSample {
+  t_ms: number;
+  requests_running: number | null;
+  requests_waiting: number | null;
+  kv_cache_usage: number | null;
+}
+
+/** What --scrape-metrics found: counters before and after, their deltas, and the gauges over time. */
+export interface ServerMetricsReport {
+  url: string;
+  scrapes: number;
+  failures: number;
+  /** The last failure's message, when there was one. */
+  last_error: string | null;
+  before: ServerMetricsSnapshot | null;
+  after: ServerMetricsSnapshot | null;
+  /** Counter deltas over the run (after - before); null when either side is unknown. */
+  prefix_cache_queries: number | null;
+  prefix_cache_hits: number | null;
+  /** prefix_cache_hits / prefix_cache_queries over the run, as the server counted them. */
+  server_cache_hit_rate: number | null;
+  series: ServerMetricsSample[];
+}
+
+const SCRAPE_TIMEOUT_MS = 3_000;
+/** Most samples kept: a long run at the default interval fits, and memory stays bounded. */
+const MAX_SAMPLES = 20_000;
+
+/**
+ * Reads a Prometheus `/metrics` page before the run, every `intervalMs` during it and after it. A scrape that fails
+ * is counted and skipped; it never fails the run. Every request is bounded by a timeout, and stop() waits for the one
+ * in flight, so nothing outlives the run.
+ */
+export class MetricsScraper {
+  readonly #url: string;
+  readonly #headers: Record<string, string>;
+  readonly #intervalMs: number;
+  readonly #series: ServerMetricsSample[] = [];
+  #before: ServerMetricsSnapshot | null = null;
+  #scrapes = 0;
+  #failures = 0;
+  #lastError: string | null = null;
+  #timer: NodeJS.Timeout | undefined;
+  #inFlight: Promise<ServerMetricsSnapshot | null> | undefined;
+  #startMs = 0;
+
+  constructor(url: string, options: { intervalMs: number; headers?: Record<string, string> }) {
+    this.#url = url;
+    this.#intervalMs = options.intervalMs;
+    this.#headers = options.headers ?? {};
+  }
+
+  /** Takes the "before" snapshot and starts the periodic scrapes. */
+  async start(): Promise<void> {
+    this.#startMs = performance.now();
+    this.#before = await this.#scrape();
+    this.#timer = setInterval(() => {
+      if (this.#inFlight === undefined) void this.#scrape();
+    }, this.#intervalMs);
+    this.#timer.unref();
+  }
+
+  /** Stops the periodic scrapes, takes the "after" snapshot and reports. */
+  async stop(): Promise<ServerMetricsReport> {
+    clearInterval(this.#timer);
+    await this.#inFlight;
+    const after = await this.#scrape();
+    const before = this.#before;
+    const delta = (key: 'prefix_cache_queries' | 'prefix_cache_hits'): number | null =>
+      before?.[key] == null || after?.[key] == null ? null : after[key]! - before[key]!;
+    const queries = delta('prefix_cache_queries');
+    const hits = delta('prefix_cache_hits');
+    return {
+      url: this.#url,
+      scrapes: this.#scrapes,
+      failures: this.#failures,
+      last_error: this.#lastError,
+      before,
+      after,
+      prefix_cache_queries: queries,
+      prefix_cache_hits: hits,
+      server_cache_hit_rate: queries !== null && hits !== null && queries > 0 ? hits / queries : null,
+      series: this.#series,
+    };
+  }
+
+  #scrape(): Promise<ServerMetricsSnapshot | null> {
+    const run = async (): Promise<ServerMetricsSnapshot | null> => {
+      this.#scrapes += 1;
+      try {
+        const response = await request(this.#url, { headers: this.#headers, signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
+        const text = await response.body.text();
+        if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
+        const snapshot = parseServerMetrics(text);
+        if (this.#series.length < MAX_SAMPLES) {
+          this.#series.push({
+            t_ms: Math.round(performance.now() - this.#startMs),
+            requests_running: snapshot.requests_running,
+            requests_waiting: snapshot.requests_waiting,
+            kv_cache_usage: snapshot.kv_cache_usage,
+          });
+        }
+        return snapshot;
+      } catch (error) {
+        this.#failures += 1;
+        this.#lastError = error instanceof Error ? error.message : String(error);
+        return null;
+      } finally {
+        this.#inFlight = undefined;
+      }
+    };
+    this.#inFlight = run();
+    return this.#inFlight;
+  }
+}

@@ -52,9 +52,6 @@ export async function readSimConfigFile(path: string): Promise<Partial<SimConfig
  * then closes it (open streams ended, trace flushed) and resolves.
  */
 export async function runServe(options: ServeCliOptions, signal: AbortSignal, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
-  if (options.tokenizer !== 'approx') {
-    throw new ConfigError(`--tokenizer ${options.tokenizer}: only 'approx' until real tokenizers land (issue 4)`);
-  }
   const config = options.config === undefined ? {} : await readSimConfigFile(options.config);
   const sim = await startSimulator({
     host: options.host,
@@ -65,6 +62,7 @@ export async function runServe(options: ServeCliOptions, signal: AbortSignal, pr
     faults: options.faults,
     tracePath: options.trace,
     modelName: options.modelName,
+    tokenizer: options.tokenizer === 'approx' ? undefined : options.tokenizer,
   });
   print(`chatload serve: listening on ${sim.url} (profile ${options.profile}, model ${options.modelName})`);
   if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -80,7 +78,7 @@ export function registerServeCommand(program: Command): void {
     .option('--port <port>', 'port to listen on (0 = any free port)', portNumber, 8000)
     .option('--profile <name>', `engine profile: ${Object.keys(profiles).join(', ')}`, 'h100-8b')
     .option('--config <file>', 'JSON file of engine parameter overrides (see docs/SIMULATOR.md)')
-    .option('--tokenizer <name>', "tokenizer for prompt accounting (only 'approx' for now)", 'approx')
+    .option('--tokenizer <name>', "tokenizer for prompt accounting: approx, tiktoken:cl100k_base|o200k_base, a tokenizer.json or model folder, or a Hugging Face model id", 'approx')
     .option('--seed <n>', 'seed for generated text, the EOS model and faults', seedNumber, 0)
     .option('--faults <spec>', 'fault injection, e.g. 500=0.01,429=0.02:2,reset=0.01 (kinds: 500 429 reset stall trickle malformed truncate)')
     .option('--trace <file>', 'write one JSONL line per request to this file')

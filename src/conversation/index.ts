@@ -1,4 +1,7 @@
-export type { Conversation, DatasetInfo } from './types.js';
-export { loadConversations, parseJsonWithLocation } from './load.js';
+export type { Conversation, DatasetInfo, TurnSettings } from './types.js';
+export { loadConversations, loadDataset, parseJsonWithLocation, type LoadOptions, type LoadedDataset, type DatasetFormat } from './load.js';
 export { validateConversation } from './validate.js';
 export { demoConversations, type DemoDatasetOptions } from './demo.js';
+export { ShareGptConverter, describeShareGptReport, isShareGptItem, type ShareGptOptions, type ShareGptReport } from './sharegpt.js';
+export { streamJsonList, type JsonListElement } from './json-stream.js';
+export { writeConversations, toFileConversation } from './write.js';

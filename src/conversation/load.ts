@@ -1,8 +1,14 @@
 import { constants, createReadStream } from 'node:fs';
-import { access, readFile, stat } from 'node:fs/promises';
+import { access, open, readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { ConfigError, DatasetError } from '../errors/index.js';
+import { DatasetError } from '../errors/index.js';
+import { generateConversations, type GeneratedDataset } from '../synth/generate.js';
+import { isGenerationConfig, parseGenerationConfig } from '../synth/generation-config.js';
+import { defaultTokenCounter, type TokenCounter } from '../tokenizer/index.js';
+import { streamJsonList } from './json-stream.js';
+import { describeShareGptReport, isShareGptItem, ShareGptConverter, type ShareGptReport } from './sharegpt.js';
 import type { Conversation } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
 
@@ -57,71 +63,160 @@ async function checkReadable(file: string): Promise<void> {
   }
 }
 
-async function readTextFile(file: string): Promise<string> {
-  await checkReadable(file);
-  return readFile(file, 'utf8');
+/** Files larger than this are streamed element by element instead of read into one string. */
+const STREAM_ABOVE_BYTES = 64 * 1024 * 1024;
+
+/** Options of loadConversations / loadDataset. */
+export interface LoadOptions {
+  /** Seed of a generation config. @default 0 */
+  seed?: number;
+  /** The tokenizer a generation config counts with. @default the approximate tokenizer (with a warning) */
+  counter?: TokenCounter;
+  /** Receives one-line warnings (ShareGPT items dropped, approximate generation). */
+  warn?: (message: string) => void;
 }
 
-function rejectGenerationConfig(value: unknown, file: string): void {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    const filetype = (value as Record<string, unknown>).filetype;
-    if (filetype === 'generate_conversations') {
-      throw new ConfigError(
-        `${file}: generation configs (filetype "generate_conversations") are not supported yet: the datasets issue (#4) adds them`,
-      );
-    }
-    throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');
+/** The formats loadDataset recognises. */
+export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate';
+
+/** A loaded dataset: the conversations and how they were obtained. */
+export interface LoadedDataset {
+  conversations: Conversation[];
+  format: DatasetFormat;
+  /** For generation configs: the token accounting and whether the config asks for `print_stats`. */
+  generated?: GeneratedDataset;
+  printStats?: boolean;
+  /** For ShareGPT input: what was merged and dropped. */
+  sharegpt?: ShareGptReport;
+}
+
+/** Validates a stream of parsed items as reference conversations, or converts them when they are ShareGPT. */
+class ItemSink {
+  readonly #file: string;
+  readonly #ids = new UniqueIds();
+  readonly #out: Conversation[] = [];
+  #sharegpt: ShareGptConverter | null = null;
+  #index = 0;
+
+  constructor(file: string) {
+    this.#file = file;
+  }
+
+  add(value: unknown, line: number | undefined): void {
+    const index = this.#index++;
+    if (index === 0 && isShareGptItem(value)) this.#sharegpt = new ShareGptConverter();
+    if (this.#sharegpt !== null) return this.#sharegpt.add(value, index);
+    const at = line === undefined ? { file: this.#file, conversationIndex: index } : { file: this.#file, line, conversationIndex: index };
+    const conversation = validateConversation(value, at);
+    this.#ids.check(conversation, at);
+    this.#out.push(conversation);
+  }
+
+  get count(): number {
+    return this.#index;
+  }
+
+  finish(warn: (message: string) => void): LoadedDataset {
+    if (this.#sharegpt === null) return { conversations: this.#out, format: 'json' };
+    const { conversations, report } = this.#sharegpt.finish();
+    if (Object.values(report.dropped).some((n) => n > 0)) warn(`${this.#file}: ShareGPT: ${describeShareGptReport(report)}`);
+    if (conversations.length === 0) throw new DatasetError({ file: this.#file }, `no usable ShareGPT conversations: ${describeShareGptReport(report)}`);
+    return { conversations, format: 'sharegpt', sharegpt: report };
   }
 }
 
-/** Loads the reference's JSON list of conversations. */
-async function loadJsonList(file: string): Promise<Conversation[]> {
-  const text = await readTextFile(file);
-  if (text.trim() === '') throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');
-  const value = parseJsonWithLocation(text, file);
-  rejectGenerationConfig(value, file);
-  const list = value as unknown[];
-  if (list.length === 0) throw new DatasetError({ file }, 'expected at least one conversation, got an empty list');
-  const ids = new UniqueIds();
-  return list.map((item, conversationIndex) => {
-    const at = { file, conversationIndex };
-    const conversation = validateConversation(item, at);
-    ids.check(conversation, at);
-    return conversation;
-  });
+/** The first non-whitespace character of the file, or '' when it is blank. */
+async function firstChar(file: string): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(4096);
+    for (let position = 0; ; ) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0) return '';
+      const text = buffer.toString('utf8', 0, bytesRead).replace(/^\uFEFF/, '');
+      const match = /\S/.exec(text);
+      if (match) return match[0];
+      position += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
-/** Loads JSONL, one conversation per line, streaming so large sets never sit in memory as one string. */
-async function loadJsonLines(file: string): Promise<Conversation[]> {
-  await checkReadable(file);
+async function loadJsonLines(file: string, options: LoadOptions): Promise<LoadedDataset> {
   const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
-  const out: Conversation[] = [];
-  const ids = new UniqueIds();
+  const sink = new ItemSink(file);
   let lineNumber = 0;
   for await (const line of lines) {
     lineNumber += 1;
     if (line.trim() === '') continue;
     const value = parseJsonWithLocation(line, file, lineNumber - 1);
-    if (lineNumber === 1) rejectGenerationConfigLine(value, file);
-    const at = { file, line: lineNumber, conversationIndex: out.length };
-    const conversation = validateConversation(value, at);
-    ids.check(conversation, at);
-    out.push(conversation);
+    if (sink.count === 0 && isGenerationConfig(value)) {
+      lines.close();
+      return loadGenerationConfig(value, file, options);
+    }
+    sink.add(value, lineNumber);
   }
-  if (out.length === 0) throw new DatasetError({ file }, 'the file has no conversations; expected one JSON conversation per line');
-  return out;
+  if (sink.count === 0) throw new DatasetError({ file }, 'the file has no conversations; expected one JSON conversation per line');
+  const loaded = sink.finish(options.warn ?? (() => {}));
+  return loaded.format === 'json' ? { ...loaded, format: 'jsonl' } : loaded;
 }
 
-function rejectGenerationConfigLine(value: unknown, file: string): void {
-  if (typeof value === 'object' && value !== null && (value as Record<string, unknown>).filetype === 'generate_conversations') {
-    rejectGenerationConfig(value, file);
+async function loadJsonList(file: string, size: number, options: LoadOptions): Promise<LoadedDataset> {
+  const sink = new ItemSink(file);
+  if (size > STREAM_ABOVE_BYTES) {
+    for await (const element of streamJsonList(file)) sink.add(parseJsonWithLocation(element.text, file, element.line - 1), element.line);
+  } else {
+    const value = parseJsonWithLocation(await readFile(file, 'utf8'), file);
+    if (!Array.isArray(value)) throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');
+    value.forEach((item) => sink.add(item, undefined));
   }
+  if (sink.count === 0) throw new DatasetError({ file }, 'expected at least one conversation, got an empty list');
+  return sink.finish(options.warn ?? (() => {}));
+}
+
+async function loadGenerationConfig(value: unknown, file: string, options: LoadOptions): Promise<LoadedDataset> {
+  const config = parseGenerationConfig(value, file, dirname(file));
+  if (options.counter === undefined) options.warn?.(`${file}: generating with the approximate tokenizer; pass --tokenizer for exact token counts`);
+  const generated = await generateConversations(config, { counter: options.counter ?? defaultTokenCounter, seed: options.seed ?? 0 });
+  return { conversations: generated.conversations, format: 'generate', generated, printStats: config.printStats };
 }
 
 /**
- * Loads a conversation dataset: the reference's JSON list, or JSONL (one conversation per line) when the file
- * ends in `.jsonl`/`.ndjson`. Every problem is a one-line DatasetError (exit code 2).
+ * Loads a dataset with its format detected: the reference's JSON list, JSONL (one conversation per line), a
+ * ShareGPT file (JSON list or JSONL of `{ "conversations": [{ "from", "value" }] }`), or a `generate_conversations`
+ * config (generated in memory with `options.counter` and `options.seed`). JSON lists over 64 MB and every JSONL
+ * file are read as streams. Every problem is a one-line DatasetError or ConfigError (exit code 2).
  */
-export async function loadConversations(file: string): Promise<Conversation[]> {
-  return /\.(jsonl|ndjson)$/i.test(file) ? loadJsonLines(file) : loadJsonList(file);
+export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
+  await checkReadable(file);
+  const { size } = await stat(file);
+  if (/\.(jsonl|ndjson)$/i.test(file)) return loadJsonLines(file, options);
+  const first = await firstChar(file);
+  if (first === '') throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');
+  if (first === '[') return loadJsonList(file, size, options);
+  if (first !== '{') throw new DatasetError({ file, line: 1 }, 'expected a JSON list of conversations, a JSONL file or a generation config');
+  if (size <= STREAM_ABOVE_BYTES) {
+    // One JSON object (a generation config), or JSONL without the .jsonl extension.
+    const text = await readFile(file, 'utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return loadJsonLines(file, options);
+    }
+    if (isGenerationConfig(value)) return loadGenerationConfig(value, file, options);
+    const record = value as Record<string, unknown>;
+    if (!text.trim().includes('\n') && (isShareGptItem(value) || 'messages' in record)) return loadJsonLines(file, options);
+    throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');
+  }
+  return loadJsonLines(file, options);
+}
+
+/**
+ * Loads a dataset's conversations (see loadDataset for the formats). Generation configs are generated in memory
+ * with `options.counter` and `options.seed`; ShareGPT files are converted (drops reported through `options.warn`).
+ */
+export async function loadConversations(file: string, options: LoadOptions = {}): Promise<Conversation[]> {
+  return (await loadDataset(file, options)).conversations;
 }

@@ -1,6 +1,19 @@
 import type { ChatMessage } from '../tokenizer/types.js';
 
 /**
+ * Per-user-turn settings a dataset may carry beyond role and content. Generated datasets always set `maxTokens`;
+ * `thinkTimeSec` when the config has a `think_time`. On disk they are extra fields of the messages
+ * (`max_tokens` on the assistant message that answers the turn, `think_time_sec` on the user message); in memory
+ * they live here, so `messages` stay plain `{ role, content }` and go to the server unchanged.
+ */
+export interface TurnSettings {
+  /** The turn's `max_tokens` (tokens): the sampled output length of a generated answer. */
+  maxTokens?: number;
+  /** Seconds to wait after the previous answer before sending this user turn. */
+  thinkTimeSec?: number;
+}
+
+/**
  * One conversation as the reference tool's files hold it: an id and its messages. An optional leading `system`
  * message is sent with every turn; after it, messages alternate user/assistant starting with user. The assistant
  * messages are recorded answers: they set each turn's `max_tokens`, and by default the server's real answer
@@ -9,6 +22,8 @@ import type { ChatMessage } from '../tokenizer/types.js';
 export interface Conversation {
   id: string;
   messages: ChatMessage[];
+  /** Settings per user turn: `turns[k]` belongs to the k-th user message. Absent when the dataset has none. */
+  turns?: TurnSettings[];
 }
 
 /** Counts of a dataset, for reports. */

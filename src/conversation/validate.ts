@@ -1,6 +1,6 @@
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import type { ChatMessage } from '../tokenizer/types.js';
-import type { Conversation } from './types.js';
+import type { Conversation, TurnSettings } from './types.js';
 
 const ROLES = new Set(['system', 'user', 'assistant']);
 
@@ -8,6 +8,13 @@ function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'string' ? `${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}` : `a ${typeof value}`;
+}
+
+function extensionNumber(value: unknown, key: string, at: DatasetLocation): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new DatasetError(at, `expected "${key}" to be a number >= 0, got ${describeValue(value)}`);
+  }
+  return value;
 }
 
 /**
@@ -31,6 +38,8 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
   if (messages.length === 0) throw new DatasetError(where, 'expected at least one message, got an empty "messages" list');
 
   const out: ChatMessage[] = [];
+  const turns: TurnSettings[] = [];
+  let extensions = false;
   let expected: 'user' | 'assistant' = 'user';
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as Record<string, unknown> | null;
@@ -50,12 +59,23 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
     } else if (role !== expected) {
       throw new DatasetError(mAt, `expected role "${expected}" (messages alternate user/assistant, starting with user), got "${role}"`);
     } else {
+      if (role === 'user') turns.push({});
+      const turn = turns[turns.length - 1]!;
+      if (role === 'user' && m.think_time_sec !== undefined) {
+        turn.thinkTimeSec = extensionNumber(m.think_time_sec, 'think_time_sec', mAt);
+        extensions = true;
+      }
+      if (role === 'assistant' && m.max_tokens !== undefined) {
+        turn.maxTokens = extensionNumber(m.max_tokens, 'max_tokens', mAt);
+        if (!Number.isInteger(turn.maxTokens) || turn.maxTokens < 1) throw new DatasetError(mAt, `expected "max_tokens" to be a positive integer, got ${turn.maxTokens}`);
+        extensions = true;
+      }
       expected = expected === 'user' ? 'assistant' : 'user';
     }
     out.push({ role: role as ChatMessage['role'], content: m.content });
   }
   if (!out.some((m) => m.role === 'user')) throw new DatasetError(where, 'expected at least one "user" message');
-  return { id: String(id), messages: out };
+  return extensions ? { id: String(id), messages: out, turns } : { id: String(id), messages: out };
 }
 
 /** Throws when two conversations share an id (the engine keys history and records by it). */

@@ -1,9 +1,11 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../util/module-worker.js';
 import { ChatloadError } from '../errors/index.js';
 import { DEFAULT_PROFILE, profiles, resolveSimConfig, type SimConfig } from './config.js';
 import { parseFaultSpec } from './faults.js';
 import { SimServer } from './server.js';
 import { chatloadVersion } from './version.js';
+import { defaultTokenCounter, resolveTokenCounter } from '../tokenizer/index.js';
 
 export { type SimConfig, profiles };
 export { parseSimConfigOverrides, resolveSimConfig, DEFAULT_PROFILE } from './config.js';
@@ -28,6 +30,11 @@ export interface SimulatorOptions {
   tracePath?: string;
   /** @default 'chatload-sim' */
   modelName?: string;
+  /**
+   * Tokenizer for prompt accounting, as `--tokenizer` takes it (`approx`, `tiktoken:cl100k_base`, a tokenizer.json or
+   * model folder, a Hub model id); prompts are counted with its chat template. @default the approximate tokenizer
+   */
+  tokenizer?: string;
 }
 
 /** A simulator that is listening. `url` has no trailing slash, e.g. `http://127.0.0.1:8000`. */
@@ -45,6 +52,7 @@ export const DEFAULT_MODEL_NAME = 'chatload-sim';
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const config = resolveSimConfig(options.profile ?? DEFAULT_PROFILE, options.config ?? {});
   const faults = options.faults === undefined ? [] : parseFaultSpec(options.faults);
+  const counter = options.tokenizer === undefined ? defaultTokenCounter : await resolveTokenCounter({ tokenizer: options.tokenizer });
   const server = await SimServer.start({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
@@ -54,6 +62,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     tracePath: options.tracePath,
     modelName: options.modelName ?? DEFAULT_MODEL_NAME,
     version: chatloadVersion(),
+    counter,
   });
   return {
     url: server.url,
@@ -74,21 +83,11 @@ export type WorkerMessage =
  * module's extension.
  */
 export function startSimulatorWorker(options: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const entry = new URL(`./worker${ext}`, import.meta.url);
   let worker: Worker;
-  if (ext === '.js') worker = new Worker(entry, { workerData: options });
-  else {
-    // Under tsx on Node 20 a worker does not get the loader from an inherited `--import tsx` in time for its entry
-    // file ("Unknown file extension .ts"), so a tiny eval'd bootstrap registers tsx first, then imports worker.ts.
-    let tsxApi: string;
-    try {
-      tsxApi = import.meta.resolve('tsx/esm/api');
-    } catch (error) {
-      return Promise.reject(new ChatloadError('running the simulator worker from TypeScript sources needs tsx', { cause: error }));
-    }
-    const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`;
-    worker = new Worker(bootstrap, { eval: true, workerData: options });
+  try {
+    worker = startModuleWorker(import.meta.url, 'worker', options);
+  } catch (error) {
+    return Promise.reject(error);
   }
   return new Promise((resolve, reject) => {
     let settled = false;

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ChatloadError } from '../errors/index.js';
-import { approxTokenizer, defaultTokenCounter, encodePrompt } from '../tokenizer/index.js';
+import { defaultTokenCounter, encodePrompt, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
 import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
@@ -25,6 +25,8 @@ export interface SimServerOptions {
   modelName: string;
   /** chatload's version, for GET /version. */
   version: string;
+  /** Counts prompt tokens (chat template applied to `messages`). @default defaultTokenCounter (approximate, ChatML) */
+  counter?: TokenCounter;
 }
 
 /** The simulator's HTTP server (node:http) over one Engine driven by the real clock. */
@@ -33,6 +35,7 @@ export class SimServer implements ExchangeContext {
   readonly modelName: string;
   readonly metrics: SimMetrics;
   readonly #options: SimServerOptions;
+  readonly #counter: TokenCounter;
   readonly #server: Server;
   readonly #faults: FaultInjector;
   readonly #trace: TraceWriter | null;
@@ -44,6 +47,7 @@ export class SimServer implements ExchangeContext {
 
   private constructor(options: SimServerOptions, trace: TraceWriter | null) {
     this.#options = options;
+    this.#counter = options.counter ?? defaultTokenCounter;
     this.modelName = options.modelName;
     this.metrics = new SimMetrics(options.modelName, () => this.engine);
     this.engine = new Engine(options.config, realClock, { seed: options.seed, observer: this.metrics });
@@ -171,10 +175,10 @@ export class SimServer implements ExchangeContext {
     const b = body as Record<string, unknown>;
     this.#checkModel(typeof b.model === 'string' ? b.model : undefined);
     let tokens: number[];
-    if (typeof b.prompt === 'string') tokens = approxTokenizer.encode(b.prompt);
+    if (typeof b.prompt === 'string') tokens = this.#counter.tokenizer.encode(b.prompt);
     else if (b.messages !== undefined) {
       const { messages } = parseGenerationBody({ messages: b.messages }, 'chat');
-      tokens = encodePrompt(defaultTokenCounter, messages!);
+      tokens = encodePrompt(this.#counter, messages!);
     } else throw new HttpError(400, "Send 'prompt' (a string) or 'messages'", { param: 'prompt' });
     sendJson(res, 200, { count: tokens.length, max_model_len: this.#options.config.max_model_len, tokens });
   }
@@ -186,7 +190,7 @@ export class SimServer implements ExchangeContext {
     try {
       const params = parseGenerationBody(parseJsonBody(await readBody(req)), kind);
       this.#checkModel(params.model);
-      const promptIds = params.messages !== null ? encodePrompt(defaultTokenCounter, params.messages) : approxTokenizer.encode(params.prompt!);
+      const promptIds = params.messages !== null ? encodePrompt(this.#counter, params.messages) : this.#counter.tokenizer.encode(params.prompt!);
       promptTokens = promptIds.length;
       if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);

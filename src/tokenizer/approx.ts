@@ -84,3 +84,29 @@ export class ApproxTokenizer implements Tokenizer {
 
 /** The shared instance: the tokenizer is stateless. */
 export const approxTokenizer = new ApproxTokenizer();
+
+/**
+ * The approximate tokenizer that can also decode: it remembers the text of every chunk it has encoded, so the
+ * generator can slice a token stream of the approximate tokenizer like that of a real one. Counts and ids are those
+ * of ApproxTokenizer. Memory grows with the distinct chunks of the text it saw (a corpus: a few tens of thousands).
+ */
+export class DecodingApproxTokenizer extends ApproxTokenizer {
+  readonly #chunks = new Map<number, string>();
+
+  override encode(text: string): number[] {
+    const ids: number[] = [];
+    scan(text, (start, end) => {
+      const id = fnv1a(text, start, end);
+      if (!this.#chunks.has(id)) this.#chunks.set(id, text.slice(start, end));
+      ids.push(id);
+    });
+    return ids;
+  }
+
+  /** The text of ids this instance encoded before (unknown ids decode to nothing). */
+  decode(ids: readonly number[]): string {
+    let out = '';
+    for (const id of ids) out += this.#chunks.get(id) ?? '';
+    return out;
+  }
+}

@@ -3,13 +3,20 @@ import { chatmlTemplate } from './chatml.js';
 import type { ChatMessage, ChatTemplate, Tokenizer } from './types.js';
 
 export type { ChatMessage, ChatTemplate, Tokenizer } from './types.js';
-export { ApproxTokenizer, approxTokenizer } from './approx.js';
+export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
+export { HfTokenizer } from './hf.js';
+export { TiktokenTokenizer, TIKTOKEN_ENCODINGS, type TiktokenEncodingName } from './tiktoken.js';
+export { jinjaChatTemplate, type TemplateSpecialTokens } from './jinja-template.js';
+export { hubSettingsFromEnv, downloadTokenizer, findCachedSnapshot, type HubSettings } from './hub.js';
+export { resolveTokenCounter, loadTokenizerPath, type TokenizerSpec } from './resolve.js';
 
 /** A tokenizer with the chat template that goes with it: what both the client and the simulator count with. */
 export interface TokenCounter {
   readonly tokenizer: Tokenizer;
   readonly template: ChatTemplate;
+  /** Where the tokenizer came from, for reports: `approx`, `tiktoken:cl100k_base`, a file path or a Hub model id. */
+  readonly source?: string;
 }
 
 /** The default until real tokenizers land: the approximate tokenizer with ChatML. */

@@ -14,6 +14,11 @@ export interface Tokenizer {
   encode(text: string): number[];
   /** The number of tokens `encode(text)` would return, without building the id array. */
   count(text: string): number;
+  /**
+   * Text of `ids` (special tokens kept, no clean-up), when the tokenizer can decode. The generator realizes text of an
+   * exact token length by slicing ids and decoding them.
+   */
+  decode?(ids: readonly number[]): string;
 }
 
 /** Renders a conversation into the exact prompt string the model sees. */

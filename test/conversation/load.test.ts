@@ -82,10 +82,28 @@ describe('loadConversations', () => {
     assert.match((await loadError(file('{"a": 1}'))).message, /expected a JSON list of conversations/);
   });
 
-  test('a generation config names the datasets issue', async () => {
+  test('a generation config generates conversations (built-in corpus, approximate tokenizer by default)', async () => {
+    const config = {
+      filetype: 'generate_conversations',
+      num_conversations: 3,
+      prompt_input: { num_turns: { distribution: 'constant', value: 4 }, num_tokens: { distribution: 'constant', value: 60 } },
+      prompt_output: { num_tokens: { distribution: 'constant', value: 20 } },
+    };
+    const warnings: string[] = [];
+    const conversations = await loadConversations(file(JSON.stringify(config)), { seed: 1, warn: (m) => warnings.push(m) });
+    assert.deepEqual(conversations.map((c) => c.id), ['CONV_ID_0', 'CONV_ID_1', 'CONV_ID_2']);
+    for (const c of conversations) {
+      assert.deepEqual(c.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+      assert.deepEqual(c.turns?.map((t) => t.maxTokens), [20, 20]);
+      for (const m of c.messages) assert.deepEqual(Object.keys(m), ['role', 'content']);
+    }
+    assert.match(warnings.join('\n'), /approximate tokenizer/);
+  });
+
+  test('a bad generation config is a ConfigError naming the key', async () => {
     const error = await loadError(file(JSON.stringify({ filetype: 'generate_conversations', num_conversations: 2 })));
     assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /generate_conversations.*#4/);
+    assert.match(error.message, /prompt_input: expected an object/);
   });
 });
 

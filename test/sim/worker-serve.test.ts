@@ -64,9 +64,10 @@ describe('chatload serve', () => {
     await done;
   });
 
-  test('--tokenizer other than approx and a bad --config file are ConfigErrors naming the problem', { timeout: 10_000 }, async () => {
+  test('an unknown --tokenizer encoding and a bad --config file are ConfigErrors naming the problem', { timeout: 10_000 }, async () => {
     const signal = AbortSignal.abort();
-    await assert.rejects(runServe({ ...CLI_DEFAULTS, tokenizer: 'gpt2' }, signal), (e: unknown) => e instanceof ConfigError && /only 'approx' until real tokenizers land \(issue 4\)/.test(e.message));
+    // A tiktoken encoding name is checked locally (a bare name such as gpt2 would be a Hub download).
+    await assert.rejects(runServe({ ...CLI_DEFAULTS, tokenizer: 'tiktoken:nope' }, signal), (e: unknown) => e instanceof ConfigError && /unknown encoding/.test(e.message));
     const dir = await mkdtemp(join(tmpdir(), 'chatload-serve-'));
     try {
       const file = join(dir, 'sim.json');

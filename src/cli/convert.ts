@@ -1,0 +1,89 @@
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { describeShareGptReport, parseJsonWithLocation, ShareGptConverter, streamJsonList, writeConversations, type ShareGptOptions } from '../conversation/index.js';
+import { ConfigError, DatasetError } from '../errors/index.js';
+import { integer, positiveInt } from './parse.js';
+
+/** Flags of `chatload convert sharegpt`, as commander parses them. */
+export interface ConvertFlags {
+  seed: number;
+  maxItems?: number;
+  minTurns?: number;
+  maxTurns?: number;
+  minContentLen?: number;
+  maxContentLen?: number;
+}
+
+async function startsWithList(file: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new DatasetError({ file }, `cannot read the file: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  try {
+    const buffer = Buffer.alloc(4096);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return /^\s*\[/.test(buffer.toString('utf8', 0, bytesRead).replace(/^\uFEFF/, ''));
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Converts a ShareGPT file (a JSON list, streamed item by item, or JSONL) to chatload's conversation format and
+ * writes it to `output` (JSON list, or JSONL for `.jsonl`). Returns the one-line report of what was kept, merged
+ * and dropped.
+ */
+export async function convertShareGpt(input: string, output: string, flags: ConvertFlags): Promise<string> {
+  const options: ShareGptOptions = { seed: flags.seed };
+  if (flags.maxItems !== undefined) options.maxItems = flags.maxItems;
+  if (flags.minTurns !== undefined) options.minTurns = flags.minTurns;
+  if (flags.maxTurns !== undefined) options.maxTurns = flags.maxTurns;
+  if (flags.minContentLen !== undefined) options.minContentLen = flags.minContentLen;
+  if (flags.maxContentLen !== undefined) options.maxContentLen = flags.maxContentLen;
+  if (options.minTurns !== undefined && options.maxTurns !== undefined && options.minTurns > options.maxTurns) {
+    throw new ConfigError(`--min-turns ${options.minTurns} is larger than --max-turns ${options.maxTurns}`);
+  }
+  const converter = new ShareGptConverter(options);
+  let index = 0;
+  if (await startsWithList(input)) {
+    for await (const element of streamJsonList(input)) converter.add(parseJsonWithLocation(element.text, input, element.line - 1), index++);
+  } else {
+    const lines = createInterface({ input: createReadStream(input, { encoding: 'utf8' }), crlfDelay: Infinity });
+    let lineNumber = 0;
+    for await (const line of lines) {
+      lineNumber += 1;
+      if (line.trim() !== '') converter.add(parseJsonWithLocation(line, input, lineNumber - 1), index++);
+    }
+  }
+  const { conversations, report } = converter.finish();
+  if (conversations.length === 0) throw new DatasetError({ file: input }, `no conversation survived the conversion: ${describeShareGptReport(report)}`);
+  await writeConversations(output, conversations);
+  return describeShareGptReport(report);
+}
+
+/** Adds `chatload convert sharegpt IN OUT`. */
+export function registerConvertCommand(program: Command): void {
+  const convert = program.command('convert').description('Convert other dataset formats to chatload conversations. See docs/DATASETS.md.');
+  convert
+    .command('sharegpt')
+    .description('Convert a ShareGPT file (JSON list or JSONL) to the reference conversation format (.json) or JSONL (.jsonl).')
+    .argument('<input>', 'ShareGPT file')
+    .argument('<output>', 'output file: .json or .jsonl')
+    .option('--seed <n>', 'seed for choosing conversations when there are more than --max-items', integer, 0)
+    .option('--max-items <n>', 'keep at most this many conversations (a seeded random choice, in file order)', positiveInt)
+    .option('--min-turns <n>', 'drop conversations with fewer messages (user and assistant together)', positiveInt)
+    .option('--max-turns <n>', 'cut conversations to at most this many messages', positiveInt)
+    .option('--min-content-len <n>', 'drop conversations with a message shorter than this (characters)', positiveInt)
+    .option('--max-content-len <n>', 'drop conversations with a message longer than this (characters)', positiveInt)
+    .action(async (input: string, output: string, flags: ConvertFlags) => {
+      const report = await convertShareGpt(input, output, flags);
+      process.stderr.write(`chatload convert sharegpt: ${report} -> ${output}\n`);
+    });
+  convert.exitOverride();
+  for (const command of convert.commands) command.exitOverride();
+}

@@ -1,0 +1,87 @@
+import { createReadStream } from 'node:fs';
+import { DatasetError } from '../errors/index.js';
+
+/** One element of a top-level JSON list: its raw text and the 1-based line it starts on. */
+export interface JsonListElement {
+  text: string;
+  line: number;
+}
+
+/**
+ * Streams the elements of a file holding one JSON list (`[ {...}, {...} ]`) without reading the whole file into
+ * one string: a small scanner tracks strings, escapes and bracket depth, and yields each top-level element's text
+ * for JSON.parse. Memory is one element at a time plus a read buffer, so a multi-gigabyte list loads as a stream.
+ * Structural problems (not a list, unbalanced brackets, text after the list) are one-line DatasetErrors with the line.
+ */
+export async function* streamJsonList(file: string, options: { chunkBytes?: number } = {}): AsyncGenerator<JsonListElement> {
+  const input = createReadStream(file, { encoding: 'utf8', highWaterMark: options.chunkBytes ?? 1 << 20 });
+  let line = 1;
+  let started = false;
+  let ended = false;
+  let inString = false;
+  let escaped = false;
+  /** Inside an element: its text from earlier chunks, the line it starts on, and its open brackets. */
+  let inElement = false;
+  let pending = '';
+  let elementLine = 0;
+  let expectComma = false;
+  const closers: number[] = [];
+  for await (const chunk of input as AsyncIterable<string>) {
+    let from = inElement ? 0 : -1;
+    for (let i = 0; i < chunk.length; i++) {
+      const c = chunk.charCodeAt(i);
+      if (inString) {
+        if (c === 10) line += 1;
+        if (escaped) escaped = false;
+        else if (c === 92 /* \ */) escaped = true;
+        else if (c === 34 /* " */) inString = false;
+        continue;
+      }
+      const space = c === 32 || c === 9 || c === 10 || c === 13 || c === 0xfeff;
+      if (inElement && closers.length === 0 && (space || c === 44 || c === 93)) {
+        // The end of a scalar element (a conversation list should hold objects; JSON.parse says so later).
+        yield { text: pending + chunk.slice(from, i), line: elementLine };
+        pending = '';
+        inElement = false;
+        expectComma = true;
+      }
+      if (c === 10) line += 1;
+      if (space) continue;
+      if (ended) throw new DatasetError({ file, line }, 'invalid JSON: unexpected text after the end of the list');
+      if (!started) {
+        if (c !== 91 /* [ */) throw new DatasetError({ file, line }, 'expected a JSON list of conversations');
+        started = true;
+        continue;
+      }
+      if (!inElement) {
+        if (c === 93 /* ] */) {
+          ended = true;
+          continue;
+        }
+        if (c === 44 /* , */) {
+          if (!expectComma) throw new DatasetError({ file, line }, 'invalid JSON: unexpected ","');
+          expectComma = false;
+          continue;
+        }
+        if (expectComma) throw new DatasetError({ file, line }, 'invalid JSON: expected "," between list elements');
+        inElement = true;
+        from = i;
+        elementLine = line;
+      }
+      if (c === 34) inString = true;
+      else if (c === 123 /* { */ || c === 91) closers.push(c === 123 ? 125 : 93);
+      else if (c === 125 || c === 93) {
+        if (closers.pop() !== c) throw new DatasetError({ file, line }, `invalid JSON: unexpected "${String.fromCharCode(c)}"`);
+        if (closers.length === 0) {
+          yield { text: pending + chunk.slice(from, i + 1), line: elementLine };
+          pending = '';
+          inElement = false;
+          expectComma = true;
+        }
+      }
+    }
+    if (inElement) pending += chunk.slice(from);
+  }
+  if (!started) throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');
+  if (!ended || inElement || inString) throw new DatasetError({ file, line }, 'invalid JSON: the list is not closed (truncated file?)');
+}

@@ -1,0 +1,90 @@
+import type { Conversation } from '../conversation/types.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+
+/** One row of dataset statistics: the reference's pandas `describe()` columns for one quantity. */
+export interface StatsRow {
+  name: string;
+  count: number;
+  mean: number;
+  std: number;
+  min: number;
+  p25: number;
+  p50: number;
+  p75: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+/** Linear-interpolated quantile of sorted values (pandas' default). */
+function quantile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
+}
+
+function row(name: string, values: number[]): StatsRow {
+  const sorted = Float64Array.from(values).sort();
+  const n = sorted.length;
+  const mean = n === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / n;
+  const std = n < 2 ? 0 : Math.sqrt(values.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
+  return {
+    name,
+    count: n,
+    mean,
+    std,
+    min: sorted[0] ?? Number.NaN,
+    p25: quantile(sorted, 0.25),
+    p50: quantile(sorted, 0.5),
+    p75: quantile(sorted, 0.75),
+    p90: quantile(sorted, 0.9),
+    p99: quantile(sorted, 0.99),
+    max: sorted[n - 1] ?? Number.NaN,
+  };
+}
+
+/**
+ * The statistics the reference prints for a dataset (`print_stats`): messages per conversation (`num_turns`),
+ * tokens per user message, per assistant message, and per request (every message up to and including that user
+ * turn, system prompt included, summed without a chat template), all in tokens of `tokenizer`.
+ */
+export function datasetStats(conversations: readonly Conversation[], tokenizer: Tokenizer): StatsRow[] {
+  const turns: number[] = [];
+  const user: number[] = [];
+  const assistant: number[] = [];
+  const request: number[] = [];
+  const cache = new Map<string, number>();
+  const count = (text: string): number => {
+    let n = cache.get(text);
+    if (n === undefined) {
+      n = tokenizer.count(text);
+      // Answers repeat (generated ones come from the same place); user messages rarely do, so bound the cache.
+      if (cache.size < 10_000) cache.set(text, n);
+    }
+    return n;
+  };
+  for (const c of conversations) {
+    turns.push(c.messages.filter((m) => m.role !== 'system').length);
+    let history = 0;
+    for (const m of c.messages) {
+      const n = count(m.content);
+      history += n;
+      if (m.role === 'user') {
+        user.push(n);
+        request.push(history);
+      } else if (m.role === 'assistant') assistant.push(n);
+    }
+  }
+  return [row('num_turns', turns), row('user tokens', user), row('assistant tokens', assistant), row('request tokens', request)];
+}
+
+/** The rows as a fixed-width text table (count, mean, std, min, 25%, 50%, 75%, 90%, 99%, max). */
+export function formatStats(rows: readonly StatsRow[]): string {
+  const header = ['', 'count', 'mean', 'std', 'min', '25%', '50%', '75%', '90%', '99%', 'max'];
+  const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+  const lines = [header, ...rows.map((r) => [r.name, String(r.count), fmt(r.mean), fmt(r.std), fmt(r.min), fmt(r.p25), fmt(r.p50), fmt(r.p75), fmt(r.p90), fmt(r.p99), fmt(r.max)])];
+  const widths = header.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
+  return lines.map((l) => l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')).join('\n');
+}

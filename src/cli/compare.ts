@@ -1,0 +1,29 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ConfigError } from '../errors/index.js';
+import { formatComparison, renderCompareHtml } from '../report/compare.js';
+import { loadRunData } from '../report/run-data.js';
+import { writeTextAtomic } from '../report/write-reports.js';
+
+/**
+ * Adds `chatload compare RUN_A RUN_B ... [--html FILE]`: a side-by-side table of the key metrics of two or more runs
+ * (the first is the baseline), with deltas and percentages; `--html` also writes overlaid per-turn curves and CDFs.
+ */
+export function registerCompareCommand(program: Command): void {
+  program
+    .command('compare')
+    .description('Compare the key metrics of two or more runs side by side (the first is the baseline), with deltas.')
+    .argument('<results-dirs...>', 'results directories (results.json and/or requests.jsonl), baseline first')
+    .option('--html <file>', 'also write an HTML page with overlaid per-turn curves and distributions')
+    .action((dirs: string[], flags: { html?: string }) => {
+      if (dirs.length < 2) throw new ConfigError(`compare needs at least two results directories, got ${dirs.length}`);
+      const runs = dirs.map((dir) => loadRunData(dir));
+      const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+      process.stdout.write(formatComparison(runs, { color }));
+      if (flags.html !== undefined) {
+        const path = resolve(flags.html);
+        writeTextAtomic(path, renderCompareHtml(runs));
+        process.stderr.write(`chatload: wrote ${path}\n`);
+      }
+    });
+}

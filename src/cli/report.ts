@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { ConfigError } from '../errors/index.js';
+import { loadRunData } from '../report/run-data.js';
+import { REPORT_FILES, writeReportsFor } from '../report/write-reports.js';
+import { join, resolve } from 'node:path';
+
+/** The flags of `chatload report`, as commander parses them. */
+interface ReportFlags {
+  /** True, or a path given as `--excel FILE`. */
+  excel?: boolean | string;
+  csv?: boolean | string;
+  html: boolean;
+  output?: string;
+}
+
+/**
+ * Adds `chatload report RESULTS_DIR [--excel [FILE]] [--csv [FILE]] [--no-html] [-o FILE]`: renders report.html (and
+ * optionally the Excel workbook and the CSV) from a run's results.json and requests.jsonl. A run that did not finish
+ * (no results.json) is reported from its records.
+ */
+export function registerReportCommand(program: Command): void {
+  program
+    .command('report')
+    .description('Render report.html (and optionally Excel and CSV) from a results directory; works for unfinished runs too.')
+    .argument('<results-dir>', 'a run\'s output folder holding results.json and/or requests.jsonl')
+    .option('-e, --excel [file]', `also write the Excel workbook (default: <results-dir>/${REPORT_FILES.excel})`)
+    .option('--csv [file]', `also write the per-request records as CSV (default: <results-dir>/${REPORT_FILES.csv})`)
+    .option('--no-html', 'do not write the HTML report')
+    .option('-o, --output <file>', `where to write the HTML report (default: <results-dir>/${REPORT_FILES.html})`)
+    .action(async (dir: string, flags: ReportFlags) => {
+      if (!flags.html && flags.output !== undefined) throw new ConfigError('--output names the HTML file, but --no-html turns it off');
+      if (!flags.html && !flags.excel && !flags.csv) throw new ConfigError('nothing to write: --no-html without --excel or --csv');
+      const data = loadRunData(dir);
+      const html = flags.html ? (flags.output === undefined ? join(data.dir, REPORT_FILES.html) : resolve(flags.output)) : undefined;
+      const written = await writeReportsFor(data, { excel: flags.excel, csv: flags.csv }, { html });
+      if (!data.finished) process.stderr.write(`chatload: note: ${data.warnings[0]}\n`);
+      for (const path of Object.values(written)) process.stdout.write(`${path}\n`);
+    });
+}

@@ -1,0 +1,184 @@
+import { mkdirSync, renameSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import ExcelJS from 'exceljs';
+import type { Stats } from '../metrics/stats.js';
+import { columnValue, recordColumns } from './record-columns.js';
+import type { RunData } from './run-data.js';
+
+/** Sheet names, in workbook order: the reference's two sheets, then chatload's per-turn table. */
+export const EXCEL_SHEETS = ['Summary', 'Raw data', 'Per turn'] as const;
+
+/** Metric rows of the Summary sheet's statistics table. */
+const SUMMARY_METRICS = [
+  'ttft_ms',
+  'tpot_ms',
+  'itl_ms',
+  'e2el_ms',
+  'input_num_tokens',
+  'output_num_tokens',
+  'cached_tokens',
+  'expected_cached_tokens',
+] as const;
+
+/** The statistics columns with the reference's (pandas describe) headers. */
+const STATS_HEADERS: ReadonlyArray<[keyof Stats, string]> = [
+  ['count', 'count'],
+  ['mean', 'mean'],
+  ['std', 'std'],
+  ['min', 'min'],
+  ['p25', '25%'],
+  ['p50', '50%'],
+  ['p75', '75%'],
+  ['p90', '90%'],
+  ['p99', '99%'],
+  ['p99_9', '99.9%'],
+  ['max', 'max'],
+];
+
+/** Header row of the "Per turn" sheet. */
+export const PER_TURN_HEADERS = [
+  'turn',
+  'completed',
+  'failed',
+  'ttft_ms_mean',
+  'ttft_ms_p50',
+  'ttft_ms_p90',
+  'ttft_ms_p99',
+  'tpot_ms_p50',
+  'tpot_ms_p90',
+  'tpot_ms_p99',
+  'e2el_ms_p50',
+  'e2el_ms_p90',
+  'e2el_ms_p99',
+  'input_num_tokens_mean',
+  'cached_tokens_mean',
+  'expected_cached_tokens_mean',
+  'cache_hit_ratio',
+] as const;
+
+/** A value as an Excel cell: objects as JSON text (Excel caps a cell at 32767 characters). */
+function cell(value: unknown): ExcelJS.CellValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' || typeof value === 'boolean') return typeof value === 'string' ? value.slice(0, 32767) : value;
+  return JSON.stringify(value).slice(0, 32767);
+}
+
+/**
+ * Writes the run as an .xlsx workbook: "Summary" (the run's parameters, then the statistics table with the reference's
+ * pandas-describe headers, then runtime and throughputs), "Raw data" (one row per request record, header in row 1,
+ * warmup and failed records included) and "Per turn". Streams rows to disk, so memory stays bounded on large runs;
+ * written to a temporary file and renamed into place.
+ */
+export async function writeExcelReport(path: string, data: RunData): Promise<void> {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp.xlsx`);
+  try {
+    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: true, useSharedStrings: false });
+    workbook.creator = 'chatload';
+    writeSummarySheet(workbook.addWorksheet(EXCEL_SHEETS[0]), data);
+    writeRawDataSheet(workbook.addWorksheet(EXCEL_SHEETS[1]), data);
+    writePerTurnSheet(workbook.addWorksheet(EXCEL_SHEETS[2]), data);
+    await workbook.commit();
+    renameSync(tmp, path);
+  } catch (error) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never created
+    }
+    throw error;
+  }
+}
+
+function boldRow(row: ExcelJS.Row): void {
+  row.font = { bold: true };
+}
+
+function writeSummarySheet(sheet: ExcelJS.Worksheet, data: RunData): void {
+  sheet.columns = [{ width: 28 }, ...STATS_HEADERS.map(() => ({ width: 12 }))];
+  const title = sheet.addRow(['Parameters']);
+  boldRow(title);
+  title.commit();
+  const params: Array<[string, unknown]> = [
+    ['run', data.label],
+    ['finished', data.finished],
+    ...Object.entries(data.facts),
+    ...Object.entries(data.conversations).map(([k, v]): [string, unknown] => [`conversations_${k}`, v]),
+    ...Object.entries(data.config).filter(([, v]) => v !== undefined),
+  ];
+  for (const [key, value] of params) sheet.addRow([key, cell(value)]).commit();
+  sheet.addRow([]).commit();
+
+  const statsTitle = sheet.addRow(['Statistics']);
+  boldRow(statsTitle);
+  statsTitle.commit();
+  const head = sheet.addRow(['metric', ...STATS_HEADERS.map(([, h]) => h)]);
+  boldRow(head);
+  head.commit();
+  const s = data.summary;
+  for (const metric of SUMMARY_METRICS) {
+    const stats = s.metrics?.[metric] ?? null;
+    sheet.addRow([metric, ...STATS_HEADERS.map(([field]) => (stats === null ? null : cell(stats[field])))]).commit();
+  }
+  sheet.addRow([]).commit();
+  const totals: Array<[string, unknown]> = [
+    ['runtime_sec', s.runtime_sec],
+    ['requests_per_sec', s.request_throughput],
+    ['output_tokens_per_sec', s.output_throughput],
+    ['total_tokens_per_sec', s.total_token_throughput],
+    ['requests', s.requests],
+    ['completed', s.completed],
+    ['failed', s.failed],
+    ['error_rate', s.error_rate],
+    ['warmup_excluded', s.warmup_excluded],
+    ['total_input_tokens', s.total_input_tokens],
+    ['total_output_tokens', s.total_output_tokens],
+    ['total_cached_tokens', s.total_cached_tokens],
+    ['total_expected_cached_tokens', s.total_expected_cached_tokens],
+    ['cache_hit_ratio', s.cache_hit_ratio],
+    ['cache_efficiency', s.cache_efficiency],
+  ];
+  for (const [key, value] of totals) sheet.addRow([key, cell(value)]).commit();
+  sheet.commit();
+}
+
+function writeRawDataSheet(sheet: ExcelJS.Worksheet, data: RunData): void {
+  const columns = recordColumns(data.records);
+  sheet.columns = columns.map((c) => ({ width: Math.max(10, Math.min(24, c.length + 2)) }));
+  const head = sheet.addRow(columns);
+  boldRow(head);
+  head.commit();
+  for (const r of data.records) sheet.addRow(columns.map((c) => cell(columnValue(r, c)))).commit();
+  sheet.commit();
+}
+
+function writePerTurnSheet(sheet: ExcelJS.Worksheet, data: RunData): void {
+  const head = sheet.addRow([...PER_TURN_HEADERS]);
+  boldRow(head);
+  head.commit();
+  for (const t of data.perTurn) {
+    sheet
+      .addRow([
+        t.turn,
+        t.completed,
+        t.failed,
+        cell(t.ttft_ms?.mean),
+        cell(t.ttft_ms?.p50),
+        cell(t.ttft_ms?.p90),
+        cell(t.ttft_ms?.p99),
+        cell(t.tpot_ms?.p50),
+        cell(t.tpot_ms?.p90),
+        cell(t.tpot_ms?.p99),
+        cell(t.e2el_ms?.p50),
+        cell(t.e2el_ms?.p90),
+        cell(t.e2el_ms?.p99),
+        cell(t.input_num_tokens?.mean),
+        cell(t.cached_tokens?.mean),
+        cell(t.expected_cached_tokens?.mean),
+        cell(t.cache_hit_ratio),
+      ])
+      .commit();
+  }
+  sheet.commit();
+}

@@ -1,0 +1,224 @@
+import type { TurnSummary } from '../metrics/per-turn.js';
+import type { RequestRecord } from '../metrics/record.js';
+import { dotsAndLinesChart, lineChart, stackedBarChart, type SeriesPoint, type StackedBar } from './charts.js';
+import { chartFigure } from './html-util.js';
+import { cdfPoints, latencySamples, timeSeries } from './series.js';
+
+/** The latency metrics charted per turn, with their display names. */
+const TURN_LATENCIES = [
+  ['ttft_ms', 'TTFT'],
+  ['tpot_ms', 'TPOT'],
+  ['e2el_ms', 'E2EL'],
+] as const;
+
+const PERCENTILE_SERIES = [
+  ['p50', 'p50'],
+  ['p90', 'p90'],
+  ['p99', 'p99'],
+] as const;
+
+/** Per-turn charts: TTFT, TPOT, E2EL at p50/p90/p99 against the turn index; tokens and cache; hit ratio. Figures' HTML. */
+export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
+  const figures: string[] = [];
+  if (perTurn.length === 0) return figures;
+  for (const [key, name] of TURN_LATENCIES) {
+    const points: SeriesPoint[] = [];
+    for (const t of perTurn) {
+      const stats = t[key];
+      if (stats === null) continue;
+      for (const [field, series] of PERCENTILE_SERIES) points.push({ x: t.turn, y: stats[field], series });
+    }
+    if (points.length === 0) continue;
+    figures.push(
+      chartFigure(
+        `${key.replace('_ms', '')}-per-turn`,
+        `${name} by turn (ms)`,
+        lineChart(points, { xLabel: 'turn', yLabel: `${name} (ms)`, dots: true, seriesOrder: ['p50', 'p90', 'p99'] }),
+        'Completed requests of each user turn across conversations. p99 of a turn with fewer than 100 requests is close to its max.',
+      ),
+    );
+  }
+
+  const tokens: SeriesPoint[] = [];
+  for (const t of perTurn) {
+    if (t.input_num_tokens !== null) tokens.push({ x: t.turn, y: t.input_num_tokens.mean, series: 'input tokens' });
+    if (t.expected_cached_tokens !== null) tokens.push({ x: t.turn, y: t.expected_cached_tokens.mean, series: 'expected cached' });
+    if (t.cached_tokens !== null) tokens.push({ x: t.turn, y: t.cached_tokens.mean, series: 'cached (server)' });
+  }
+  if (tokens.length > 0) {
+    figures.push(
+      chartFigure(
+        'tokens-per-turn',
+        'Prompt and cached tokens by turn (mean)',
+        lineChart(tokens, {
+          xLabel: 'turn',
+          yLabel: 'tokens',
+          dots: true,
+          seriesOrder: ['input tokens', 'expected cached', 'cached (server)'],
+        }),
+        'Expected: what a perfect prefix cache could reuse (the previous request\'s prompt and answer). Cached: what the server reported.',
+      ),
+    );
+  }
+
+  const ratio: SeriesPoint[] = [];
+  for (const t of perTurn) {
+    const input = t.input_num_tokens?.mean ?? 0;
+    if (input > 0 && t.expected_cached_tokens !== null) {
+      ratio.push({ x: t.turn, y: Math.min(1, t.expected_cached_tokens.mean / input), series: 'expected (perfect cache)' });
+    }
+    if (t.cache_hit_ratio !== null) ratio.push({ x: t.turn, y: t.cache_hit_ratio, series: 'actual (server)' });
+  }
+  if (ratio.some((p) => p.series === 'actual (server)')) {
+    figures.push(
+      chartFigure(
+        'cache-hit-per-turn',
+        'Cache hit ratio by turn',
+        lineChart(ratio, {
+          xLabel: 'turn',
+          yLabel: 'cached / prompt',
+          dots: true,
+          yPercent: true,
+          seriesOrder: ['expected (perfect cache)', 'actual (server)'],
+        }),
+      ),
+    );
+  }
+  return figures;
+}
+
+/** Extra per-request timings charted as distributions when the records carry them (open-loop runs). */
+const OPTIONAL_DISTRIBUTIONS = [
+  ['ttft_from_scheduled_ms', 'TTFT from the scheduled send time'],
+  ['e2el_from_scheduled_ms', 'E2EL from the scheduled send time'],
+  ['schedule_lag_ms', 'Schedule lag'],
+  ['queue_ms', 'Client queue time'],
+] as const;
+
+/** CDFs of TTFT, TPOT, ITL and E2EL (and schedule lag / queue time when present). Figures' HTML. */
+export function distributionCharts(records: readonly RequestRecord[]): string[] {
+  const samples = latencySamples(records);
+  const sets: Array<[string, string, number[]]> = [
+    ['ttft', 'TTFT', samples.ttft_ms],
+    ['tpot', 'TPOT', samples.tpot_ms],
+    ['itl', 'ITL (every inter-chunk gap)', samples.itl_ms],
+    ['e2el', 'E2EL', samples.e2el_ms],
+  ];
+  for (const [key, name] of OPTIONAL_DISTRIBUTIONS) {
+    const values: number[] = [];
+    for (const r of records) {
+      const v = (r as unknown as Record<string, unknown>)[key];
+      if (!r.warmup && typeof v === 'number' && Number.isFinite(v)) values.push(v);
+    }
+    // All zeros (e.g. no client queueing in a closed loop) would chart as a single point: leave it out.
+    if (values.some((v) => v !== 0)) sets.push([key.replace('_ms', ''), name, values]);
+  }
+  const figures: string[] = [];
+  for (const [id, name, values] of sets) {
+    if (values.length === 0) continue;
+    const points = cdfPoints(values).map((p) => ({ x: p.value, y: p.fraction, series: name }));
+    figures.push(
+      chartFigure(
+        `${id}-cdf`,
+        `${name}: distribution (CDF, ms)`,
+        lineChart(points, { xLabel: `${name.split(' ')[0]} (ms)`, yLabel: 'fraction of values ≤ x', yPercent: true }),
+        `${values.length} values from ${OPTIONAL_DISTRIBUTIONS.some(([k]) => k.replace('_ms', '') === id) ? '' : 'completed, '}non-warmup requests.`,
+      ),
+    );
+  }
+  return figures;
+}
+
+/** Time series: throughput, requests in flight, TTFT over time, cache hit over time, errors over time. Figures' HTML. */
+export function timeSeriesCharts(records: readonly RequestRecord[]): string[] {
+  const ts = timeSeries(records);
+  if (ts.bins.length === 0) return [];
+  const binNote = `Bins of ${ts.bin_sec} s; time since the run's start.`;
+  const last = ts.bins[ts.bins.length - 1]!;
+  const xDomain = [Math.min(0, ts.bins[0]!.t_sec), last.t_sec + ts.bin_sec] as const;
+  const figures: string[] = [];
+
+  figures.push(
+    chartFigure(
+      'request-throughput-over-time',
+      'Completed requests per second',
+      lineChart(
+        ts.bins.map((b) => ({ x: b.t_sec, y: b.request_rate, series: 'requests/s' })),
+        { xLabel: 'time (s)', xDomain, yLabel: 'requests/s' },
+      ),
+      binNote,
+    ),
+  );
+  figures.push(
+    chartFigure(
+      'token-throughput-over-time',
+      'Output tokens per second',
+      lineChart(
+        ts.bins.map((b) => ({ x: b.t_sec, y: b.output_token_rate, series: 'output tokens/s' })),
+        { xLabel: 'time (s)', xDomain, yLabel: 'tokens/s' },
+      ),
+      binNote,
+    ),
+  );
+  figures.push(
+    chartFigure(
+      'in-flight-over-time',
+      'Requests in flight',
+      lineChart(
+        ts.bins.flatMap((b) => [
+          { x: b.t_sec, y: b.in_flight_mean, series: 'mean' },
+          { x: b.t_sec, y: b.in_flight_max, series: 'max' },
+        ]),
+        { xLabel: 'time (s)', xDomain, yLabel: 'requests', seriesOrder: ['mean', 'max'] },
+      ),
+      `${binNote} Mean is time-weighted within each bin.`,
+    ),
+  );
+
+  const ttftLines: SeriesPoint[] = [];
+  for (const b of ts.bins) {
+    if (b.ttft_p50_ms !== null) ttftLines.push({ x: b.t_sec + ts.bin_sec / 2, y: b.ttft_p50_ms, series: 'p50' });
+    if (b.ttft_p90_ms !== null) ttftLines.push({ x: b.t_sec + ts.bin_sec / 2, y: b.ttft_p90_ms, series: 'p90' });
+  }
+  if (ttftLines.length > 0) {
+    const dots = ts.ttft_points.map((p) => ({ x: p.t_sec, y: p.ttft_ms }));
+    figures.push(
+      chartFigure(
+        'ttft-over-time',
+        'TTFT over time (ms)',
+        dots.length > 0
+          ? dotsAndLinesChart(dots, ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', dotLabel: 'request', seriesOrder: ['p50', 'p90'] })
+          : lineChart(ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', seriesOrder: ['p50', 'p90'] }),
+        `${binNote} Percentiles of the requests sent in each bin.`,
+      ),
+    );
+  }
+
+  const hit = ts.bins.flatMap((b) => (b.cache_hit_ratio === null ? [] : [{ x: b.t_sec, y: b.cache_hit_ratio, series: 'hit ratio' }]));
+  if (hit.length > 0) {
+    figures.push(
+      chartFigure(
+        'cache-hit-over-time',
+        'Cache hit ratio over time',
+        lineChart(hit, { xLabel: 'send time (s)', xDomain, yLabel: 'cached / prompt', yPercent: true }),
+        `${binNote} Σ cached / Σ prompt tokens of the requests sent in each bin (server-reported).`,
+      ),
+    );
+  }
+
+  const bars: StackedBar[] = [];
+  for (const b of ts.bins) {
+    for (const [kind, n] of Object.entries(b.errors)) bars.push({ x1: b.t_sec, x2: b.t_sec + ts.bin_sec, y: n, series: kind });
+  }
+  if (bars.length > 0) {
+    figures.push(
+      chartFigure(
+        'errors-over-time',
+        'Failed requests over time, by error kind',
+        stackedBarChart(bars, { xLabel: 'end time (s)', xDomain, yLabel: 'failed requests' }),
+        binNote,
+      ),
+    );
+  }
+  return figures;
+}

@@ -1,0 +1,203 @@
+import type { RequestRecord } from '../metrics/record.js';
+import { percentile } from '../metrics/stats.js';
+
+/** One point of an empirical CDF: `value` (the metric's unit) at cumulative fraction `fraction` in [0, 1]. */
+export interface CdfPoint {
+  value: number;
+  fraction: number;
+}
+
+/** Points per CDF curve: enough for a smooth line, few enough that a million ITL gaps cost a few KB of SVG. */
+export const CDF_POINTS = 201;
+
+/**
+ * An empirical CDF of `values` sampled at CDF_POINTS evenly spaced fractions (exact percentiles, numpy's linear
+ * method). Empty for no values.
+ */
+export function cdfPoints(values: ArrayLike<number>, points = CDF_POINTS): CdfPoint[] {
+  if (values.length === 0) return [];
+  const sorted = Float64Array.from(values).sort();
+  const out: CdfPoint[] = [];
+  for (let i = 0; i < points; i++) {
+    const fraction = points === 1 ? 1 : i / (points - 1);
+    out.push({ value: percentile(sorted, fraction * 100), fraction });
+  }
+  return out;
+}
+
+/** The latency samples of the distributions, over completed non-warmup records (milliseconds). */
+export interface LatencySamples {
+  ttft_ms: number[];
+  tpot_ms: number[];
+  itl_ms: number[];
+  e2el_ms: number[];
+}
+
+/** Collects TTFT, TPOT, ITL (every gap) and E2EL of completed non-warmup records, as summarize() does. */
+export function latencySamples(records: readonly RequestRecord[]): LatencySamples {
+  const out: LatencySamples = { ttft_ms: [], tpot_ms: [], itl_ms: [], e2el_ms: [] };
+  for (const r of records) {
+    if (r.warmup || r.status !== 'ok') continue;
+    if (r.ttft_ms !== null) out.ttft_ms.push(r.ttft_ms);
+    if (r.tpot_ms !== null) out.tpot_ms.push(r.tpot_ms);
+    for (const gap of r.itl_ms) out.itl_ms.push(gap);
+    out.e2el_ms.push(r.e2el_ms);
+  }
+  return out;
+}
+
+/** One time bin of a run: start of the bin in seconds since the run's start, and what happened in it. */
+export interface TimeBin {
+  /** Bin start, seconds since the run's start (the monotonic `*_at_ms` clock). */
+  t_sec: number;
+  /** Completed requests that ended in the bin, per second. */
+  request_rate: number;
+  /** Output tokens of completed requests that ended in the bin, per second. */
+  output_token_rate: number;
+  /** Time-averaged number of requests in flight during the bin. */
+  in_flight_mean: number;
+  /** Most requests in flight at once during the bin. */
+  in_flight_max: number;
+  /** TTFT p50 / p90 of requests sent in the bin (ms); null when none had a TTFT. */
+  ttft_p50_ms: number | null;
+  ttft_p90_ms: number | null;
+  /** Σ cached / Σ input of completed requests sent in the bin whose cached tokens are known; null when none. */
+  cache_hit_ratio: number | null;
+  /** Failed requests that ended in the bin, by error kind. */
+  errors: Record<string, number>;
+}
+
+/** Time bins of a run, and the width chosen. */
+export interface TimeSeries {
+  /** Width of one bin, seconds. */
+  bin_sec: number;
+  bins: TimeBin[];
+  /** Per-request TTFT points (x: send time in s, y: ms), only when there are at most MAX_TTFT_DOTS of them. */
+  ttft_points: Array<{ t_sec: number; ttft_ms: number }>;
+}
+
+/** Target number of bins over a run; the bin width is rounded to a "nice" step (1, 2, 5 × 10^k seconds). */
+const TARGET_BINS = 60;
+/** Above this many requests the TTFT-over-time chart shows only per-bin percentiles (an SVG dot each would be heavy). */
+export const MAX_TTFT_DOTS = 4000;
+
+/** The nice bin width (seconds) for a span of `spanSec`: the 1-2-5 step at or above spanSec / TARGET_BINS, at least 1 ms. */
+export function niceBinSec(spanSec: number, targetBins = TARGET_BINS): number {
+  const raw = Math.max(spanSec / targetBins, 0.001);
+  const exp = Math.floor(Math.log10(raw));
+  for (const step of [1, 2, 5, 10]) {
+    const width = step * 10 ** exp;
+    if (width >= raw - 1e-12) return Number(width.toPrecision(6));
+  }
+  return 10 ** (exp + 1);
+}
+
+/**
+ * Bins the non-warmup records over the run's monotonic clock (sent_at_ms / done_at_ms, ms since the run's start).
+ * Rates count what ended in a bin; TTFT and cache hit use the send time; in-flight is an exact sweep over send/end
+ * events, time-averaged per bin.
+ */
+export function timeSeries(records: readonly RequestRecord[]): TimeSeries {
+  const rs = records.filter((r) => !r.warmup);
+  if (rs.length === 0) return { bin_sec: 1, bins: [], ttft_points: [] };
+  let startMs = Infinity;
+  let endMs = -Infinity;
+  for (const r of rs) {
+    startMs = Math.min(startMs, r.sent_at_ms);
+    endMs = Math.max(endMs, r.done_at_ms, r.sent_at_ms);
+  }
+  // Bins start at the run's clock zero when the first send is near it, so times read as "seconds into the run".
+  const originMs = Math.min(0, startMs);
+  const binSec = niceBinSec((endMs - originMs) / 1000);
+  const binMs = binSec * 1000;
+  const count = Math.max(1, Math.ceil((endMs - originMs) / binMs + 1e-9));
+  const index = (ms: number): number => Math.min(count - 1, Math.max(0, Math.floor((ms - originMs) / binMs)));
+
+  const completed = new Array<number>(count).fill(0);
+  const outputTokens = new Array<number>(count).fill(0);
+  const ttftByBin: number[][] = Array.from({ length: count }, () => []);
+  const cached = new Array<number>(count).fill(0);
+  const cachedInput = new Array<number>(count).fill(0);
+  const cachedKnown = new Array<number>(count).fill(0);
+  const errors: Array<Record<string, number>> = Array.from({ length: count }, () => ({}));
+  const events: Array<[number, number]> = [];
+  for (const r of rs) {
+    const end = index(r.done_at_ms);
+    const sent = index(r.sent_at_ms);
+    events.push([r.sent_at_ms, 1], [Math.max(r.done_at_ms, r.sent_at_ms), -1]);
+    if (r.status === 'error') {
+      const kind = r.error_kind ?? 'other';
+      errors[end]![kind] = (errors[end]![kind] ?? 0) + 1;
+      continue;
+    }
+    completed[end]!++;
+    outputTokens[end]! += r.output_num_tokens;
+    if (r.ttft_ms !== null) ttftByBin[sent]!.push(r.ttft_ms);
+    if (r.cached_tokens !== null) {
+      cached[sent]! += r.cached_tokens;
+      cachedInput[sent]! += r.input_num_tokens;
+      cachedKnown[sent]!++;
+    }
+  }
+  const { mean: inFlightMean, max: inFlightMax } = sweepInFlight(events, originMs, binMs, count);
+
+  // The last bin usually ends at the run's end, not at a full width: rates divide by the time it covers (at least a
+  // quarter bin, so one request ending just past a boundary does not show as a spike).
+  const widthSec = (i: number): number =>
+    i < count - 1 ? binSec : Math.min(binSec, Math.max(binSec / 4, (endMs - (originMs + i * binMs)) / 1000));
+  const bins: TimeBin[] = [];
+  for (let i = 0; i < count; i++) {
+    const width = widthSec(i);
+    const ttft = Float64Array.from(ttftByBin[i]!).sort();
+    bins.push({
+      t_sec: Number(((i * binMs + originMs) / 1000).toFixed(6)),
+      request_rate: completed[i]! / width,
+      output_token_rate: outputTokens[i]! / width,
+      in_flight_mean: (inFlightMean[i]! * binSec) / width,
+      in_flight_max: inFlightMax[i]!,
+      ttft_p50_ms: ttft.length > 0 ? percentile(ttft, 50) : null,
+      ttft_p90_ms: ttft.length > 0 ? percentile(ttft, 90) : null,
+      cache_hit_ratio: cachedKnown[i]! > 0 && cachedInput[i]! > 0 ? cached[i]! / cachedInput[i]! : null,
+      errors: errors[i]!,
+    });
+  }
+  const ttftPoints: TimeSeries['ttft_points'] = [];
+  if (rs.length <= MAX_TTFT_DOTS) {
+    for (const r of rs) if (r.status === 'ok' && r.ttft_ms !== null) ttftPoints.push({ t_sec: r.sent_at_ms / 1000, ttft_ms: r.ttft_ms });
+  }
+  return { bin_sec: binSec, bins, ttft_points: ttftPoints };
+}
+
+/** Time-weighted mean and max of the in-flight count per bin, from +1 (send) / -1 (end) events. */
+function sweepInFlight(
+  events: Array<[number, number]>,
+  originMs: number,
+  binMs: number,
+  count: number,
+): { mean: number[]; max: number[] } {
+  // Ends sort before sends at the same instant, so a back-to-back closed loop does not count two in flight.
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const area = new Array<number>(count).fill(0);
+  const max = new Array<number>(count).fill(0);
+  let level = 0;
+  let prevMs = originMs;
+  const addSpan = (fromMs: number, toMs: number, value: number): void => {
+    let t = fromMs;
+    while (t < toMs) {
+      const bin = Math.min(count - 1, Math.floor((t - originMs) / binMs));
+      const binEnd = originMs + (bin + 1) * binMs;
+      const until = bin === count - 1 ? toMs : Math.min(toMs, binEnd);
+      area[bin]! += value * (until - t);
+      if (value > max[bin]!) max[bin] = value;
+      t = until;
+    }
+  };
+  for (const [atMs, delta] of events) {
+    addSpan(prevMs, atMs, level);
+    level += delta;
+    prevMs = atMs;
+    const bin = Math.min(count - 1, Math.max(0, Math.floor((atMs - originMs) / binMs)));
+    if (level > max[bin]!) max[bin] = level;
+  }
+  return { mean: area.map((a) => a / binMs), max };
+}

@@ -1,0 +1,67 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { writeRequestsCsv } from './csv.js';
+import { writeExcelReport } from './excel.js';
+import { renderHtmlReport } from './html.js';
+import { loadRunData, type RunData } from './run-data.js';
+
+/** Default file names, written into the results directory. */
+export const REPORT_FILES = { html: 'report.html', excel: 'report.xlsx', csv: 'requests.csv' } as const;
+
+/**
+ * Which reports to write. `true` writes the default file in the results directory (REPORT_FILES); a string is the path
+ * to write instead (relative to the current directory); false or absent skips it.
+ */
+export interface ReportOutputs {
+  html?: boolean;
+  excel?: boolean | string;
+  csv?: boolean | string;
+}
+
+/** The paths written, one per report asked for. */
+export interface WrittenReports {
+  html?: string;
+  excel?: string;
+  csv?: string;
+}
+
+/**
+ * Reads results.json and requests.jsonl from `resultsDir` and writes the reports asked for. A run that did not finish
+ * (no results.json) is summarized from its records and its report says so. Throws DatasetError when the directory holds
+ * neither file. Returns the paths written.
+ */
+export async function writeRunReports(resultsDir: string, outputs: ReportOutputs): Promise<WrittenReports> {
+  const data = loadRunData(resultsDir);
+  return writeReportsFor(data, outputs, { html: outputs.html === true ? join(data.dir, REPORT_FILES.html) : undefined });
+}
+
+/** As writeRunReports, for data already loaded; `paths.html` overrides where the HTML goes (e.g. `report -o FILE`). */
+export async function writeReportsFor(data: RunData, outputs: ReportOutputs, paths: { html?: string } = {}): Promise<WrittenReports> {
+  const written: WrittenReports = {};
+  const target = (option: boolean | string | undefined, fallback: string): string | undefined =>
+    option === undefined || option === false ? undefined : option === true ? join(data.dir, fallback) : resolve(option);
+
+  if (paths.html !== undefined) {
+    writeTextAtomic(paths.html, renderHtmlReport(data));
+    written.html = paths.html;
+  }
+  const csv = target(outputs.csv, REPORT_FILES.csv);
+  if (csv !== undefined) {
+    writeRequestsCsv(csv, data.records);
+    written.csv = csv;
+  }
+  const excel = target(outputs.excel, REPORT_FILES.excel);
+  if (excel !== undefined) {
+    await writeExcelReport(excel, data);
+    written.excel = excel;
+  }
+  return written;
+}
+
+/** Writes text through a temporary file in the same directory and a rename, so a reader never sees half a report. */
+export function writeTextAtomic(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  writeFileSync(tmp, text, 'utf8');
+  renameSync(tmp, path);
+}

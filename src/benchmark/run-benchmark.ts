@@ -1,9 +1,11 @@
 import { join } from 'node:path';
 import { ChatClient, type ModelInfo } from '../client/chat-client.js';
 import { demoConversations } from '../conversation/demo.js';
-import { loadConversations } from '../conversation/load.js';
+import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
 import { runEngine } from '../engine/engine.js';
+import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
+import { workerCount } from '../engine/workers/worker-count.js';
 import type { EngineObserver, EngineResult } from '../engine/types.js';
 import { ExitCode } from '../errors/index.js';
 import { ClientHealthMonitor, type ClientHealth } from '../metrics/client-health.js';
@@ -13,14 +15,20 @@ import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
 import { analyzeRecords, scheduleWarning } from './analysis.js';
-import { normalizeRunOptions, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
+import { normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
+import { parseShard, RequestBudget, shareOf } from '../engine/partition.js';
+import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { REDACTED, redactSecrets } from '../report/redact.js';
 import { RequestsJsonlSink } from '../report/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
 import { toReferenceStats } from '../report/stats-json.js';
+import { writeRunReports } from '../report/write-reports.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
-import { defaultTokenCounter } from '../tokenizer/index.js';
+import type { TokenCounter } from '../tokenizer/index.js';
+import { resolveTokenCounter } from '../tokenizer/resolve.js';
+import { datasetStats, formatStats } from '../synth/dataset-stats.js';
+import { thinkTimeFromOptions } from '../engine/think-time.js';
 import { parseHeaders } from './headers.js';
 import { defaultOutputDir, prepareOutputDir } from './output-dir.js';
 
@@ -31,6 +39,8 @@ export interface BenchmarkHooks {
   signal?: AbortSignal;
   /** Called once the server is ready, before the first request. */
   onStart?(info: BenchmarkStartInfo): void;
+  /** A generation config with `print_stats`: the dataset's distributions as text, to print. */
+  onDatasetStats?(text: string): void;
 }
 
 /** What is about to run. */
@@ -48,7 +58,7 @@ export interface BenchmarkStartInfo {
 export interface BenchmarkResult {
   options: RunOptions;
   outputDir: string;
-  files: { requests: string; results: string; statsJson?: string; conversations?: string };
+  files: { requests: string; results: string; statsJson?: string; conversations?: string; html?: string; excel?: string; csv?: string };
   model: string;
   url: string;
   summary: Summary;
@@ -64,9 +74,16 @@ export interface BenchmarkResult {
   exitCode: number;
 }
 
-async function loadDataset(options: RunOptions): Promise<{ conversations: Conversation[]; source: string }> {
+/** The run's dataset: the -i file (conversations, JSONL, ShareGPT, or a generation config generated in memory) or the demo. */
+async function loadRunDataset(
+  options: RunOptions,
+  counter: TokenCounter,
+  warn: (message: string) => void,
+): Promise<{ conversations: Conversation[]; source: string; stats?: string }> {
   if (options.inputFile === undefined) return { conversations: demoConversations({ seed: options.seed }), source: 'built-in demo' };
-  return { conversations: await loadConversations(options.inputFile), source: options.inputFile };
+  const loaded = await loadDataset(options.inputFile, { seed: options.seed, counter, warn });
+  const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
+  return { conversations: loaded.conversations, source: options.inputFile, stats };
 }
 
 /**
@@ -95,8 +112,19 @@ function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number
 export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks = {}): Promise<BenchmarkResult> {
   const options = normalizeRunOptions(input);
   const headers = parseHeaders(options.headers);
-  const dataset = await loadDataset(options);
-  const outputDir = prepareOutputDir(options.outputDir ?? defaultOutputDir());
+  const warnings: string[] = [];
+  const warn = (message: string): void => {
+    warnings.push(message);
+    hooks.observer?.onWarning?.(message);
+  };
+  const counter = await resolveTokenCounter({ tokenizer: options.tokenizer, model: options.model, trustRemoteCode: options.trustRemoteCode, warn });
+  const dataset = await loadRunDataset(options, counter, warn);
+  if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
+  // A shard runs its share of the whole: the conversations it owns and its exact share of -n.
+  const shard = options.shard === undefined ? undefined : parseShard(options.shard);
+  const maxRequests = options.maxNumRequests === undefined || shard === undefined ? options.maxNumRequests : shareOf(options.maxNumRequests, shard.index, shard.count);
+  const startAtEpochMs = options.startAt === undefined ? undefined : parseStartAt(options.startAt);
+  const outputDir = prepareOutputDir(options.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
 
   let simulator: RunningSimulator | undefined;
   let client: ChatClient | undefined;
@@ -115,6 +143,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       ttftTimeoutMs: options.ttftTimeoutSec === undefined ? undefined : options.ttftTimeoutSec * 1000,
       idleTimeoutMs: options.idleTimeoutSec === undefined ? undefined : options.idleTimeoutSec * 1000,
     });
+    const workers = workerCount(options, simulator !== undefined);
     const models: ModelInfo[] = await client.waitReady(options.readyTimeoutSec * 1000, hooks.signal);
     const model = options.servedModelName ?? options.model ?? models[0]?.id ?? 'default';
     hooks.onStart?.({
@@ -126,11 +155,6 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       outputDir,
     });
 
-    const warnings: string[] = [];
-    const warn = (message: string): void => {
-      warnings.push(message);
-      hooks.observer?.onWarning?.(message);
-    };
     if (options.resetPrefixCache) {
       const reset = await client.resetPrefixCache();
       if (!reset.ok) warn(`--reset-prefix-cache: the server refused POST /reset_prefix_cache (${reset.detail}); the run starts with whatever its cache holds (vLLM needs VLLM_SERVER_DEV_MODE=1)`);
@@ -145,22 +169,33 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     health.start();
     let engine: EngineResult;
     try {
-      engine = await runEngine({
+      const engineInput = {
         options,
         conversations: dataset.conversations,
-        client,
         model,
-        counter: defaultTokenCounter,
+        counter,
+        thinkTime: thinkTimeFromOptions(options),
         signal: hooks.signal,
         observer: {
           ...hooks.observer,
-          onRecord: (record) => {
+          onRecord: (record: RequestRecord) => {
             sink.write(record);
             records.push(record);
             hooks.observer?.onRecord?.(record);
           },
         },
-      });
+      };
+      engine =
+        workers > 1
+          ? await runEngineInWorkers({ ...engineInput, url, headers, workers, shard, maxRequests, startAtEpochMs })
+          : await runEngine({
+              ...engineInput,
+              client,
+              part:
+                shard === undefined && startAtEpochMs === undefined
+                  ? undefined
+                  : { ...(shard ?? { index: 0, count: 1 }), budget: new RequestBudget(maxRequests), stop: new StopController(), startEpochMs: startAtEpochMs, coordinated: false },
+            });
     } finally {
       sink.close();
     }
@@ -185,8 +220,11 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           url: simulator === undefined ? url : 'embedded simulator',
           dataset: dataset.source,
           load_model: engine.loadModel,
+          workers,
+          shard: options.shard ?? null,
           stop_reason: engine.stopReason,
-          tokenizer: defaultTokenCounter.tokenizer.name,
+          tokenizer: counter.source ?? counter.tokenizer.name,
+          token_counts_exact: counter.tokenizer.exact,
           warnings: [...engine.warnings, ...warnings],
           crashed_tasks: engine.crashedTasks,
           conversation_stats: analysis.conversationStats,
@@ -203,6 +241,11 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       files.conversations = options.outputFile;
       writeConversationsJson(options.outputFile, engine.finishedConversations);
     }
+    // Reports render from the files just written, exactly as `chatload report` would.
+    const reports = await writeRunReports(outputDir, { html: options.report, excel: options.excelOutput, csv: options.csv });
+    if (reports.html !== undefined) files.html = reports.html;
+    if (reports.excel !== undefined) files.excel = reports.excel;
+    if (reports.csv !== undefined) files.csv = reports.csv;
     return {
       options,
       outputDir,

@@ -1,8 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isChatloadError } from '../errors/index.js';
 import { chatloadVersion } from '../report/version.js';
+import { registerCompareCommand } from './compare.js';
+import { registerReportCommand } from './report.js';
+import { registerConvertCommand } from './convert.js';
+import { registerGenerateCommand } from './generate.js';
 import { registerRunCommand } from './run.js';
 import { registerServeCommand } from './serve.js';
+import { registerSweepCommand } from './sweep.js';
 
 /** The `chatload` program with every command registered. */
 export function buildProgram(setExitCode: (code: number) => void = () => {}): Command {
@@ -12,6 +17,11 @@ export function buildProgram(setExitCode: (code: number) => void = () => {}): Co
     .exitOverride();
   registerRunCommand(program, setExitCode);
   registerServeCommand(program);
+  registerGenerateCommand(program);
+  registerConvertCommand(program);
+  registerSweepCommand(program);
+  registerReportCommand(program);
+  registerCompareCommand(program);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -75,6 +75,11 @@ export class ActiveConversation {
     return this.#turns[this.#next]!.user;
   }
 
+  /** The dataset's own max_tokens for the next turn (generated datasets set one per turn), if any. */
+  get datasetMaxTokens(): number | undefined {
+    return this.conversation.turns?.[this.#next]?.maxTokens;
+  }
+
   /** The dataset's recorded answer to the next turn, if it has one. */
   get recordedAnswer(): string | undefined {
     return this.#turns[this.#next]?.recordedAnswer;

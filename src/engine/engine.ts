@@ -1,12 +1,26 @@
 import { ActiveConversation } from './active-conversation.js';
 import { describeLoadModel, loadModelFromOptions, runLoadModel, type ThinkTime } from './load/from-options.js';
-import { StopController } from './stop.js';
+import { ownsConversation, RequestBudget, shareOf } from './partition.js';
+import { sleep } from './sleep.js';
+import { StopController, type StopReason } from './stop.js';
 import type { TurnContext } from './turn.js';
-import type { EngineInput, EngineResult } from './types.js';
+import type { ConversationCounts, EngineInput, EngineResult } from './types.js';
 import { runWarmup } from './warmup.js';
 import { WorkPool } from './work-pool.js';
 
 const noThinkTime: ThinkTime = () => 0;
+
+/** The run's stop reason: an early stop that found nothing left anywhere is simply completion. */
+export function finalStopReason(reason: StopReason | undefined, counts: ConversationCounts): StopReason {
+  const everythingDone = counts.unfinished === 0 && counts.not_started === 0;
+  return reason === 'out_of_work' && everythingDone ? 'completed' : (reason ?? 'completed');
+}
+
+/** The warning for conversations a stop left unfinished, if any. */
+export function unfinishedWarning(counts: ConversationCounts, reason: StopReason): string | undefined {
+  if (counts.unfinished === 0) return undefined;
+  return `${counts.unfinished} conversations were started but not finished when the run stopped (${reason}); they are counted as unfinished`;
+}
 
 /** Formats a crash for the run's warnings: one line, the error's own message. */
 function crashMessage(what: string, error: unknown): string {
@@ -20,8 +34,9 @@ function crashMessage(what: string, error: unknown): string {
  * requests). Every wait is bounded, so it always resolves, with every conversation accounted for.
  */
 export async function runEngine(input: EngineInput): Promise<EngineResult> {
-  const { options, observer = {} } = input;
-  const stop = new StopController();
+  const { options, observer = {}, part } = input;
+  const stop = part?.stop ?? new StopController();
+  const budget = part?.budget ?? new RequestBudget(options.maxNumRequests);
   const warnings: string[] = [];
   const warn = (message: string): void => {
     warnings.push(message);
@@ -53,43 +68,58 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     stop,
     observer,
     runStartMs: performance.now(),
+    loadStartMs: performance.now(),
     onAnswerMismatch: () => {
       answerMismatches += 1;
     },
   };
 
   try {
-    let conversations = input.conversations.map((c, i) => new ActiveConversation(c, i, options.maxTurns));
+    // Parts of one run (worker threads, shards with --start-at) start together: wait for the common start, and time
+    // every record from it so the parts' records line up.
+    if (part?.startEpochMs !== undefined) {
+      await sleep(part.startEpochMs - (performance.timeOrigin + performance.now()), stop.stopping);
+      ctx.runStartMs = part.startEpochMs - performance.timeOrigin;
+    }
+    let conversations: ActiveConversation[] = [];
+    input.conversations.forEach((c, i) => {
+      const datasetIndex = input.datasetIndices?.[i];
+      if (datasetIndex !== undefined) conversations.push(new ActiveConversation(c, datasetIndex, options.maxTurns));
+      else if (part === undefined || ownsConversation(i, part.index, part.count)) conversations.push(new ActiveConversation(c, i, options.maxTurns));
+    });
+    const owned = conversations.length;
+    const clientsHere = part === undefined ? options.numClients : shareOf(options.numClients, part.index, part.count);
     const warmupOutcomes: Array<{ conversation: ActiveConversation; ok: boolean }> = [];
     let warmupRequestsSent = 0;
     if (options.warmupStep) {
       observer.onPhase?.('warmup');
-      const warmup = await runWarmup(conversations, ctx, options.numClients, options.seed, (conversation, ok) => warmupOutcomes.push({ conversation, ok }), onCrash);
+      const warmup = await runWarmup(conversations, ctx, Math.max(1, clientsHere), options.seed, (conversation, ok) => warmupOutcomes.push({ conversation, ok }), onCrash);
       conversations = warmup.remaining;
       warmupRequestsSent = warmup.sent;
     }
 
-    const pool = new WorkPool(conversations, input.conversations.length, options.maxNumRequests);
+    const pool = new WorkPool(conversations, owned, budget);
     for (const { conversation, ok } of warmupOutcomes) {
       if (ok) pool.completedInWarmup(conversation);
       else pool.failedInWarmup();
     }
 
-    const load = loadModelFromOptions(options, conversations.length, input.thinkTime ?? noThinkTime);
-    if (load.type === 'fixed-clients' && conversations.length < options.numClients && !stop.stopping.aborted) {
-      warn(`only ${conversations.length} conversations for ${options.numClients} clients: some clients have no work${options.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : ''}`);
+    const load = loadModelFromOptions(options, conversations.length, input.thinkTime ?? noThinkTime, part);
+    if (load.type === 'fixed-clients' && conversations.length < load.config.numClients && !stop.stopping.aborted) {
+      warn(`only ${conversations.length} conversations for ${load.config.numClients} clients: some clients have no work${options.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : ''}`);
     }
     if (options.durationSec !== undefined) timers.push(setTimeout(() => stop.stop('duration'), options.durationSec * 1000));
     observer.onPhase?.('benchmark', describeLoadModel(load));
-    ctx.runStartMs = performance.now(); // the measured phase starts here; open-loop arrivals are offsets from it
+    if (part?.startEpochMs === undefined) ctx.runStartMs = performance.now(); // the measured phase starts here
+    ctx.loadStartMs = options.warmupStep ? performance.now() : ctx.runStartMs;
     await runLoadModel(load, ctx, pool, onCrash);
     const counts = pool.counts();
     stop.stop(pool.budgetSpent ? 'max_requests' : 'completed');
-    // Early stop that found nothing left anywhere is simply completion.
-    const everythingDone = counts.unfinished === 0 && counts.not_started === 0;
-    const stopReason = stop.reason === 'out_of_work' && everythingDone ? 'completed' : (stop.reason ?? 'completed');
-    if (counts.unfinished > 0) {
-      warn(`${counts.unfinished} conversations were started but not finished when the run stopped (${stopReason}); they are counted as unfinished`);
+    const stopReason = finalStopReason(stop.reason, counts);
+    // A part of a larger run leaves this warning to its coordinator, which sees every part's counts.
+    if (part?.coordinated !== true) {
+      const unfinished = unfinishedWarning(counts, stopReason);
+      if (unfinished !== undefined) warn(unfinished);
     }
     if (answerMismatches > 0) warn(`--verify-output: ${answerMismatches} answers differ from the dataset's`);
     return {
@@ -99,7 +129,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       finishedConversations: pool.finishedConversations,
       runStartMs: ctx.runStartMs,
       runEndMs: performance.now(),
-      requestsSent: pool.requestsTaken,
+      requestsSent: budget.taken,
       warmupRequestsSent,
       crashedTasks,
       answerMismatches,

@@ -21,6 +21,8 @@ export interface TurnContext {
   observer: EngineObserver;
   /** performance.now() at the run's start: record times are relative to it. */
   runStartMs: number;
+  /** performance.now() at which the load model starts (after any warmup): open-loop arrivals are offsets from it. */
+  loadStartMs: number;
   /** Counts --verify-output mismatches. */
   onAnswerMismatch(): void;
 }
@@ -38,6 +40,9 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatR
   const { options } = ctx;
   let answerTokens: number | undefined | null = null;
   const recordedAnswerTokens = (): number | undefined => {
+    // A generated dataset says each turn's output length itself; otherwise count the recorded answer, as the reference.
+    const datasetMaxTokens = conversation.datasetMaxTokens;
+    if (datasetMaxTokens !== undefined) return datasetMaxTokens;
     if (answerTokens === null) {
       const answer = conversation.recordedAnswer;
       answerTokens = answer === undefined ? undefined : ctx.counter.tokenizer.count(answer);

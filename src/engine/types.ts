@@ -4,7 +4,8 @@ import type { RequestRecord } from '../metrics/record.js';
 import type { RunOptions } from '../options/run-options.js';
 import type { TokenCounter } from '../tokenizer/index.js';
 import type { ThinkTime } from './load/from-options.js';
-import type { StopReason } from './stop.js';
+import type { RequestBudget } from './partition.js';
+import type { StopController, StopReason } from './stop.js';
 
 /**
  * What the engine tells the outside world. The engine never prints or writes files: the CLI and the
@@ -25,6 +26,11 @@ export interface EngineObserver {
 export interface EngineInput {
   options: RunOptions;
   conversations: readonly Conversation[];
+  /**
+   * When `conversations` is already this part's share (a worker thread gets only its own, to save memory): their
+   * positions in the whole dataset. Otherwise the engine takes its part's share of `conversations` itself.
+   */
+  datasetIndices?: readonly number[];
   client: ChatClient;
   /** The model name sent in requests. */
   model: string;
@@ -34,6 +40,25 @@ export interface EngineInput {
   signal?: AbortSignal;
   /** Open-loop think time before each next turn (default none). */
   thinkTime?: ThinkTime;
+  /** When this engine runs one part of a larger run (a worker thread, or a shard): which part, and what it shares. */
+  part?: EnginePart;
+}
+
+/**
+ * One part of a run split across worker threads or machines. The part owns the conversations whose index is
+ * congruent to `index` modulo `count`, and its share of clients, active conversations and session rate.
+ */
+export interface EnginePart {
+  index: number;
+  count: number;
+  /** The -n budget, shared by every part in this process (worker threads) or this part's own share (shards). */
+  budget: RequestBudget;
+  /** Driven by the coordinator too: a stop anywhere stops every part. */
+  stop: StopController;
+  /** Epoch ms at which the measured phase starts, the same for every part, so their record times line up. */
+  startEpochMs?: number;
+  /** True when a coordinator merges this part's results (worker threads): the part leaves run-level warnings to it. */
+  coordinated: boolean;
 }
 
 /** How the dataset's conversations ended. They always add up to the dataset's size: none is silently dropped. */

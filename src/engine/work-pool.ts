@@ -1,5 +1,6 @@
 import type { Conversation } from '../conversation/types.js';
 import type { ActiveConversation } from './active-conversation.js';
+import type { RequestBudget } from './partition.js';
 import type { ConversationCounts } from './types.js';
 
 /**
@@ -10,18 +11,18 @@ import type { ConversationCounts } from './types.js';
 export class WorkPool {
   readonly #queue: ActiveConversation[];
   #head = 0;
-  #budget: number;
-  #requestsTaken = 0;
+  readonly #budget: RequestBudget;
   readonly #active = new Set<ActiveConversation>();
   readonly #finished: Conversation[] = [];
   #completed = 0;
   #failed = 0;
   readonly #total: number;
 
-  constructor(conversations: readonly ActiveConversation[], total: number, maxRequests: number | undefined) {
+  /** `budget` may be shared with other parts of the run (worker threads): -n stays exact across all of them. */
+  constructor(conversations: readonly ActiveConversation[], total: number, budget: RequestBudget) {
     this.#queue = conversations.slice();
     this.#total = total;
-    this.#budget = maxRequests ?? Number.POSITIVE_INFINITY;
+    this.#budget = budget;
   }
 
   /** The next conversation to start, or undefined when none is left. */
@@ -40,19 +41,11 @@ export class WorkPool {
 
   /** Takes one request from the -n budget; false when the budget is spent. */
   takeRequest(): boolean {
-    if (this.#budget <= 0) return false;
-    this.#budget -= 1;
-    this.#requestsTaken += 1;
-    return true;
-  }
-
-  /** Requests taken from the budget so far: the measured phase's request count. */
-  get requestsTaken(): number {
-    return this.#requestsTaken;
+    return this.#budget.take();
   }
 
   get budgetSpent(): boolean {
-    return this.#budget <= 0;
+    return this.#budget.spent;
   }
 
   /** A conversation answered its last turn. */

@@ -1,5 +1,18 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
+import { parseShard } from '../engine/partition.js';
+import { parseDistributionFlag } from '../synth/distributions.js';
+
+/** --start-at as epoch ms: an ISO 8601 time, or epoch seconds (below 1e11) or milliseconds. Undefined when unreadable. */
+export function parseStartAt(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) {
+    const n = Number(trimmed);
+    return n < 1e11 ? n * 1000 : n;
+  }
+  const ms = Date.parse(trimmed);
+  return Number.isFinite(ms) && /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? ms : undefined;
+}
 
 /*
  * The one schema and defaults table for `chatload run`, shared by the CLI and the library API. Options are
@@ -19,6 +32,8 @@ const schema = z
     statsJsonOutput: z.string().min(1).optional(),
     seed: z.number().int().default(0),
     model: z.string().min(1).optional(),
+    tokenizer: z.string().min(1).optional(),
+    trustRemoteCode: z.boolean().default(false),
     servedModelName: z.string().min(1).optional(),
     url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).optional(),
     apiKey: z.string().optional(),
@@ -62,6 +77,19 @@ const schema = z
     scrapeMetrics: z.union([z.boolean(), z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })]).default(false),
     scrapeIntervalSec: positive.default(5),
     resetPrefixCache: z.boolean().default(false),
+    workers: z.union([z.literal('auto'), positiveInt]).default('auto'),
+    shard: z
+      .string()
+      .regex(/^\d+\/\d+$/, 'expected I/N, e.g. 0/4 (0-based shard index I below the shard count N)')
+      .refine((v) => parseShard(v) !== undefined, 'expected I/N with 0 <= I < N')
+      .optional(),
+    startAt: z
+      .string()
+      .refine((v) => parseStartAt(v) !== undefined, 'expected an ISO 8601 time (2026-12-01T10:00:00Z) or epoch seconds/milliseconds')
+      .optional(),
+    report: z.boolean().default(true),
+    excelOutput: z.union([z.boolean(), z.string().min(1)]).default(false),
+    csv: z.union([z.boolean(), z.string().min(1)]).default(false),
     simProfile: z.string().min(1).default('demo'),
     simFaults: z.string().optional(),
   })
@@ -90,6 +118,13 @@ const schema = z
     }
     if (o.rampUp !== undefined && o.sessionRate !== undefined && Number(o.rampUp.split(':')[2]) !== o.sessionRate) {
       ctx.addIssue({ code: 'custom', path: ['rampUp'], message: `ends at ${o.rampUp.split(':')[2]}/s but --session-rate is ${o.sessionRate}/s; give one or make them agree` });
+    }
+    if (o.thinkTime !== undefined) {
+      try {
+        parseDistributionFlag(o.thinkTime, '--think-time');
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['thinkTime'], message: (error as Error).message.replace(/^--think-time:?\s*/, '') });
+      }
     }
     if (o.maxTurns !== undefined && o.maxTurns < 2) {
       ctx.addIssue({ code: 'custom', path: ['maxTurns'], message: 'counts messages (user and assistant): expected 2 or more' });

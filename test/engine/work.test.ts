@@ -6,6 +6,7 @@ import { activeShare } from '../../src/engine/load/fixed-clients.js';
 import { sleep } from '../../src/engine/sleep.js';
 import { StopController } from '../../src/engine/stop.js';
 import { WorkPool } from '../../src/engine/work-pool.js';
+import { RequestBudget } from '../../src/engine/partition.js';
 
 const conversation: Conversation = {
   id: 'c1',
@@ -51,13 +52,14 @@ describe('ActiveConversation', () => {
 describe('WorkPool', () => {
   test('hands out conversations in order, keeps an exact request budget, and accounts for every conversation', () => {
     const list = [0, 1, 2, 3].map((i) => new ActiveConversation({ ...conversation, id: `c${i}` }, i));
-    const pool = new WorkPool(list, 4, 3);
+    const budget = new RequestBudget(3);
+    const pool = new WorkPool(list, 4, budget);
     const a = pool.take()!;
     const b = pool.take()!;
     assert.deepEqual([a.id, b.id], ['c0', 'c1']);
     assert.ok(pool.takeRequest() && pool.takeRequest() && pool.takeRequest());
     assert.equal(pool.takeRequest(), false);
-    assert.equal(pool.requestsTaken, 3);
+    assert.equal(budget.taken, 3);
     pool.complete(a);
     pool.fail(b);
     const c = pool.take()!;

@@ -19,6 +19,8 @@ export interface FixedClientsConfig {
   /** Early stop: stop every client when the first one runs out of work. */
   earlyStop: boolean;
   seed: number;
+  /** Global id of this part's first client (worker threads and shards number clients across the whole run). */
+  clientIdOffset?: number;
 }
 
 /** Active conversations of client `clientId`: k/p each, the first k%p clients one more. */
@@ -36,9 +38,10 @@ export function describeFixedClients(config: FixedClientsConfig): string {
 /** Called when a client task dies of a bug: the run records it and carries on without that client. */
 export type CrashHandler = (what: string, error: unknown) => void;
 
-async function runClient(clientId: number, config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+  const clientId = (config.clientIdOffset ?? 0) + localId;
   const rng = Rng.derive(config.seed, clientId + 1);
-  const share = activeShare(clientId, config);
+  const share = activeShare(localId, config);
   const active: ActiveConversation[] = [];
   const stopping = ctx.stop.stopping;
   const meanGapMs = config.requestRate > 0 ? 1000 / config.requestRate : 0;
@@ -87,7 +90,7 @@ export async function runFixedClients(config: FixedClientsConfig, ctx: TurnConte
     // The supervisor: a client that dies of a bug is recorded; the others go on, and nothing waits on it.
     clients.push(
       runClient(id, config, ctx, pool, onCrash).catch((error: unknown) => {
-        onCrash(`client ${id}`, error);
+        onCrash(`client ${(config.clientIdOffset ?? 0) + id}`, error);
         if (config.earlyStop) ctx.stop.stop('out_of_work');
       }),
     );

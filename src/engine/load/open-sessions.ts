@@ -20,6 +20,9 @@ export interface OpenSessionsConfig {
   /** Pause before the conversation's next turn, ms (think time). `turn` is the 1-based turn about to be sent. */
   thinkTimeMs: (conversation: ActiveConversation, turn: number, rng: Rng) => number;
   seed: number;
+  /** Session numbers are offset + local number * stride, so parts of one run number their sessions apart. */
+  sessionIdOffset?: number;
+  sessionIdStride?: number;
 }
 
 /** The run's arrival schedule: deterministic for the config's seed (tests recompute it to check the intended send times). */
@@ -43,7 +46,7 @@ export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnConte
   const limit = config.maxConcurrency === undefined ? undefined : new ConcurrencyLimit(config.maxConcurrency);
   const schedule = arrivalScheduleFor(config);
   const sessions: Promise<void>[] = [];
-  const startMs = ctx.runStartMs;
+  const startMs = ctx.loadStartMs;
 
   const runSession = async (conversation: ActiveConversation, session: number, arrivedAtMs: number): Promise<void> => {
     const rng = Rng.derive(config.seed, session + 1);
@@ -71,7 +74,8 @@ export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnConte
     }
   };
 
-  for (let session = 0; !stopping.aborted; session++) {
+  for (let local = 0; !stopping.aborted; local++) {
+    const session = (config.sessionIdOffset ?? 0) + local * (config.sessionIdStride ?? 1);
     const arrivalMs = startMs + schedule.next();
     if (!Number.isFinite(arrivalMs) || !(await sleep(arrivalMs - performance.now(), stopping))) break;
     const conversation = pool.take();

@@ -1,0 +1,126 @@
+import { join } from 'node:path';
+import { ConfigError } from '../errors/index.js';
+import type { TurnSummary } from '../metrics/per-turn.js';
+import type { Summary } from '../metrics/summary.js';
+import { normalizeRunOptions, type RunOptionsInput } from '../options/run-options.js';
+import { writeJsonAtomic } from '../report/write-json-atomic.js';
+import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
+import { prepareOutputDir, defaultOutputDir } from './output-dir.js';
+import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
+import { renderSweepHtml } from '../report/sweep-html.js';
+import { writeTextAtomic } from '../report/write-reports.js';
+
+/** What a sweep varies: closed-loop clients, open-loop session rates, or a search for the highest rate meeting the SLOs. */
+export type SweepPlan =
+  | { kind: 'concurrency'; values: number[] }
+  | { kind: 'session-rate'; values: number[] }
+  | { kind: 'search'; minRate: number; maxRate: number; steps: number; targetShare: number };
+
+/** One load point of a sweep: its value, where its run went, and its summaries. */
+export interface SweepPoint {
+  /** `concurrency` (clients) or `session-rate` (sessions/s). */
+  kind: 'concurrency' | 'session-rate';
+  value: number;
+  outputDir: string;
+  summary: Summary;
+  perTurn: TurnSummary[];
+  /** With SLOs: whether goodput share reached the target. */
+  meetsSlos: boolean | null;
+  stopReason: string;
+}
+
+/** The sweep's result: every point in the order run, and for a search the highest rate that met the SLOs. */
+export interface SweepResult {
+  plan: SweepPlan;
+  points: SweepPoint[];
+  /** --search: the highest session rate that met the SLOs, or null when even the lowest did not. */
+  bestRate: number | null;
+  outputDir: string;
+  files: { summary: string; html: string };
+}
+
+function meets(summary: Summary, targetShare: number): boolean | null {
+  return summary.goodput === null ? null : summary.goodput.share >= targetShare;
+}
+
+/**
+ * Runs one benchmark per load point against the same server (the built-in simulator is started once for all of
+ * them when there is no --url), each into its own folder, then writes sweep.json and sweep.html. With
+ * --reset-prefix-cache every point starts cold.
+ */
+export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: BenchmarkHooks & { onPoint?: (point: SweepPoint) => void } = {}): Promise<SweepResult> {
+  const checked = normalizeRunOptions(base); // every problem of the shared options, before anything runs
+  if (plan.kind === 'search' && (checked.goodput ?? []).length === 0) throw new ConfigError('sweep --search needs --goodput SLOs to search against');
+  const outputDir = prepareOutputDir(checked.outputDir ?? defaultOutputDir());
+  let simulator: RunningSimulator | undefined;
+  const points: SweepPoint[] = [];
+  try {
+    if (checked.url === undefined) simulator = await startSimulatorWorker({ profile: checked.simProfile, seed: checked.seed, faults: checked.simFaults });
+    const url = checked.url ?? simulator!.url;
+    const runPoint = async (kind: SweepPoint['kind'], value: number): Promise<SweepPoint> => {
+      const dir = join(outputDir, `${String(points.length + 1).padStart(2, '0')}-${kind}-${value}`);
+      const load: RunOptionsInput = kind === 'concurrency' ? { numClients: value, maxActiveConversations: undefined } : { sessionRate: value };
+      const result = await runBenchmark({ ...base, ...load, url, outputDir: dir, outputFile: undefined, statsJsonOutput: undefined }, hooks);
+      const target = plan.kind === 'search' ? plan.targetShare : 1;
+      const point: SweepPoint = { kind, value, outputDir: dir, summary: result.summary, perTurn: result.perTurn, meetsSlos: meets(result.summary, target), stopReason: result.engine.stopReason };
+      points.push(point);
+      hooks.onPoint?.(point);
+      return point;
+    };
+
+    let bestRate: number | null = null;
+    if (plan.kind === 'search') {
+      // Bisection over the rate: keep the highest rate that met the SLOs and the lowest that did not.
+      let good = (await runPoint('session-rate', plan.minRate)).meetsSlos ? plan.minRate : null;
+      let bad = plan.maxRate;
+      if (good !== null && (await runPoint('session-rate', plan.maxRate)).meetsSlos) good = bad = plan.maxRate;
+      for (let step = 0; good !== null && step < plan.steps && bad > good && !hooks.signal?.aborted; step++) {
+        const mid = Math.round(((good + bad) / 2) * 1000) / 1000;
+        if (mid === good || mid === bad) break;
+        if ((await runPoint('session-rate', mid)).meetsSlos) good = mid;
+        else bad = mid;
+      }
+      bestRate = good;
+    } else {
+      for (const value of plan.values) {
+        if (hooks.signal?.aborted) break;
+        await runPoint(plan.kind, value);
+      }
+    }
+
+    const files = { summary: join(outputDir, 'sweep.json'), html: join(outputDir, 'sweep.html') };
+    const ordered = [...points].sort((a, b) => a.value - b.value);
+    writeJsonAtomic(files.summary, {
+      plan,
+      best_rate: bestRate,
+      points: ordered.map((p) => ({
+        kind: p.kind,
+        value: p.value,
+        output_dir: p.outputDir,
+        stop_reason: p.stopReason,
+        meets_slos: p.meetsSlos,
+        completed: p.summary.completed,
+        failed: p.summary.failed,
+        request_throughput: p.summary.request_throughput,
+        output_throughput: p.summary.output_throughput,
+        goodput: p.summary.goodput,
+        ttft_ms: p.summary.metrics.ttft_ms,
+        tpot_ms: p.summary.metrics.tpot_ms,
+        e2el_ms: p.summary.metrics.e2el_ms,
+        e2el_from_scheduled_ms: p.summary.metrics.e2el_from_scheduled_ms,
+        cache_hit_ratio: p.summary.cache_hit_ratio,
+        per_turn_ttft_p50: p.perTurn.map((t) => ({ turn: t.turn, p50: t.ttft_ms?.p50 ?? null })),
+      })),
+    });
+    writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate }));
+    return { plan, points, bestRate, outputDir, files };
+  } finally {
+    await simulator?.close();
+  }
+}
+
+/** One line describing a sweep plan. */
+export function describePlan(plan: SweepPlan): string {
+  if (plan.kind === 'search') return `search for the highest session rate in [${plan.minRate}, ${plan.maxRate}]/s with goodput share >= ${plan.targetShare}`;
+  return `${plan.kind === 'concurrency' ? 'clients' : 'sessions/s'}: ${plan.values.join(', ')}`;
+}

@@ -1,0 +1,92 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { ChatClient } from '../../client/chat-client.js';
+import type { RequestRecord } from '../../metrics/record.js';
+import { resolveTokenCounter } from '../../tokenizer/resolve.js';
+import { thinkTimeFromOptions } from '../think-time.js';
+import { runEngine } from '../engine.js';
+import { RequestBudget } from '../partition.js';
+import { StopController, type StopReason } from '../stop.js';
+import type { CoordinatorMessage, PartMessage, PartWorkerData } from './protocol.js';
+
+/*
+ * The entry of one part's worker thread (--workers): its own event loop and connection pool run the engine over
+ * the conversations this part owns. Records go to the coordinator in small batches (it writes requests.jsonl, so
+ * the file stays one crash-safe sequence); stops travel both ways, so a stop anywhere stops every part.
+ */
+
+const data = workerData as PartWorkerData;
+const port = parentPort!;
+const post = (message: PartMessage): void => port.postMessage(message);
+
+/** Batches of records: flushed every BATCH_MS or at BATCH_SIZE, whichever first, so posting costs little per record. */
+const BATCH_MS = 50;
+const BATCH_SIZE = 256;
+let batch: RequestRecord[] = [];
+let flushTimer: NodeJS.Timeout | undefined;
+function flush(): void {
+  clearTimeout(flushTimer);
+  flushTimer = undefined;
+  if (batch.length === 0) return;
+  post({ type: 'records', records: batch });
+  batch = [];
+}
+
+const stop = new StopController();
+let stopFromCoordinator = false;
+let start: (startEpochMs: number) => void = () => {};
+const started = new Promise<number>((resolve) => {
+  start = resolve;
+});
+port.on('message', (message: CoordinatorMessage) => {
+  if (message.type === 'start') return start(message.startEpochMs);
+  stopFromCoordinator = true;
+  if (message.abort) stop.abortInFlight(message.reason);
+  else stop.stop(message.reason);
+});
+const forward = (abort: boolean) => (): void => {
+  if (!stopFromCoordinator) post({ type: 'stop', reason: stop.reason as StopReason, abort });
+};
+stop.stopping.addEventListener('abort', forward(false), { once: true });
+stop.abort.addEventListener('abort', forward(true), { once: true });
+
+const client = new ChatClient({
+  baseUrl: data.url,
+  apiKey: data.options.apiKey,
+  headers: data.headers,
+  connections: Math.max(1, data.options.numClients),
+  requestTimeoutMs: data.options.requestTimeoutSec * 1000,
+  ttftTimeoutMs: data.options.ttftTimeoutSec === undefined ? undefined : data.options.ttftTimeoutSec * 1000,
+  idleTimeoutMs: data.options.idleTimeoutSec === undefined ? undefined : data.options.idleTimeoutSec * 1000,
+});
+
+try {
+  post({ type: 'ready' });
+  const startEpochMs = await started;
+  const result = await runEngine({
+    options: data.options,
+    conversations: data.conversations,
+    datasetIndices: data.datasetIndices,
+    client,
+    model: data.model,
+    // The same tokenizer as the coordinator resolved (its warnings were already said there).
+    counter: await resolveTokenCounter({ tokenizer: data.options.tokenizer, model: data.options.model }),
+    thinkTime: thinkTimeFromOptions(data.options),
+    part: { index: data.index, count: data.count, budget: new RequestBudget(undefined, data.budgetBuffer), stop, startEpochMs, coordinated: true },
+    observer: {
+      onRecord: (record) => {
+        batch.push(record);
+        if (batch.length >= BATCH_SIZE) flush();
+        else flushTimer ??= setTimeout(flush, BATCH_MS);
+      },
+      onWarning: (message) => post({ type: 'warning', message }),
+    },
+  });
+  flush();
+  post({ type: 'done', result });
+} catch (error) {
+  flush();
+  post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+} finally {
+  await client.close();
+  port.close();
+}

@@ -1,0 +1,39 @@
+import type { Conversation } from '../../conversation/types.js';
+import type { RequestRecord } from '../../metrics/record.js';
+import type { RunOptions } from '../../options/run-options.js';
+import type { StopReason } from '../stop.js';
+import type { EngineResult } from '../types.js';
+
+/** What a part's worker thread needs to run its share of the load (its workerData). Plain, cloneable data. */
+export interface PartWorkerData {
+  options: RunOptions;
+  /** This part's conversations only, and their positions in the dataset. */
+  conversations: Conversation[];
+  datasetIndices: number[];
+  url: string;
+  model: string;
+  /** Extra request headers, already parsed (the API key travels in `options.apiKey`). */
+  headers: Record<string, string>;
+  /** Which part this worker runs. */
+  index: number;
+  count: number;
+  /** The shared -n budget. */
+  budgetBuffer: SharedArrayBuffer;
+}
+
+/** Messages from a part's worker to the coordinator. */
+export type PartMessage =
+  /** Loaded and waiting for 'start'. */
+  | { type: 'ready' }
+  | { type: 'records'; records: RequestRecord[] }
+  | { type: 'warning'; message: string }
+  /** The part's engine stopped for `reason`: every other part must stop too (soft, or hard when `abort`). */
+  | { type: 'stop'; reason: StopReason; abort: boolean }
+  | { type: 'done'; result: EngineResult }
+  | { type: 'failed'; message: string };
+
+/** Messages from the coordinator to a part's worker. */
+export type CoordinatorMessage =
+  /** Every part is ready: start at this epoch time (ms), the same for all. */
+  | { type: 'start'; startEpochMs: number }
+  | { type: 'stop'; reason: StopReason; abort: boolean };

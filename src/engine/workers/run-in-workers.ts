@@ -1,0 +1,173 @@
+import type { Worker } from 'node:worker_threads';
+import type { Conversation } from '../../conversation/types.js';
+import { startModuleWorker } from '../../util/module-worker.js';
+import { finalStopReason, unfinishedWarning } from '../engine.js';
+import { ownsConversation, RequestBudget } from '../partition.js';
+import { StopController, type StopReason } from '../stop.js';
+import type { ConversationCounts, EngineInput, EngineResult } from '../types.js';
+import type { CoordinatorMessage, PartMessage, PartWorkerData } from './protocol.js';
+
+/** How long the parts get to load before the coordinator gives up on one (ms). */
+const READY_TIMEOUT_MS = 60_000;
+/** A little slack so every part is listening when the common start arrives (ms). */
+const START_SLACK_MS = 20;
+
+/** What the coordinator needs beyond the engine input: where the server is and the request headers. */
+export interface WorkersInput extends Omit<EngineInput, 'client' | 'part'> {
+  url: string;
+  headers: Record<string, string>;
+  workers: number;
+  /** This machine's shard of a multi-machine run (--shard I/N): the workers split the shard's share further. */
+  shard?: { index: number; count: number };
+  /** The -n budget of this process (the shard's share), undefined for none. */
+  maxRequests: number | undefined;
+  /** --start-at: epoch ms before which no part starts. */
+  startAtEpochMs?: number;
+}
+
+function sumCounts(parts: readonly ConversationCounts[], total: number): ConversationCounts {
+  const sum: ConversationCounts = { total, completed: 0, failed: 0, unfinished: 0, not_started: 0 };
+  for (const c of parts) {
+    sum.completed += c.completed;
+    sum.failed += c.failed;
+    sum.unfinished += c.unfinished;
+  }
+  sum.not_started = total - sum.completed - sum.failed - sum.unfinished;
+  return sum;
+}
+
+/**
+ * --workers N: runs the engine as N parts, each in its own worker thread with its own event loop and connection
+ * pool, and merges them into one result with the semantics of one loop: the -n budget is shared (exact), a stop in
+ * any part (early stop, -n, --duration, the deadline) stops every part, and records arrive here in order of
+ * completion, for the caller's observer (which writes requests.jsonl). A part that dies is recorded and the run
+ * carries on; its conversations that had not finished are counted as failed.
+ */
+export async function runEngineInWorkers(input: WorkersInput): Promise<EngineResult> {
+  const { options, observer = {} } = input;
+  const count = input.workers;
+  const budget = new RequestBudget(input.maxRequests);
+  const stop = new StopController();
+  const warnings: string[] = [];
+  const warn = (message: string): void => {
+    warnings.push(message);
+    observer.onWarning?.(message);
+  };
+  const workers: Worker[] = [];
+  const results: Array<EngineResult | undefined> = new Array(count);
+  let crashed = 0;
+  const broadcast = (message: CoordinatorMessage): void => {
+    for (const worker of workers) worker.postMessage(message);
+  };
+  const onStop = (abort: boolean) => (): void => broadcast({ type: 'stop', reason: (stop.reason ?? 'interrupted') as StopReason, abort });
+  stop.stopping.addEventListener('abort', onStop(false), { once: true });
+  stop.abort.addEventListener('abort', onStop(true), { once: true });
+  const timers: NodeJS.Timeout[] = [];
+  const onSignal = (): void => {
+    stop.stop('interrupted');
+    timers.push(setTimeout(() => stop.abortInFlight('interrupted'), options.stopGraceSec * 1000));
+  };
+  input.signal?.addEventListener('abort', onSignal, { once: true });
+
+  const base = input.shard ?? { index: 0, count: 1 };
+  const owned = (index: number): number => input.conversations.filter((_c, i) => ownsConversation(i, base.index * count + index, base.count * count)).length;
+  const ready: Promise<void>[] = [];
+  const done: Promise<void>[] = [];
+  for (let index = 0; index < count; index++) {
+    // Each worker gets only the conversations it owns (the part of a shard: base.index * count + index).
+    const part = base.index * count + index;
+    const parts = base.count * count;
+    const datasetIndices: number[] = [];
+    const mine: Conversation[] = [];
+    input.conversations.forEach((c, i) => {
+      if (ownsConversation(i, part, parts)) {
+        datasetIndices.push(i);
+        mine.push(c);
+      }
+    });
+    const data: PartWorkerData = {
+      options,
+      conversations: mine,
+      datasetIndices,
+      url: input.url,
+      model: input.model,
+      headers: input.headers,
+      index: part,
+      count: parts,
+      budgetBuffer: budget.buffer,
+    };
+    const worker = startModuleWorker(import.meta.url, 'part-worker', data);
+    workers.push(worker);
+    let markReady: () => void = () => {};
+    ready.push(new Promise<void>((resolve) => (markReady = resolve)));
+    done.push(
+      new Promise<void>((resolve) => {
+        let settled = false;
+        const fail = (why: string): void => {
+          if (settled) return;
+          settled = true;
+          crashed += 1;
+          warn(`worker ${index} failed (${why}); its conversations are counted as failed, and the other workers carried on`);
+          markReady();
+          resolve();
+        };
+        worker.on('message', (message: PartMessage) => {
+          switch (message.type) {
+            case 'ready':
+              return markReady();
+            case 'records':
+              for (const record of message.records) observer.onRecord?.(record);
+              return;
+            case 'warning':
+              return warn(`worker ${index}: ${message.message}`);
+            case 'stop':
+              return message.abort ? stop.abortInFlight(message.reason) : stop.stop(message.reason);
+            case 'done':
+              settled = true;
+              results[index] = message.result;
+              return resolve();
+            case 'failed':
+              return fail(message.message);
+          }
+        });
+        worker.on('error', (error) => fail(error.message));
+        worker.on('exit', (code) => fail(`exit code ${code}`));
+      }),
+    );
+  }
+
+  try {
+    const readyTimer = new Promise<void>((resolve) => timers.push(setTimeout(resolve, READY_TIMEOUT_MS)));
+    await Promise.race([Promise.all(ready), readyTimer]);
+    const startEpochMs = Math.max(input.startAtEpochMs ?? 0, performance.timeOrigin + performance.now() + START_SLACK_MS);
+    broadcast({ type: 'start', startEpochMs });
+    await Promise.all(done);
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+    input.signal?.removeEventListener('abort', onSignal);
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+
+  const parts = results.map((r, index) => r?.conversations ?? { total: owned(index), completed: 0, failed: owned(index), unfinished: 0, not_started: 0 });
+  const counts = sumCounts(parts, parts.reduce((n, c) => n + c.total, 0));
+  const finished = results.flatMap((r) => r?.finishedConversations ?? []);
+  if (budget.spent) stop.stop('max_requests');
+  else stop.stop('completed');
+  const stopReason = finalStopReason(stop.reason, counts);
+  const unfinished = unfinishedWarning(counts, stopReason);
+  if (unfinished !== undefined) warn(unfinished);
+  const first = results.find((r) => r !== undefined);
+  return {
+    stopReason,
+    loadModel: `${first?.loadModel ?? 'unknown'} (per worker; ${count} worker threads)`,
+    conversations: counts,
+    finishedConversations: finished,
+    runStartMs: first?.runStartMs ?? 0,
+    runEndMs: performance.now(),
+    requestsSent: budget.taken,
+    warmupRequestsSent: results.reduce((n, r) => n + (r?.warmupRequestsSent ?? 0), 0),
+    crashedTasks: crashed + results.reduce((n, r) => n + (r?.crashedTasks ?? 0), 0),
+    answerMismatches: results.reduce((n, r) => n + (r?.answerMismatches ?? 0), 0),
+    warnings: [...warnings],
+  };
+}

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode, isChatloadError } from '../errors/index.js';
 import { chatloadVersion } from '../report/version.js';
 import { registerCompareCommand } from './compare.js';
+import { registerMergeCommand } from './merge.js';
 import { registerReportCommand } from './report.js';
 import { registerConvertCommand } from './convert.js';
 import { registerGenerateCommand } from './generate.js';
@@ -22,6 +23,7 @@ export function buildProgram(setExitCode: (code: number) => void = () => {}): Co
   registerSweepCommand(program);
   registerReportCommand(program);
   registerCompareCommand(program);
+  registerMergeCommand(program);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

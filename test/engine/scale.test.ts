@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { mergeRuns } from '../../src/benchmark/merge.js';
+import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
+import { flagsToRunOptions, type RunFlags } from '../../src/cli/run-options.js';
+import { RequestBudget, shareOf } from '../../src/engine/partition.js';
+import { summarize } from '../../src/metrics/summary.js';
+import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { startSimulatorWorker, type RunningSimulator } from '../../src/sim/index.js';
+import { syntheticConversations } from '../helpers/datasets.js';
+import { tempDir } from '../helpers/tmp.js';
+
+function dataset(dir: string, count: number, turns: number): string {
+  const path = join(dir, 'in.json');
+  writeFileSync(path, JSON.stringify(syntheticConversations({ count, userTurns: () => turns })));
+  return path;
+}
+
+describe('partition arithmetic', () => {
+  test('shares add up to the whole with no remainder lost', () => {
+    for (const [total, count] of [[10, 3], [7, 7], [3, 5], [1000, 6]] as const) {
+      const shares = Array.from({ length: count }, (_, i) => shareOf(total, i, count));
+      assert.equal(shares.reduce((a, b) => a + b), total);
+      assert.ok(Math.max(...shares) - Math.min(...shares) <= 1);
+    }
+  });
+
+  test('a shared budget is exact even when threads race', async () => {
+    const budget = new RequestBudget(1000);
+    const { Worker } = await import('node:worker_threads');
+    const code = `const { workerData, parentPort } = require('node:worker_threads');
+      const cells = new Int32Array(workerData);
+      let n = 0;
+      for (;;) { const left = Atomics.load(cells, 0); if (left <= 0) break;
+        if (Atomics.compareExchange(cells, 0, left, left - 1) === left) { Atomics.add(cells, 1, 1); n++; } }
+      parentPort.postMessage(n);`;
+    const counts = await Promise.all(
+      [0, 1, 2].map(
+        () =>
+          new Promise<number>((resolve, reject) => {
+            const w = new Worker(code, { eval: true, workerData: budget.buffer });
+            w.once('message', (n: number) => void w.terminate().then(() => resolve(n)));
+            w.once('error', reject);
+          }),
+      ),
+    );
+    let local = 0;
+    while (budget.take()) local++;
+    assert.equal(counts.reduce((a, b) => a + b) + local, 1000);
+    assert.equal(budget.taken, 1000);
+    assert.ok(budget.spent);
+  });
+
+  test('a Kubernetes Indexed Job sets the shard from its environment', () => {
+    const flags = { header: [], warmupPercentages: [0], seed: 0 } as unknown as RunFlags;
+    assert.equal(flagsToRunOptions(flags, { JOB_COMPLETION_INDEX: '2', CHATLOAD_SHARD_COUNT: '4' }).shard, '2/4');
+    assert.equal(flagsToRunOptions(flags, { JOB_COMPLETION_INDEX: '2' }).shard, undefined);
+    assert.equal(flagsToRunOptions({ ...flags, shard: '1/3' } as RunFlags, { JOB_COMPLETION_INDEX: '2', CHATLOAD_SHARD_COUNT: '4' }).shard, '1/3');
+  });
+});
+
+describe('worker threads and shards against the simulator', () => {
+  let sim: RunningSimulator;
+  before(async () => {
+    sim = await startSimulatorWorker({ profile: 'cpu-tiny' });
+  });
+  after(async () => {
+    await sim.close();
+  });
+
+  test('--workers 2 keeps -n exact, numbers clients across workers, and accounts for every conversation', { timeout: 60_000 }, async () => {
+    const dir = tempDir('workers');
+    const result = await runBenchmark({ url: sim.url, inputFile: dataset(dir, 20, 4), numClients: 4, maxNumRequests: 40, workers: 2, outputDir: dir });
+    const records = readRequestsJsonl(result.files.requests);
+    assert.equal(records.length, 40);
+    assert.equal(result.summary.completed, 40);
+    assert.deepEqual([...new Set(records.map((r) => r.client_id))].sort(), [0, 1, 2, 3]);
+    // Worker 0 owns the even conversations, worker 1 the odd ones; clients 0-1 are worker 0's.
+    for (const r of records) assert.equal(r.conversation_index % 2, r.client_id < 2 ? 0 : 1);
+    const c = result.engine.conversations;
+    assert.equal(c.completed + c.failed + c.unfinished + c.not_started, 20);
+    assert.equal(result.engine.stopReason, 'max_requests');
+    assert.match(result.engine.loadModel, /2 worker threads/);
+    assert.ok(records.every((r) => r.sent_at_ms >= 0), 'every part times its records from the common start');
+  });
+
+  test('warmup and early stop keep their meaning across workers', { timeout: 60_000 }, async () => {
+    const dir = tempDir('workers-warmup');
+    const result = await runBenchmark({ url: sim.url, inputFile: dataset(dir, 6, 3), numClients: 2, warmupStep: true, earlyStop: false, workers: 2, outputDir: dir });
+    const records = readRequestsJsonl(result.files.requests);
+    assert.equal(records.filter((r) => r.warmup).length, 6);
+    assert.equal(result.summary.completed, 12);
+    assert.deepEqual(result.engine.conversations, { total: 6, completed: 6, failed: 0, unfinished: 0, not_started: 0 });
+  });
+
+  test('two shards and a merge give the request count of one run; identical records give identical percentiles', { timeout: 90_000 }, async () => {
+    const dir = tempDir('shards');
+    const inputFile = dataset(dir, 12, 3);
+    const startAt = new Date(Date.now() + 400).toISOString();
+    const shards = await Promise.all(
+      ['0/2', '1/2'].map((shard, i) => runBenchmark({ url: sim.url, inputFile, numClients: 4, maxNumRequests: 30, shard, startAt, outputDir: join(dir, `shard-${i}`) })),
+    );
+    assert.deepEqual(shards.map((s) => s.summary.completed), [15, 15], 'each shard runs its exact share of -n');
+    for (const [i, s] of shards.entries()) {
+      const records = readRequestsJsonl(s.files.requests);
+      assert.ok(records.every((r) => r.conversation_index % 2 === i), 'shard I owns conversations i % N == I');
+      assert.ok(records.every((r) => r.start_time_ms >= Date.parse(startAt) - 1), 'nothing is sent before --start-at');
+    }
+    const merged = await mergeRuns([join(dir, 'shard-0'), join(dir, 'shard-1')], join(dir, 'merged'));
+    assert.equal(merged.records, 30);
+    const results = JSON.parse(readFileSync(merged.files.results, 'utf8')) as { completed: number; conversations: { total: number } };
+    assert.equal(results.completed, 30);
+    assert.equal(results.conversations.total, 12);
+
+    const single = await runBenchmark({ url: sim.url, inputFile, numClients: 4, maxNumRequests: 30, outputDir: join(dir, 'single') });
+    assert.equal(single.summary.completed, merged.records, 'N shards + merge = one run, in request count');
+
+    // Split one run's records into two fake shards: the merge must reproduce its percentiles exactly.
+    const records = readRequestsJsonl(single.files.requests);
+    for (const [i, part] of [records.filter((_, k) => k % 2 === 0), records.filter((_, k) => k % 2 === 1)].entries()) {
+      mkdirSync(join(dir, `split-${i}`));
+      writeFileSync(join(dir, `split-${i}`, 'requests.jsonl'), part.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    }
+    const remerged = await mergeRuns([join(dir, 'split-0'), join(dir, 'split-1')], join(dir, 'remerged'));
+    const doc = JSON.parse(readFileSync(remerged.files.results, 'utf8')) as { summary: ReturnType<typeof summarize> };
+    const original = summarize(records);
+    for (const key of ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2el_ms', 'input_num_tokens', 'cached_tokens'] as const) {
+      assert.deepEqual(doc.summary.metrics[key], original.metrics[key], key);
+    }
+  });
+});

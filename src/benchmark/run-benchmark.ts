@@ -206,6 +206,9 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     const { summary, warmupPercentages, perTurn } = analysis;
     const lagWarning = scheduleWarning(summary);
     if (lagWarning !== undefined) warn(lagWarning);
+    engine.workerHealth?.forEach((h, i) => {
+      for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
+    });
     writeJsonAtomic(
       files.results,
       buildResultsDocument({
@@ -221,6 +224,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           dataset: dataset.source,
           load_model: engine.loadModel,
           workers,
+          worker_health: engine.workerHealth ?? null,
           shard: options.shard ?? null,
           stop_reason: engine.stopReason,
           tokenizer: counter.source ?? counter.tokenizer.name,

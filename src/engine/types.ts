@@ -1,4 +1,5 @@
 import type { ChatClient } from '../client/chat-client.js';
+import type { ClientHealth } from '../metrics/client-health.js';
 import type { Conversation } from '../conversation/types.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RunOptions } from '../options/run-options.js';
@@ -93,4 +94,6 @@ export interface EngineResult {
   /** --verify-output mismatches between the server's answers and the dataset's. */
   answerMismatches: number;
   warnings: string[];
+  /** With --workers: each worker thread's own event-loop delay and CPU (null for a worker that failed). */
+  workerHealth?: Array<ClientHealth | null>;
 }

@@ -39,6 +39,8 @@ export class SimServer implements ExchangeContext {
   readonly #server: Server;
   readonly #faults: FaultInjector;
   readonly #trace: TraceWriter | null;
+  /** X-Session-ID of each exchange, for the trace (clients send it with --send-conversation-id). */
+  readonly #sessions = new WeakMap<Exchange, string | null>();
   readonly #exchanges = new Set<Exchange>();
   readonly #created = Math.floor(Date.now() / 1000);
   #nextId = 0;
@@ -118,7 +120,7 @@ export class SimServer implements ExchangeContext {
   /** ExchangeContext: an exchange ended. */
   done(exchange: Exchange, line: TraceLine): void {
     this.#exchanges.delete(exchange);
-    this.#trace?.write(line);
+    this.#trace?.write({ ...line, session_id: this.#sessions.get(exchange) ?? null });
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -184,6 +186,8 @@ export class SimServer implements ExchangeContext {
   }
 
   async #generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion', arrivalMs: number): Promise<void> {
+    const sessionHeader = req.headers['x-session-id'];
+    const sessionId = typeof sessionHeader === 'string' ? sessionHeader : null;
     const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-sim-${this.#port}-${this.#nextId++}`;
     let promptTokens = 0;
     let outcome = 'rejected';
@@ -202,6 +206,7 @@ export class SimServer implements ExchangeContext {
         throw new HttpError(429, 'Injected fault: rate limited.', { headers: { 'retry-after': String(fault.param) } });
       }
       const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault });
+      this.#sessions.set(exchange, sessionId);
       if (fault?.kind === 'stall') {
         // 200 and headers, then silence until the client goes away.
         this.#exchanges.add(exchange);
@@ -240,6 +245,7 @@ export class SimServer implements ExchangeContext {
         cached_tokens: 0,
         status,
         outcome,
+        session_id: sessionId,
       });
       throw error;
     }

@@ -17,6 +17,8 @@ export interface TraceLine {
   status: number;
   /** ok, client_closed, rejected, or fault:<kind>. */
   outcome: string;
+  /** The request's X-Session-ID header (chatload sends it with --send-conversation-id), to match client records. */
+  session_id?: string | null;
 }
 
 const FLUSH_BYTES = 64 * 1024;

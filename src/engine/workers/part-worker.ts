@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ChatClient } from '../../client/chat-client.js';
 import type { RequestRecord } from '../../metrics/record.js';
+import { ClientHealthMonitor } from '../../metrics/client-health.js';
 import { resolveTokenCounter } from '../../tokenizer/resolve.js';
 import { thinkTimeFromOptions } from '../think-time.js';
 import { runEngine } from '../engine.js';
@@ -62,6 +63,8 @@ const client = new ChatClient({
 try {
   post({ type: 'ready' });
   const startEpochMs = await started;
+  const health = new ClientHealthMonitor();
+  health.start();
   const result = await runEngine({
     options: data.options,
     conversations: data.conversations,
@@ -82,7 +85,7 @@ try {
     },
   });
   flush();
-  post({ type: 'done', result });
+  post({ type: 'done', result, health: health.stop() });
 } catch (error) {
   flush();
   post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });

@@ -1,4 +1,5 @@
 import type { Conversation } from '../../conversation/types.js';
+import type { ClientHealth } from '../../metrics/client-health.js';
 import type { RequestRecord } from '../../metrics/record.js';
 import type { RunOptions } from '../../options/run-options.js';
 import type { StopReason } from '../stop.js';
@@ -29,7 +30,8 @@ export type PartMessage =
   | { type: 'warning'; message: string }
   /** The part's engine stopped for `reason`: every other part must stop too (soft, or hard when `abort`). */
   | { type: 'stop'; reason: StopReason; abort: boolean }
-  | { type: 'done'; result: EngineResult }
+  /** The part's result, and its own event loop's health (a worker's delay is not seen from the main thread). */
+  | { type: 'done'; result: EngineResult; health: ClientHealth }
   | { type: 'failed'; message: string };
 
 /** Messages from the coordinator to a part's worker. */

@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Conversation } from '../../conversation/types.js';
+import type { ClientHealth } from '../../metrics/client-health.js';
 import { startModuleWorker } from '../../util/module-worker.js';
 import { finalStopReason, unfinishedWarning } from '../engine.js';
 import { ownsConversation, RequestBudget } from '../partition.js';
@@ -55,6 +56,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   };
   const workers: Worker[] = [];
   const results: Array<EngineResult | undefined> = new Array(count);
+  const health: Array<ClientHealth | undefined> = new Array(count);
   let crashed = 0;
   const broadcast = (message: CoordinatorMessage): void => {
     for (const worker of workers) worker.postMessage(message);
@@ -125,6 +127,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
             case 'done':
               settled = true;
               results[index] = message.result;
+              health[index] = message.health;
               return resolve();
             case 'failed':
               return fail(message.message);
@@ -169,5 +172,6 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     crashedTasks: crashed + results.reduce((n, r) => n + (r?.crashedTasks ?? 0), 0),
     answerMismatches: results.reduce((n, r) => n + (r?.answerMismatches ?? 0), 0),
     warnings: [...warnings],
+    workerHealth: health.map((h) => h ?? null),
   };
 }

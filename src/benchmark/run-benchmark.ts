@@ -20,7 +20,7 @@ import { parseShard, RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { REDACTED, redactSecrets } from '../report/redact.js';
-import { RequestsJsonlSink } from '../report/requests-jsonl.js';
+import { readRequestsJsonl, RequestsJsonlSink } from '../report/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
 import { toReferenceStats } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
@@ -164,7 +164,6 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
     const sink = RequestsJsonlSink.open(files.requests);
-    const records: RequestRecord[] = [];
     const health = new ClientHealthMonitor();
     health.start();
     let engine: EngineResult;
@@ -180,7 +179,6 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           ...hooks.observer,
           onRecord: (record: RequestRecord) => {
             sink.write(record);
-            records.push(record);
             hooks.observer?.onRecord?.(record);
           },
         },
@@ -202,6 +200,8 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     const clientHealth = health.stop();
     const serverMetrics = await scraper?.stop();
 
+    // Summaries read the records back from disk: nothing holds them in memory while the run goes on.
+    const records = readRequestsJsonl(files.requests);
     const analysis = analyzeRecords(records, options);
     const { summary, warmupPercentages, perTurn } = analysis;
     const lagWarning = scheduleWarning(summary);

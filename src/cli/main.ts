@@ -15,7 +15,9 @@ export function buildProgram(setExitCode: (code: number) => void = () => {}): Co
   const program = new Command('chatload')
     .description('Multi-turn LLM serving benchmark for OpenAI-compatible servers (vLLM, SGLang, llama.cpp, ...), with a built-in serving simulator.')
     .version(chatloadVersion(), '-V, --version')
-    .exitOverride();
+    .exitOverride()
+    // Commander's usage errors can carry a second line ("Did you mean ...?"): every error stays on one line.
+    .configureOutput({ outputError: (text, write) => write(`${text.trimEnd().replace(/\s*\n\s*/g, ' ')}\n`) });
   registerRunCommand(program, setExitCode);
   registerServeCommand(program);
   registerGenerateCommand(program);

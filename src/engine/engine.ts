@@ -98,7 +98,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       warmupRequestsSent = warmup.sent;
     }
 
-    const pool = new WorkPool(conversations, owned, budget);
+    const pool = new WorkPool(conversations, owned, budget, options.outputFile !== undefined);
     for (const { conversation, ok } of warmupOutcomes) {
       if (ok) pool.completedInWarmup(conversation);
       else pool.failedInWarmup();

@@ -18,11 +18,17 @@ export class WorkPool {
   #failed = 0;
   readonly #total: number;
 
-  /** `budget` may be shared with other parts of the run (worker threads): -n stays exact across all of them. */
-  constructor(conversations: readonly ActiveConversation[], total: number, budget: RequestBudget) {
+  readonly #keepFinished: boolean;
+
+  /**
+   * `budget` may be shared with other parts of the run (worker threads): -n stays exact across all of them.
+   * Finished conversations (with their answers) are kept only when `keepFinished` (for -o), so memory stays flat.
+   */
+  constructor(conversations: readonly ActiveConversation[], total: number, budget: RequestBudget, keepFinished = true) {
     this.#queue = conversations.slice();
     this.#total = total;
     this.#budget = budget;
+    this.#keepFinished = keepFinished;
   }
 
   /** The next conversation to start, or undefined when none is left. */
@@ -52,7 +58,7 @@ export class WorkPool {
   complete(conversation: ActiveConversation): void {
     if (this.#active.delete(conversation)) {
       this.#completed += 1;
-      this.#finished.push(conversation.replayed());
+      if (this.#keepFinished) this.#finished.push(conversation.replayed());
     }
   }
 
@@ -64,7 +70,7 @@ export class WorkPool {
   /** Conversations that finished during warmup count as completed up front. */
   completedInWarmup(conversation: ActiveConversation): void {
     this.#completed += 1;
-    this.#finished.push(conversation.replayed());
+    if (this.#keepFinished) this.#finished.push(conversation.replayed());
   }
 
   failedInWarmup(): void {

@@ -41,6 +41,18 @@ export interface SummaryMetrics {
   e2el_from_scheduled_ms: Stats | null;
 }
 
+/** The per-request metrics every summary table shows, in display order (terminal, Excel). */
+export const SUMMARY_METRIC_ROWS = [
+  'ttft_ms',
+  'tpot_ms',
+  'itl_ms',
+  'e2el_ms',
+  'input_num_tokens',
+  'output_num_tokens',
+  'cached_tokens',
+  'expected_cached_tokens',
+] as const satisfies ReadonlyArray<keyof SummaryMetrics>;
+
 /** TTFT of the completed requests whose prompt falls in one context-length range. */
 export interface ContextBucket {
   /** e.g. "1k-2k" (input tokens). */

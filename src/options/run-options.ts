@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
 import { parseShard } from '../engine/partition.js';
 import { parseDistributionFlag } from '../synth/distributions.js';
+import { parseFaultSpec } from '../sim/faults.js';
 
 /** --start-at as epoch ms: an ISO 8601 time, or epoch seconds (below 1e11) or milliseconds. Undefined when unreadable. */
 export function parseStartAt(text: string): number | undefined {
@@ -118,6 +119,13 @@ const schema = z
     }
     if (o.rampUp !== undefined && o.sessionRate !== undefined && Number(o.rampUp.split(':')[2]) !== o.sessionRate) {
       ctx.addIssue({ code: 'custom', path: ['rampUp'], message: `ends at ${o.rampUp.split(':')[2]}/s but --session-rate is ${o.sessionRate}/s; give one or make them agree` });
+    }
+    if (o.simFaults !== undefined) {
+      try {
+        parseFaultSpec(o.simFaults, '--sim-faults');
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['simFaults'], message: (error as Error).message.replace(/^--sim-faults:?\s*/, '') });
+      }
     }
     if (o.thinkTime !== undefined) {
       try {

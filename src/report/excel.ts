@@ -3,22 +3,14 @@ import { basename, dirname, join } from 'node:path';
 import ExcelJS from 'exceljs';
 import type { Stats } from '../metrics/stats.js';
 import { columnValue, recordColumns } from './record-columns.js';
+import { SUMMARY_METRIC_ROWS } from '../metrics/summary.js';
 import type { RunData } from './run-data.js';
 
 /** Sheet names, in workbook order: the reference's two sheets, then chatload's per-turn table. */
 export const EXCEL_SHEETS = ['Summary', 'Raw data', 'Per turn'] as const;
 
 /** Metric rows of the Summary sheet's statistics table. */
-const SUMMARY_METRICS = [
-  'ttft_ms',
-  'tpot_ms',
-  'itl_ms',
-  'e2el_ms',
-  'input_num_tokens',
-  'output_num_tokens',
-  'cached_tokens',
-  'expected_cached_tokens',
-] as const;
+const SUMMARY_METRICS = SUMMARY_METRIC_ROWS;
 
 /** The statistics columns with the reference's (pandas describe) headers. */
 const STATS_HEADERS: ReadonlyArray<[keyof Stats, string]> = [

@@ -3,7 +3,7 @@ import type { ClientHealth } from '../metrics/client-health.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { Stats } from '../metrics/stats.js';
-import type { Summary } from '../metrics/summary.js';
+import { SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
 
 /** What formatSummary prints. */
 export interface TerminalSummaryInput {
@@ -28,16 +28,7 @@ const PER_TURN_EDGE_ROWS = 20;
 const MIN_COUNT_P99 = 100;
 const MIN_COUNT_P99_9 = 1000;
 
-const METRIC_ROWS = [
-  'ttft_ms',
-  'tpot_ms',
-  'itl_ms',
-  'e2el_ms',
-  'input_num_tokens',
-  'output_num_tokens',
-  'cached_tokens',
-  'expected_cached_tokens',
-] as const;
+const METRIC_ROWS = SUMMARY_METRIC_ROWS;
 
 interface Palette {
   bold(text: string): string;

@@ -30,28 +30,28 @@ const DEFAULT_PARAM: Partial<Record<FaultKind, number>> = { '429': 1, trickle: 1
  * Parses `500=0.01,429=0.02:2,reset=0.01` into rules. Throws ConfigError naming the bad part and the known kinds.
  * The same kind twice, or rates that sum over 1, are errors too.
  */
-export function parseFaultSpec(spec: string): FaultRule[] {
+export function parseFaultSpec(spec: string, flag = '--faults'): FaultRule[] {
   const rules: FaultRule[] = [];
   const known = `known kinds: ${FAULT_KINDS.join(', ')} (503 is the queue-full behaviour, set max_waiting)`;
   for (const rawPart of spec.split(',')) {
     const part = rawPart.trim();
     if (part === '') continue;
     const m = /^([a-z0-9]+)=([0-9]*\.?[0-9]+(?:e-?[0-9]+)?)(?::([0-9]*\.?[0-9]+))?$/i.exec(part);
-    if (m === null) throw new ConfigError(`--faults: cannot parse '${part}': expected kind=rate or kind=rate:param`, { hint: known });
+    if (m === null) throw new ConfigError(`${flag}: cannot parse '${part}': expected kind=rate or kind=rate:param`, { hint: known });
     const kind = m[1]!.toLowerCase();
-    if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw new ConfigError(`--faults: unknown fault kind '${kind}' in '${part}'`, { hint: known });
+    if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw new ConfigError(`${flag}: unknown fault kind '${kind}' in '${part}'`, { hint: known });
     const rate = Number(m[2]);
-    if (!(rate >= 0 && rate <= 1)) throw new ConfigError(`--faults: rate ${m[2]} in '${part}' must be a probability in [0, 1]`);
-    if (rules.some((r) => r.kind === kind)) throw new ConfigError(`--faults: fault kind '${kind}' given twice`);
+    if (!(rate >= 0 && rate <= 1)) throw new ConfigError(`${flag}: rate ${m[2]} in '${part}' must be a probability in [0, 1]`);
+    if (rules.some((r) => r.kind === kind)) throw new ConfigError(`${flag}: fault kind '${kind}' given twice`);
     const rule: FaultRule = { kind: kind as FaultKind, rate };
     if (m[3] !== undefined) {
-      if (kind !== '429' && kind !== 'trickle') throw new ConfigError(`--faults: '${part}': only 429 (Retry-After s) and trickle (ms per token) take a :param`);
+      if (kind !== '429' && kind !== 'trickle') throw new ConfigError(`${flag}: '${part}': only 429 (Retry-After s) and trickle (ms per token) take a :param`);
       rule.param = Number(m[3]);
     }
     rules.push(rule);
   }
   const total = rules.reduce((sum, r) => sum + r.rate, 0);
-  if (total > 1 + 1e-9) throw new ConfigError(`--faults: rates sum to ${total}, more than 1`);
+  if (total > 1 + 1e-9) throw new ConfigError(`${flag}: rates sum to ${total}, more than 1`);
   return rules;
 }
 

@@ -1,48 +1,14 @@
 import type { Conversation } from '../conversation/types.js';
+import { describe, type Stats } from '../metrics/stats.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 
-/** One row of dataset statistics: the reference's pandas `describe()` columns for one quantity. */
-export interface StatsRow {
-  name: string;
-  count: number;
-  mean: number;
-  std: number;
-  min: number;
-  p25: number;
-  p50: number;
-  p75: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
+/** One row of dataset statistics: the reference's pandas `describe()` columns for one quantity (metrics/stats.ts). */
+export type StatsRow = Stats & { name: string };
 
-/** Linear-interpolated quantile of sorted values (pandas' default). */
-function quantile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
-}
+const EMPTY: Stats = { count: 0, mean: Number.NaN, std: 0, min: Number.NaN, p25: Number.NaN, p50: Number.NaN, p75: Number.NaN, p90: Number.NaN, p99: Number.NaN, p99_9: Number.NaN, max: Number.NaN };
 
 function row(name: string, values: number[]): StatsRow {
-  const sorted = Float64Array.from(values).sort();
-  const n = sorted.length;
-  const mean = n === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / n;
-  const std = n < 2 ? 0 : Math.sqrt(values.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
-  return {
-    name,
-    count: n,
-    mean,
-    std,
-    min: sorted[0] ?? Number.NaN,
-    p25: quantile(sorted, 0.25),
-    p50: quantile(sorted, 0.5),
-    p75: quantile(sorted, 0.75),
-    p90: quantile(sorted, 0.9),
-    p99: quantile(sorted, 0.99),
-    max: sorted[n - 1] ?? Number.NaN,
-  };
+  return { name, ...(describe(values) ?? EMPTY) };
 }
 
 /**

@@ -99,14 +99,19 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     }
 
     const pool = new WorkPool(conversations, owned, budget, options.outputFile !== undefined);
+    // From here the pool alone holds the conversations, and lets each go once it ends: holding this list too would
+    // keep every finished history (and its answers) for the whole run.
+    const remaining = conversations.length;
+    conversations = [];
     for (const { conversation, ok } of warmupOutcomes) {
       if (ok) pool.completedInWarmup(conversation);
       else pool.failedInWarmup();
     }
+    warmupOutcomes.length = 0;
 
-    const load = loadModelFromOptions(options, conversations.length, input.thinkTime ?? noThinkTime, part);
-    if (load.type === 'fixed-clients' && conversations.length < load.config.numClients && !stop.stopping.aborted) {
-      warn(`only ${conversations.length} conversations for ${load.config.numClients} clients: some clients have no work${options.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : ''}`);
+    const load = loadModelFromOptions(options, remaining, input.thinkTime ?? noThinkTime, part);
+    if (load.type === 'fixed-clients' && remaining < load.config.numClients && !stop.stopping.aborted) {
+      warn(`only ${remaining} conversations for ${load.config.numClients} clients: some clients have no work${options.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : ''}`);
     }
     if (options.durationSec !== undefined) timers.push(setTimeout(() => stop.stop('duration'), options.durationSec * 1000));
     observer.onPhase?.('benchmark', describeLoadModel(load));

@@ -45,8 +45,12 @@ export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnConte
   const stopping = ctx.stop.stopping;
   const limit = config.maxConcurrency === undefined ? undefined : new ConcurrencyLimit(config.maxConcurrency);
   const schedule = arrivalScheduleFor(config);
-  const sessions: Promise<void>[] = [];
   const startMs = ctx.loadStartMs;
+  // Sessions in flight are counted, not kept in a list, so a long run's memory does not grow with every session.
+  let open = 0;
+  let arrivalsOver = false;
+  let allEnded: () => void = () => {};
+  const ended = new Promise<void>((resolve) => (allEnded = resolve));
 
   const runSession = async (conversation: ActiveConversation, session: number, arrivedAtMs: number): Promise<void> => {
     const rng = Rng.derive(config.seed, session + 1);
@@ -80,12 +84,18 @@ export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnConte
     if (!Number.isFinite(arrivalMs) || !(await sleep(arrivalMs - performance.now(), stopping))) break;
     const conversation = pool.take();
     if (conversation === undefined) break; // every conversation has arrived
-    sessions.push(
-      runSession(conversation, session, arrivalMs).catch((error: unknown) => {
+    open += 1;
+    void runSession(conversation, session, arrivalMs)
+      .catch((error: unknown) => {
         onCrash(`session ${conversation.id}`, error);
         pool.fail(conversation);
-      }),
-    );
+      })
+      .finally(() => {
+        open -= 1;
+        if (open === 0 && arrivalsOver) allEnded();
+      });
   }
-  await Promise.all(sessions);
+  arrivalsOver = true;
+  if (open === 0) allEnded();
+  await ended;
 }

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { ChatClient, type ModelInfo } from '../client/chat-client.js';
 import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
@@ -247,9 +247,11 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     }
     // Reports render from the files just written, exactly as `chatload report` would.
     const reports = await writeRunReports(outputDir, { html: options.report, excel: options.excelOutput, csv: options.csv });
-    if (reports.html !== undefined) files.html = reports.html;
-    if (reports.excel !== undefined) files.excel = reports.excel;
-    if (reports.csv !== undefined) files.csv = reports.csv;
+    // Named as the output folder was given (relative stays relative), like the other files.
+    const asGiven = (path: string): string => (path.startsWith(resolve(outputDir)) ? join(outputDir, relative(resolve(outputDir), path)) : path);
+    if (reports.html !== undefined) files.html = asGiven(reports.html);
+    if (reports.excel !== undefined) files.excel = asGiven(reports.excel);
+    if (reports.csv !== undefined) files.csv = asGiven(reports.csv);
     return {
       options,
       outputDir,

@@ -41,6 +41,8 @@ export interface ModelInfo {
 /** First and largest pause (ms) between `waitReady` polls. */
 const READY_POLL_FIRST_MS = 100;
 const READY_POLL_MAX_MS = 1_000;
+/** The least time (ms) worth a further readiness attempt. */
+const READY_MIN_ATTEMPT_MS = 50;
 
 /**
  * An OpenAI-compatible chat completions client over one undici Agent. `send` never rejects: every failure is data
@@ -183,7 +185,9 @@ export class ChatClient {
     for (;;) {
       signal?.throwIfAborted();
       const remainingMs = deadlineMs - performance.now();
-      if (remainingMs <= 0) break;
+      // An attempt with almost no time left can only time out, and its "no answer" would hide the real cause
+      // (e.g. ECONNREFUSED) of the attempts before it.
+      if (remainingMs <= 0 || (lastError !== undefined && remainingMs < READY_MIN_ATTEMPT_MS)) break;
       try {
         return await this.#listModels(Math.min(remainingMs, this.#requestTimeoutMs), signal);
       } catch (error) {

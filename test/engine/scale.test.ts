@@ -86,6 +86,16 @@ describe('worker threads and shards against the simulator', () => {
     assert.ok(records.every((r) => r.sent_at_ms >= 0), 'every part times its records from the common start');
   });
 
+  test('a worker that runs out of work first does not stop the others (no early stop)', { timeout: 60_000 }, async () => {
+    const dir = tempDir('workers-uneven');
+    // Worker 0 owns the even conversations (1 turn), worker 1 the odd ones (5 turns): worker 0 is done long before.
+    const path = join(dir, 'in.json');
+    writeFileSync(path, JSON.stringify(syntheticConversations({ count: 8, userTurns: (i) => (i % 2 === 0 ? 1 : 5) })));
+    const result = await runBenchmark({ url: sim.url, inputFile: path, numClients: 2, earlyStop: false, workers: 2, outputDir: dir });
+    assert.deepEqual(result.engine.conversations, { total: 8, completed: 8, failed: 0, unfinished: 0, not_started: 0 });
+    assert.equal(result.summary.completed, 4 + 4 * 5);
+  });
+
   test('warmup and early stop keep their meaning across workers', { timeout: 60_000 }, async () => {
     const dir = tempDir('workers-warmup');
     const result = await runBenchmark({ url: sim.url, inputFile: dataset(dir, 6, 3), numClients: 2, warmupStep: true, earlyStop: false, workers: 2, outputDir: dir });

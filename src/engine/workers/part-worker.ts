@@ -44,8 +44,10 @@ port.on('message', (message: CoordinatorMessage) => {
   if (message.abort) stop.abortInFlight(message.reason);
   else stop.stop(message.reason);
 });
+// A stop this part decides is everyone's stop (early stop, -n, --duration, the deadline), except `completed`: that
+// only says this part has nothing left, while the others may still be working.
 const forward = (abort: boolean) => (): void => {
-  if (!stopFromCoordinator) post({ type: 'stop', reason: stop.reason as StopReason, abort });
+  if (!stopFromCoordinator && stop.reason !== 'completed') post({ type: 'stop', reason: stop.reason as StopReason, abort });
 };
 stop.stopping.addEventListener('abort', forward(false), { once: true });
 stop.abort.addEventListener('abort', forward(true), { once: true });

@@ -103,7 +103,9 @@ export class ChatClient {
       // Our RequestTimer owns every timeout; undici's own header/body timeouts (300 s) would only blur the kinds.
       headersTimeout: 0,
       bodyTimeout: 0,
-      ...(options.lookup ? { connect: { lookup: options.lookup } } : {}),
+      // Connecting is part of the wait for the first token: undici's own 10 s connect timeout would cut a slow
+      // connect (a server's full listen backlog under thousands of connections) before the TTFT timeout does.
+      connect: { timeout: this.#limits.ttftMs, ...(options.lookup ? { lookup: options.lookup } : {}) },
     });
   }
 

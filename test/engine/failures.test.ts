@@ -6,37 +6,19 @@ import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { syntheticConversations } from '../helpers/datasets.js';
-import { chunkJson, sseEvent, startScriptedServer, usageChunkJson, type RecordedRequest, type ScriptedResponse } from '../helpers/scripted-server.js';
+import { jsonStatus, MODELS_RESPONSE, SHORT_ANSWER, startScriptedServer, type RecordedRequest, type ScriptedResponse } from '../helpers/scripted-server.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const models: ScriptedResponse = {
-  headers: { 'content-type': 'application/json' },
-  actions: [{ write: JSON.stringify({ object: 'list', data: [{ id: 'test-model' }] }) }, { end: true }],
-};
 
-const answer: ScriptedResponse = {
-  actions: [
-    { write: sseEvent(chunkJson({ role: 'assistant', content: 'fine' })) },
-    { write: sseEvent(chunkJson({ content: ' thanks' }, 'stop')) + sseEvent(usageChunkJson(12, 2)) + sseEvent('[DONE]') },
-    { end: true },
-  ],
-};
 
-function status(code: number, headers: Record<string, string> = {}): ScriptedResponse {
-  return {
-    status: code,
-    headers: { 'content-type': 'application/json', ...headers },
-    actions: [{ write: JSON.stringify({ error: { message: `status ${code}` } }) }, { end: true }],
-  };
-}
 
 /** A server that answers chat completions from `plan` in order (then with `answer`), and lists one model. */
 async function plannedServer(plan: ScriptedResponse[]) {
   let chat = 0;
   return startScriptedServer((request: RecordedRequest) => {
-    if (request.method === 'GET') return models;
+    if (request.method === 'GET') return MODELS_RESPONSE;
     const next = plan[chat++];
-    return next ?? answer;
+    return next ?? SHORT_ANSWER;
   });
 }
 
@@ -48,7 +30,7 @@ function dataset(dir: string, count: number, turns: number): string {
 
 describe('failures during a run', () => {
   test('retryable failures are retried (honouring Retry-After), and the record counts the retries', { timeout: 30_000 }, async () => {
-    const server = await plannedServer([status(503, { 'retry-after': '0' }), status(429, { 'retry-after': '0' })]);
+    const server = await plannedServer([jsonStatus(503, { 'retry-after': '0' }), jsonStatus(429, { 'retry-after': '0' })]);
     const dir = tempDir('retry');
     try {
       const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 2), maxRetries: 3, outputDir: dir });
@@ -63,7 +45,7 @@ describe('failures during a run', () => {
   });
 
   test('without retries a failure is a record with its kind; its conversation ends and the others go on', { timeout: 30_000 }, async () => {
-    const server = await plannedServer([status(500)]);
+    const server = await plannedServer([jsonStatus(500)]);
     const dir = tempDir('fail');
     try {
       const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 3, 2), earlyStop: false, outputDir: dir, maxErrorRate: 0 });
@@ -80,7 +62,7 @@ describe('failures during a run', () => {
   });
 
   test('a non-retryable 400 is not retried', { timeout: 30_000 }, async () => {
-    const server = await plannedServer([status(400)]);
+    const server = await plannedServer([jsonStatus(400)]);
     const dir = tempDir('no-retry');
     try {
       const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 1), maxRetries: 5, outputDir: dir, maxErrorRate: 1 });
@@ -122,7 +104,7 @@ describe('failures during a run', () => {
   });
 
   test('--benchmark-timeout-sec aborts a request that never answers and still writes the results', { timeout: 30_000 }, async () => {
-    const server = await startScriptedServer((request) => (request.method === 'GET' ? models : { noHeaders: true }));
+    const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : { noHeaders: true }));
     const dir = tempDir('deadline');
     try {
       const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 1), benchmarkTimeoutSec: 0.5, outputDir: dir, maxErrorRate: 1 });

@@ -288,3 +288,27 @@ async function listen(server: Server, requests: RecordedRequest[], onClose: () =
     },
   };
 }
+
+/** A GET /v1/models answer listing `test-model`. */
+export const MODELS_RESPONSE: ScriptedResponse = {
+  headers: { 'content-type': 'application/json' },
+  actions: [{ write: JSON.stringify({ object: 'list', data: [{ id: 'test-model' }] }) }, { end: true }],
+};
+
+/** A short streamed answer ("fine thanks", 2 tokens) with usage and [DONE]. */
+export const SHORT_ANSWER: ScriptedResponse = {
+  actions: [
+    { write: sseEvent(chunkJson({ role: 'assistant', content: 'fine' })) },
+    { write: sseEvent(chunkJson({ content: ' thanks' }, 'stop')) + sseEvent(usageChunkJson(12, 2)) + sseEvent('[DONE]') },
+    { end: true },
+  ],
+};
+
+/** An HTTP error in OpenAI's JSON shape, with optional extra headers (e.g. retry-after). */
+export function jsonStatus(code: number, headers: Record<string, string> = {}): ScriptedResponse {
+  return {
+    status: code,
+    headers: { 'content-type': 'application/json', ...headers },
+    actions: [{ write: JSON.stringify({ error: { message: `status ${code}`, type: 'test' } }) }, { end: true }],
+  };
+}

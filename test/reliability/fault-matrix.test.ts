@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { startSimulator } from '../../src/sim/index.js';
 import { kindsSeen, runMatrixCase } from '../helpers/matrix.js';
-import { chunkJson, sseEvent, startScriptedServer, usageChunkJson, type ScriptedResponse } from '../helpers/scripted-server.js';
+import { jsonStatus, MODELS_RESPONSE, SHORT_ANSWER, startScriptedServer } from '../helpers/scripted-server.js';
 
 /** A simulator fault at rate 0.5 (seeded, one client: the same requests fail every time) and the kind it must give. */
 interface SimFaultCase {
@@ -75,32 +75,14 @@ describe('fault matrix: simulator faults through a whole run', () => {
   });
 });
 
-const models: ScriptedResponse = {
-  headers: { 'content-type': 'application/json' },
-  actions: [{ write: JSON.stringify({ object: 'list', data: [{ id: 'test-model' }] }) }, { end: true }],
-};
-const answer: ScriptedResponse = {
-  actions: [
-    { write: sseEvent(chunkJson({ role: 'assistant', content: 'fine' })) },
-    { write: sseEvent(chunkJson({ content: ' thanks' }, 'stop')) + sseEvent(usageChunkJson(12, 2)) + sseEvent('[DONE]') },
-    { end: true },
-  ],
-};
-function statusResponse(code: number, headers: Record<string, string> = {}): ScriptedResponse {
-  return {
-    status: code,
-    headers: { 'content-type': 'application/json', ...headers },
-    actions: [{ write: JSON.stringify({ error: { message: `status ${code}`, type: 'test' } }) }, { end: true }],
-  };
-}
 
 describe('fault matrix: HTTP status answers through a whole run', () => {
   test('429 with Retry-After: 1 is retried no sooner than the server asked, and the record counts the retry', { timeout: 30_000 }, async () => {
     const chatTimesMs: number[] = [];
     const server = await startScriptedServer((request) => {
-      if (request.method === 'GET') return models;
+      if (request.method === 'GET') return MODELS_RESPONSE;
       chatTimesMs.push(performance.now());
-      return chatTimesMs.length === 1 ? statusResponse(429, { 'retry-after': '1' }) : answer;
+      return chatTimesMs.length === 1 ? jsonStatus(429, { 'retry-after': '1' }) : SHORT_ANSWER;
     });
     try {
       const { result, records } = await runMatrixCase(server.url, { conversations: 1, userTurns: 1 }, { maxRetries: 2 });
@@ -116,7 +98,7 @@ describe('fault matrix: HTTP status answers through a whole run', () => {
   });
 
   test('429 that persists past --max-retries is recorded as http_status 429, exit 1', { timeout: 30_000 }, async () => {
-    const server = await startScriptedServer((request) => (request.method === 'GET' ? models : statusResponse(429, { 'retry-after': '0' })));
+    const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : jsonStatus(429, { 'retry-after': '0' })));
     try {
       const { result, records } = await runMatrixCase(server.url, { conversations: 1, userTurns: 2 }, { maxRetries: 2 });
       assert.equal(result.summary.failed, 1);
@@ -132,7 +114,7 @@ describe('fault matrix: HTTP status answers through a whole run', () => {
 
   for (const code of [400, 401, 403, 404, 413, 422]) {
     test(`HTTP ${code} is http_status, not retried, body excerpt kept`, { timeout: 30_000 }, async () => {
-      const server = await startScriptedServer((request) => (request.method === 'GET' ? models : statusResponse(code)));
+      const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : jsonStatus(code)));
       try {
         const { result, records } = await runMatrixCase(server.url, { conversations: 2, userTurns: 1 }, { maxRetries: 3 });
         assert.equal(result.summary.failed, 2);
@@ -152,9 +134,9 @@ describe('fault matrix: HTTP status answers through a whole run', () => {
     test(`HTTP ${code} is http_status and retryable`, { timeout: 30_000 }, async () => {
       let chats = 0;
       const server = await startScriptedServer((request) => {
-        if (request.method === 'GET') return models;
+        if (request.method === 'GET') return MODELS_RESPONSE;
         chats += 1;
-        return chats === 1 ? statusResponse(code, { 'retry-after': '0' }) : answer;
+        return chats === 1 ? jsonStatus(code, { 'retry-after': '0' }) : SHORT_ANSWER;
       });
       try {
         const { result, records } = await runMatrixCase(server.url, { conversations: 1, userTurns: 1 }, { maxRetries: 1 });

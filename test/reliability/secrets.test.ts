@@ -7,21 +7,10 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { syntheticConversations } from '../helpers/datasets.js';
-import { chunkJson, sseEvent, startScriptedServer, usageChunkJson, type RecordedRequest, type ScriptedResponse } from '../helpers/scripted-server.js';
+import { MODELS_RESPONSE, SHORT_ANSWER, sseEvent, startScriptedServer, type RecordedRequest, type ScriptedResponse } from '../helpers/scripted-server.js';
 import { tempDir } from '../helpers/tmp.js';
 import { readZipEntries } from '../helpers/zip.js';
 
-const models: ScriptedResponse = {
-  headers: { 'content-type': 'application/json' },
-  actions: [{ write: JSON.stringify({ object: 'list', data: [{ id: 'test-model' }] }) }, { end: true }],
-};
-const answer: ScriptedResponse = {
-  actions: [
-    { write: sseEvent(chunkJson({ role: 'assistant', content: 'fine' })) },
-    { write: sseEvent(chunkJson({ content: ' thanks' }, 'stop')) + sseEvent(usageChunkJson(12, 2)) + sseEvent('[DONE]') },
-    { end: true },
-  ],
-};
 
 /** What a careless server does: quote the request's headers back in its error. */
 function echo(request: RecordedRequest): string {
@@ -35,7 +24,7 @@ function echo(request: RecordedRequest): string {
 async function echoingServer() {
   let chats = 0;
   return startScriptedServer((request) => {
-    if (request.method === 'GET') return models;
+    if (request.method === 'GET') return MODELS_RESPONSE;
     chats += 1;
     const json = (status: number): ScriptedResponse => ({
       status,
@@ -45,7 +34,7 @@ async function echoingServer() {
     if (chats === 1) return json(401);
     if (chats === 3) return json(500);
     if (chats === 5) return { actions: [{ write: sseEvent({ error: { message: echo(request) } }) }, { end: true }] };
-    return answer;
+    return SHORT_ANSWER;
   });
 }
 

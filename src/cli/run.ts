@@ -5,6 +5,7 @@ import { ProgressLine } from '../report/progress.js';
 import { formatSummary } from '../report/terminal.js';
 import { addRunOptions, flagsToRunOptions, type RunFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
+import { cacheHitRates } from '../server-metrics/compare.js';
 
 function describeStart(info: BenchmarkStartInfo): string {
   const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : info.url;
@@ -55,7 +56,14 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
       process.stdout.write(
         `${formatSummary(
-          { summary: result.summary, perTurn: result.perTurn, clientHealth: result.clientHealth, conversations: { ...result.engine.conversations }, title: `chatload run: ${result.model} (${result.engine.stopReason})` },
+          {
+            summary: result.summary,
+            perTurn: result.perTurn,
+            clientHealth: result.clientHealth,
+            conversations: { ...result.engine.conversations },
+            title: `chatload run: ${result.model} (${result.engine.stopReason})`,
+            cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
+          },
           { color },
         )}\n`,
       );

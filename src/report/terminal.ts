@@ -13,6 +13,8 @@ export interface TerminalSummaryInput {
   /** The engine's conversation counts, e.g. { completed: 10, unfinished: 2, not_started: 3 }. */
   conversations?: Record<string, number>;
   title?: string;
+  /** The three views of the prefix-cache hit rate, with --scrape-metrics (results.json `server_metrics.cache_hit_rates`). */
+  cacheHitRates?: { server_counters: number | null; response_usage: number | null; client_expected: number | null };
 }
 
 /** How to print: colour is decided once, by the caller (TTY and NO_COLOR), never here. */
@@ -91,6 +93,25 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
       : `hit ratio ${percentText(s.cache_hit_ratio)} (${s.total_cached_tokens} cached tokens, ${s.cached_tokens_known} requests reporting)`;
   const efficiency = s.cache_efficiency === null ? 'efficiency n/a' : `efficiency ${percentText(s.cache_efficiency)} of expected`;
   row('cache', `${hit} | ${efficiency} | expected ${s.total_expected_cached_tokens} tokens`);
+  const rates = input.cacheHitRates;
+  if (rates !== undefined) {
+    const pct = (x: number | null): string => (x === null ? 'n/a' : percentText(x));
+    row('server cache', `hit rate ${pct(rates.server_counters)} by its /metrics counters | ${pct(rates.response_usage)} by usage | ${pct(rates.client_expected)} possible by the history`);
+  }
+  if (s.goodput !== null) {
+    const slos = Object.entries(s.goodput.slos).map(([k, v]) => `${k.replace(/_ms$/, '')} <= ${v} ms`).join(', ');
+    row('goodput', `${s.goodput.good_requests} requests met ${slos} (${percentText(s.goodput.share)}) | ${s.goodput.request_goodput.toFixed(3)} req/s`);
+  }
+  const lag = s.metrics.schedule_lag_ms;
+  if (lag !== null) {
+    const queue = s.metrics.queue_ms;
+    const fromSchedule = s.metrics.e2el_from_scheduled_ms;
+    row(
+      'schedule',
+      `lag p50 ${lag.p50.toFixed(2)} ms, p99 ${lag.p99.toFixed(2)} ms | queue p99 ${(queue?.p99 ?? 0).toFixed(2)} ms | ` +
+        `E2EL from schedule p99 ${(fromSchedule?.p99 ?? 0).toFixed(1)} ms`,
+    );
+  }
   if (input.conversations !== undefined && Object.keys(input.conversations).length > 0) {
     row('conversations', Object.entries(input.conversations).map(([k, v]) => `${k} ${v}`).join(', '));
   }

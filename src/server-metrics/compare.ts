@@ -13,13 +13,22 @@ export function scrapeUrl(options: RunOptions, serverUrl: string): string | unde
  * (hits / queries), what the responses' usage said (cached / input tokens), and what the history the client sent
  * made possible (expected cached / input tokens). The server counts every request in the window, warmup included.
  */
-export function compareCacheCounts(report: ServerMetricsReport, summary: Summary): ServerMetricsReport & { cache_hit_rates: Record<string, number | null> } {
+export function compareCacheCounts(report: ServerMetricsReport, summary: Summary): ServerMetricsReport & { cache_hit_rates: CacheHitRates } {
+  return { ...report, cache_hit_rates: cacheHitRates(report, summary) };
+}
+
+/** The prefix-cache hit rate three ways: the server's counters, the responses' usage, and the sent history's bound. */
+export interface CacheHitRates {
+  server_counters: number | null;
+  response_usage: number | null;
+  client_expected: number | null;
+}
+
+/** See compareCacheCounts. */
+export function cacheHitRates(report: ServerMetricsReport, summary: Summary): CacheHitRates {
   return {
-    ...report,
-    cache_hit_rates: {
-      server_counters: report.server_cache_hit_rate,
-      response_usage: summary.cache_hit_ratio,
-      client_expected: summary.total_input_tokens > 0 ? summary.total_expected_cached_tokens / summary.total_input_tokens : null,
-    },
+    server_counters: report.server_cache_hit_rate,
+    response_usage: summary.cache_hit_ratio,
+    client_expected: summary.total_input_tokens > 0 ? summary.total_expected_cached_tokens / summary.total_input_tokens : null,
   };
 }

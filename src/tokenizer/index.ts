@@ -19,7 +19,7 @@ export interface TokenCounter {
   readonly source?: string;
 }
 
-/** The default until real tokenizers land: the approximate tokenizer with ChatML. */
+/** The fallback when no tokenizer is given or resolves: the approximate tokenizer with ChatML. */
 export const defaultTokenCounter: TokenCounter = { tokenizer: approxTokenizer, template: chatmlTemplate };
 
 /** Prompt tokens of a chat request: the template applied to `messages` with the generation prompt, then encoded. */

@@ -15,7 +15,7 @@ import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
 import { analyzeRecords, scheduleWarning } from './analysis.js';
-import { normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
+import { isOpenLoop, normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
 import { parseShard, RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
@@ -138,7 +138,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       apiKey: options.apiKey,
       headers,
       // Open-loop sessions can all be in flight at once: size the pool to the cap, or generously.
-      connections: options.sessionRate === undefined && options.rampUp === undefined ? options.numClients : (options.maxConcurrency ?? 4096),
+      connections: isOpenLoop(options) ? (options.maxConcurrency ?? 4096) : options.numClients,
       requestTimeoutMs: options.requestTimeoutSec * 1000,
       ttftTimeoutMs: options.ttftTimeoutSec === undefined ? undefined : options.ttftTimeoutSec * 1000,
       idleTimeoutMs: options.idleTimeoutSec === undefined ? undefined : options.idleTimeoutSec * 1000,
@@ -159,7 +159,8 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       const reset = await client.resetPrefixCache();
       if (!reset.ok) warn(`--reset-prefix-cache: the server refused POST /reset_prefix_cache (${reset.detail}); the run starts with whatever its cache holds (vLLM needs VLLM_SERVER_DEV_MODE=1)`);
     }
-    const scraper = scrapeUrl(options, url) === undefined ? undefined : new MetricsScraper(scrapeUrl(options, url)!, { intervalMs: options.scrapeIntervalSec * 1000, headers: { ...client.authHeaders } });
+    const metricsUrl = scrapeUrl(options, url);
+    const scraper = metricsUrl === undefined ? undefined : new MetricsScraper(metricsUrl, { intervalMs: options.scrapeIntervalSec * 1000, headers: { ...client.authHeaders } });
     await scraper?.start();
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };

@@ -109,7 +109,7 @@ const schema = z
         message: `must be at least --num-clients (${o.numClients}), so that every client has a conversation`,
       });
     }
-    const openLoop = o.sessionRate !== undefined || o.rampUp !== undefined;
+    const openLoop = isOpenLoop(o);
     if (!openLoop && (o.maxConcurrency !== undefined || o.thinkTime !== undefined)) {
       const flag = o.maxConcurrency !== undefined ? 'maxConcurrency' : 'thinkTime';
       ctx.addIssue({ code: 'custom', path: [flag], message: 'applies to open-loop sessions: add --session-rate (or --ramp-up)' });
@@ -138,6 +138,11 @@ const schema = z
       ctx.addIssue({ code: 'custom', path: ['maxTurns'], message: 'counts messages (user and assistant): expected 2 or more' });
     }
   });
+
+/** True when the options select open-loop sessions (--session-rate or --ramp-up) rather than the closed loop. */
+export function isOpenLoop(options: { sessionRate?: number; rampUp?: string }): boolean {
+  return options.sessionRate !== undefined || options.rampUp !== undefined;
+}
 
 /** What a caller may pass: every field optional except where a default makes it so. */
 export type RunOptionsInput = z.input<typeof schema>;

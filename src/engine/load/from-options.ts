@@ -1,4 +1,4 @@
-import type { RunOptions } from '../../options/run-options.js';
+import { isOpenLoop, type RunOptions } from '../../options/run-options.js';
 import type { ActiveConversation } from '../active-conversation.js';
 import type { TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
@@ -20,7 +20,7 @@ export type ThinkTime = (conversation: ActiveConversation, turn: number, rng: Rn
 export function loadModelFromOptions(options: RunOptions, conversations: number, thinkTime: ThinkTime, part?: { index: number; count: number }): LoadModel {
   const index = part?.index ?? 0;
   const count = part?.count ?? 1;
-  if (options.sessionRate !== undefined || options.rampUp !== undefined) {
+  if (isOpenLoop(options)) {
     const ramp = options.rampUp?.split(':').slice(1).map(Number);
     // Each of N parts runs 1/N of the rate: N independent Poisson streams add up to the whole (with gamma arrivals
     // the sum is only approximately gamma; docs/SCALING.md says so).

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { RunOptions } from '../../options/run-options.js';
+import { isOpenLoop, type RunOptions } from '../../options/run-options.js';
 
 /**
  * Concurrency at which `--workers auto` goes past one event loop. bench/scale.ts measures where one loop's
@@ -13,8 +13,7 @@ export const AUTO_WORKERS_CONCURRENCY = 512;
  * `auto` keeps one event loop there; ask for --workers explicitly.
  */
 export function peakConcurrency(options: RunOptions): number {
-  const openLoop = options.sessionRate !== undefined || options.rampUp !== undefined;
-  return openLoop ? (options.maxConcurrency ?? 0) : options.numClients;
+  return isOpenLoop(options) ? (options.maxConcurrency ?? 0) : options.numClients;
 }
 
 /**

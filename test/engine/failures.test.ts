@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { startSimulator } from '../../src/sim/index.js';
-import { syntheticConversations } from '../helpers/datasets.js';
+import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { jsonStatus, MODELS_RESPONSE, SHORT_ANSWER, startScriptedServer, type RecordedRequest, type ScriptedResponse } from '../helpers/scripted-server.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -22,18 +20,13 @@ async function plannedServer(plan: ScriptedResponse[]) {
   });
 }
 
-function dataset(dir: string, count: number, turns: number): string {
-  const path = join(dir, 'in.json');
-  writeFileSync(path, JSON.stringify(syntheticConversations({ count, userTurns: () => turns })));
-  return path;
-}
 
 describe('failures during a run', () => {
   test('retryable failures are retried (honouring Retry-After), and the record counts the retries', { timeout: 30_000 }, async () => {
     const server = await plannedServer([jsonStatus(503, { 'retry-after': '0' }), jsonStatus(429, { 'retry-after': '0' })]);
     const dir = tempDir('retry');
     try {
-      const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 2), maxRetries: 3, outputDir: dir });
+      const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 2), maxRetries: 3, outputDir: dir });
       assert.equal(result.summary.completed, 2);
       assert.equal(result.summary.failed, 0);
       const records = readRequestsJsonl(result.files.requests);
@@ -48,7 +41,7 @@ describe('failures during a run', () => {
     const server = await plannedServer([jsonStatus(500)]);
     const dir = tempDir('fail');
     try {
-      const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 3, 2), earlyStop: false, outputDir: dir, maxErrorRate: 0 });
+      const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 3, 2), earlyStop: false, outputDir: dir, maxErrorRate: 0 });
       assert.equal(result.summary.failed, 1);
       assert.equal(result.summary.failed_by_kind.http_status, 1);
       assert.equal(result.summary.completed, 4, 'the two other conversations finished');
@@ -65,7 +58,7 @@ describe('failures during a run', () => {
     const server = await plannedServer([jsonStatus(400)]);
     const dir = tempDir('no-retry');
     try {
-      const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 1), maxRetries: 5, outputDir: dir, maxErrorRate: 1 });
+      const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 1), maxRetries: 5, outputDir: dir, maxErrorRate: 1 });
       assert.equal(result.summary.failed, 1);
       assert.equal(server.requests.filter((r) => r.method === 'POST').length, 1);
       assert.equal(result.exitCode, 0, 'within --max-error-rate 1');
@@ -81,7 +74,7 @@ describe('failures during a run', () => {
     try {
       let calls = 0;
       const result = await runBenchmark(
-        { url: sim.url, inputFile: dataset(dir, 4, 2), numClients: 2, earlyStop: false, outputDir: dir },
+        { url: sim.url, inputFile: writeSyntheticDataset(dir, 4, 2), numClients: 2, earlyStop: false, outputDir: dir },
         {
           observer: {
             onRecord: () => {
@@ -107,7 +100,7 @@ describe('failures during a run', () => {
     const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : { noHeaders: true }));
     const dir = tempDir('deadline');
     try {
-      const result = await runBenchmark({ url: server.url, inputFile: dataset(dir, 1, 1), benchmarkTimeoutSec: 0.5, outputDir: dir, maxErrorRate: 1 });
+      const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 1), benchmarkTimeoutSec: 0.5, outputDir: dir, maxErrorRate: 1 });
       assert.equal(result.engine.stopReason, 'benchmark_timeout');
       assert.equal(result.summary.failed, 1);
       assert.equal(result.summary.failed_by_kind.aborted, 1);

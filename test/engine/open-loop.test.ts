@@ -1,19 +1,13 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { arrivalScheduleFor } from '../../src/engine/load/open-sessions.js';
 import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
-import { syntheticConversations } from '../helpers/datasets.js';
+import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
 
-function dataset(dir: string, count: number, turns: number): string {
-  const path = join(dir, 'in.json');
-  writeFileSync(path, JSON.stringify(syntheticConversations({ count, userTurns: () => turns, prefixWords: 60 })));
-  return path;
-}
 
 describe('open-loop sessions against the simulator', () => {
   let sim: RunningSimulator;
@@ -26,7 +20,7 @@ describe('open-loop sessions against the simulator', () => {
 
   test('sessions start on the seeded schedule: each first turn records its intended send time', { timeout: 30_000 }, async () => {
     const dir = tempDir('open');
-    const result = await runBenchmark({ url: sim.url, inputFile: dataset(dir, 30, 2), sessionRate: 20, durationSec: 1, seed: 11, outputDir: dir });
+    const result = await runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 30, 2, { prefixWords: 60 }), sessionRate: 20, durationSec: 1, seed: 11, outputDir: dir });
     const records = readRequestsJsonl(result.files.requests);
     const firstTurns = records.filter((r) => r.turn === 1).sort((a, b) => a.conversation_index - b.conversation_index);
     const schedule = arrivalScheduleFor({ arrivals: { ratePerSec: 20, burstiness: 1 }, seed: 11 });
@@ -48,7 +42,7 @@ describe('open-loop sessions against the simulator', () => {
     const dir = tempDir('cap');
     const warnings: string[] = [];
     const result = await runBenchmark(
-      { url: sim.url, inputFile: dataset(dir, 40, 1), sessionRate: 40, maxConcurrency: 1, limitMinTokens: 40, limitMaxTokens: 40, durationSec: 1.5, outputDir: dir },
+      { url: sim.url, inputFile: writeSyntheticDataset(dir, 40, 1, { prefixWords: 60 }), sessionRate: 40, maxConcurrency: 1, limitMinTokens: 40, limitMaxTokens: 40, durationSec: 1.5, outputDir: dir },
       { observer: { onWarning: (m) => warnings.push(m) } },
     );
     const records = readRequestsJsonl(result.files.requests).sort((a, b) => a.scheduled_at_ms! - b.scheduled_at_ms!);
@@ -66,7 +60,7 @@ describe('open-loop sessions against the simulator', () => {
 
   test('the scraped prefix-cache hits equal the usage cached_tokens total; --reset-prefix-cache starts cold', { timeout: 30_000 }, async () => {
     const dir = tempDir('scrape');
-    const inputFile = dataset(dir, 3, 3);
+    const inputFile = writeSyntheticDataset(dir, 3, 3, { prefixWords: 60 });
     // A first run warms the cache with these conversations.
     await runBenchmark({ url: sim.url, inputFile, earlyStop: false, outputDir: join(dir, 'warm') });
     const warm = await runBenchmark({ url: sim.url, inputFile, earlyStop: false, outputDir: join(dir, 'again'), scrapeMetrics: true, scrapeIntervalSec: 0.2 });
@@ -85,11 +79,11 @@ describe('open-loop sessions against the simulator', () => {
 
   test('goodput counts the requests that met every SLO, overall and per turn', { timeout: 30_000 }, async () => {
     const dir = tempDir('goodput');
-    const result = await runBenchmark({ url: sim.url, inputFile: dataset(dir, 4, 2), numClients: 2, earlyStop: false, goodput: ['ttft:100000', 'e2el:100000'], outputDir: dir });
+    const result = await runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 4, 2, { prefixWords: 60 }), numClients: 2, earlyStop: false, goodput: ['ttft:100000', 'e2el:100000'], outputDir: dir });
     assert.equal(result.summary.goodput!.good_requests, 8);
     assert.equal(result.summary.goodput!.share, 1);
     assert.ok(result.perTurn.every((t) => t.goodput_share === 1));
-    const strict = await runBenchmark({ url: sim.url, inputFile: dataset(dir, 4, 2), numClients: 2, earlyStop: false, goodput: ['ttft:0.001'], outputDir: join(dir, 'strict') });
+    const strict = await runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 4, 2, { prefixWords: 60 }), numClients: 2, earlyStop: false, goodput: ['ttft:0.001'], outputDir: join(dir, 'strict') });
     assert.equal(strict.summary.goodput!.good_requests, 0);
     assert.equal(strict.summary.goodput!.request_goodput, 0);
   });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
-import { syntheticConversations } from '../helpers/datasets.js';
+import { syntheticConversations, writeDataset } from '../helpers/datasets.js';
 import { startFixedTimingProcess } from '../helpers/fixed-timing-process.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -15,11 +15,6 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function writeDataset(dir: string, conversations: unknown): string {
-  const path = join(dir, 'conversations.json');
-  writeFileSync(path, JSON.stringify(conversations));
-  return path;
-}
 
 describe('run against a fixed-timing server', () => {
   test('median TTFT is within 5 ms of 50 and median TPOT within 1 ms of 10; every request is counted', { timeout: 60_000 }, async () => {

@@ -9,14 +9,9 @@ import { RequestBudget, shareOf } from '../../src/engine/partition.js';
 import { summarize } from '../../src/metrics/summary.js';
 import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { startSimulatorWorker, type RunningSimulator } from '../../src/sim/index.js';
-import { syntheticConversations } from '../helpers/datasets.js';
+import { syntheticConversations, writeDataset, writeSyntheticDataset } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
 
-function dataset(dir: string, count: number, turns: number): string {
-  const path = join(dir, 'in.json');
-  writeFileSync(path, JSON.stringify(syntheticConversations({ count, userTurns: () => turns })));
-  return path;
-}
 
 describe('partition arithmetic', () => {
   test('shares add up to the whole with no remainder lost', () => {
@@ -72,7 +67,7 @@ describe('worker threads and shards against the simulator', () => {
 
   test('--workers 2 keeps -n exact, numbers clients across workers, and accounts for every conversation', { timeout: 60_000 }, async () => {
     const dir = tempDir('workers');
-    const result = await runBenchmark({ url: sim.url, inputFile: dataset(dir, 20, 4), numClients: 4, maxNumRequests: 40, workers: 2, outputDir: dir });
+    const result = await runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 20, 4), numClients: 4, maxNumRequests: 40, workers: 2, outputDir: dir });
     const records = readRequestsJsonl(result.files.requests);
     assert.equal(records.length, 40);
     assert.equal(result.summary.completed, 40);
@@ -89,8 +84,7 @@ describe('worker threads and shards against the simulator', () => {
   test('a worker that runs out of work first does not stop the others (no early stop)', { timeout: 60_000 }, async () => {
     const dir = tempDir('workers-uneven');
     // Worker 0 owns the even conversations (1 turn), worker 1 the odd ones (5 turns): worker 0 is done long before.
-    const path = join(dir, 'in.json');
-    writeFileSync(path, JSON.stringify(syntheticConversations({ count: 8, userTurns: (i) => (i % 2 === 0 ? 1 : 5) })));
+    const path = writeDataset(dir, syntheticConversations({ count: 8, userTurns: (i) => (i % 2 === 0 ? 1 : 5) }));
     const result = await runBenchmark({ url: sim.url, inputFile: path, numClients: 2, earlyStop: false, workers: 2, outputDir: dir });
     assert.deepEqual(result.engine.conversations, { total: 8, completed: 8, failed: 0, unfinished: 0, not_started: 0 });
     assert.equal(result.summary.completed, 4 + 4 * 5);
@@ -98,7 +92,7 @@ describe('worker threads and shards against the simulator', () => {
 
   test('warmup and early stop keep their meaning across workers', { timeout: 60_000 }, async () => {
     const dir = tempDir('workers-warmup');
-    const result = await runBenchmark({ url: sim.url, inputFile: dataset(dir, 6, 3), numClients: 2, warmupStep: true, earlyStop: false, workers: 2, outputDir: dir });
+    const result = await runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 6, 3), numClients: 2, warmupStep: true, earlyStop: false, workers: 2, outputDir: dir });
     const records = readRequestsJsonl(result.files.requests);
     assert.equal(records.filter((r) => r.warmup).length, 6);
     assert.equal(result.summary.completed, 12);
@@ -107,7 +101,7 @@ describe('worker threads and shards against the simulator', () => {
 
   test('two shards and a merge give the request count of one run; identical records give identical percentiles', { timeout: 90_000 }, async () => {
     const dir = tempDir('shards');
-    const inputFile = dataset(dir, 12, 3);
+    const inputFile = writeSyntheticDataset(dir, 12, 3);
     const startAt = new Date(Date.now() + 400).toISOString();
     const shards = await Promise.all(
       ['0/2', '1/2'].map((shard, i) => runBenchmark({ url: sim.url, inputFile, numClients: 4, maxNumRequests: 30, shard, startAt, outputDir: join(dir, `shard-${i}`) })),

@@ -1,23 +1,18 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runSweep } from '../../src/benchmark/sweep.js';
 import { ConfigError } from '../../src/errors/index.js';
-import { syntheticConversations } from '../helpers/datasets.js';
+import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
 
-function dataset(dir: string): string {
-  const path = join(dir, 'in.json');
-  writeFileSync(path, JSON.stringify(syntheticConversations({ count: 12, userTurns: () => 3 })));
-  return path;
-}
 
 describe('sweep', () => {
   test('three load points write their runs, sweep.json and an HTML curve', { timeout: 60_000 }, async () => {
     const dir = tempDir('sweep');
     const result = await runSweep(
-      { inputFile: dataset(dir), maxNumRequests: 9, simProfile: 'cpu-tiny', outputDir: join(dir, 'out'), goodput: ['e2el:60000'] },
+      { inputFile: writeSyntheticDataset(dir, 12, 3), maxNumRequests: 9, simProfile: 'cpu-tiny', outputDir: join(dir, 'out'), goodput: ['e2el:60000'] },
       { kind: 'concurrency', values: [1, 2, 3] },
     );
     assert.deepEqual(result.points.map((p) => p.value), [1, 2, 3]);
@@ -38,13 +33,13 @@ describe('sweep', () => {
     const dir = tempDir('search');
     // Every rate meets a generous SLO, so the search ends at the top of the range after two points.
     const result = await runSweep(
-      { inputFile: dataset(dir), durationSec: 0.5, simProfile: 'cpu-tiny', outputDir: join(dir, 'out'), goodput: ['e2el:60000'] },
+      { inputFile: writeSyntheticDataset(dir, 12, 3), durationSec: 0.5, simProfile: 'cpu-tiny', outputDir: join(dir, 'out'), goodput: ['e2el:60000'] },
       { kind: 'search', minRate: 2, maxRate: 8, steps: 3, targetShare: 0.9 },
     );
     assert.equal(result.bestRate, 8);
     assert.deepEqual(result.points.map((p) => p.value), [2, 8]);
     const none = await runSweep(
-      { inputFile: dataset(dir), durationSec: 0.3, simProfile: 'cpu-tiny', outputDir: join(dir, 'none'), goodput: ['ttft:0.001'] },
+      { inputFile: writeSyntheticDataset(dir, 12, 3), durationSec: 0.3, simProfile: 'cpu-tiny', outputDir: join(dir, 'none'), goodput: ['ttft:0.001'] },
       { kind: 'search', minRate: 2, maxRate: 8, steps: 3, targetShare: 0.9 },
     );
     assert.equal(none.bestRate, null, 'no rate meets an impossible SLO');

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Conversation } from '../../src/conversation/types.js';
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'river', 'stone', 'cloud', 'maple', 'orbit', 'lantern', 'copper', 'meadow'];
@@ -31,4 +33,16 @@ export function syntheticConversations(options: {
     out.push({ id: `conv-${c}`, messages });
   }
   return out;
+}
+
+/** Writes `conversations` as a reference JSON list into `dir` and returns the file's path. */
+export function writeDataset(dir: string, conversations: unknown, name = 'in.json'): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify(conversations));
+  return path;
+}
+
+/** writeDataset of `count` synthetic conversations with `turns` user turns each (see syntheticConversations). */
+export function writeSyntheticDataset(dir: string, count: number, turns: number, options: { prefixWords?: number } = {}): string {
+  return writeDataset(dir, syntheticConversations({ count, userTurns: () => turns, ...options }));
 }

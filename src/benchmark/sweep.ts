@@ -3,12 +3,11 @@ import { ConfigError } from '../errors/index.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { Summary } from '../metrics/summary.js';
 import { normalizeRunOptions, type RunOptionsInput } from '../options/run-options.js';
-import { writeJsonAtomic } from '../report/write-json-atomic.js';
+import { writeJsonAtomic, writeTextAtomic } from '../report/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { prepareOutputDir, defaultOutputDir } from './output-dir.js';
 import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
 import { renderSweepHtml } from '../report/sweep-html.js';
-import { writeTextAtomic } from '../report/write-reports.js';
 
 /** What a sweep varies: closed-loop clients, open-loop session rates, or a search for the highest rate meeting the SLOs. */
 export type SweepPlan =

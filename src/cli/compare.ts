@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
 import { formatComparison, renderCompareHtml } from '../report/compare.js';
 import { loadRunData } from '../report/run-data.js';
-import { writeTextAtomic } from '../report/write-reports.js';
+import { writeTextAtomic } from '../report/atomic-write.js';
 
 /**
  * Adds `chatload compare RUN_A RUN_B ... [--html FILE]`: a side-by-side table of the key metrics of two or more runs

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
+import { tempPathFor } from './atomic-write.js';
 import type { RequestRecord } from '../metrics/record.js';
 import { columnValue, recordColumns, type ColumnValue } from './record-columns.js';
 
@@ -38,7 +39,7 @@ export function* requestsCsvLines(records: readonly RequestRecord[]): Generator<
 /** Writes the records as CSV to `path` (through a temporary file and a rename, so readers never see half a file). */
 export function writeRequestsCsv(path: string, records: readonly RequestRecord[]): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const tmp = tempPathFor(path);
   const fd = openSync(tmp, 'w');
   try {
     let batch = '';

@@ -1,5 +1,6 @@
 import { mkdirSync, renameSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
+import { tempPathFor } from './atomic-write.js';
 import ExcelJS from 'exceljs';
 import type { Stats } from '../metrics/stats.js';
 import { columnValue, recordColumns } from './record-columns.js';
@@ -64,7 +65,7 @@ function cell(value: unknown): ExcelJS.CellValue {
  */
 export async function writeExcelReport(path: string, data: RunData): Promise<void> {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp.xlsx`);
+  const tmp = tempPathFor(path, '.xlsx');
   try {
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: true, useSharedStrings: false });
     workbook.creator = 'chatload';

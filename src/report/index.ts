@@ -11,12 +11,12 @@ export {
   type VllmFlatKeys,
 } from './results-json.js';
 export { redactSecrets, isSecretKey, REDACTED } from './redact.js';
-export { writeJsonAtomic } from './write-json-atomic.js';
+export { tempPathFor, writeJsonAtomic, writeTextAtomic } from './atomic-write.js';
 export { toReferenceStats, REFERENCE_STATS_KEYS } from './stats-json.js';
 export { formatSummary, type TerminalOptions, type TerminalSummaryInput } from './terminal.js';
 export { ProgressLine, type ProgressLineOptions } from './progress.js';
 export { chatloadVersion } from './version.js';
-export { writeRunReports, writeReportsFor, writeTextAtomic, REPORT_FILES, type ReportOutputs, type WrittenReports } from './write-reports.js';
+export { writeRunReports, writeReportsFor, REPORT_FILES, type ReportOutputs, type WrittenReports } from './write-reports.js';
 export { loadRunData, normalizeRecord, RESULTS_FILE, REQUESTS_FILE, type RunData } from './run-data.js';
 export { renderHtmlReport } from './html.js';
 export { writeExcelReport, EXCEL_SHEETS, PER_TURN_HEADERS } from './excel.js';

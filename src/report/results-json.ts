@@ -7,7 +7,7 @@ import { redactSecrets } from './redact.js';
 import { chatloadVersion } from './version.js';
 
 export { redactSecrets } from './redact.js';
-export { writeJsonAtomic } from './write-json-atomic.js';
+export { writeJsonAtomic } from './atomic-write.js';
 
 /** Where the run happened (no hostname: results files get shared). */
 export interface ResultsEnvironment {

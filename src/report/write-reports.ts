@@ -1,5 +1,5 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { writeTextAtomic } from './atomic-write.js';
 import { writeRequestsCsv } from './csv.js';
 import { writeExcelReport } from './excel.js';
 import { renderHtmlReport } from './html.js';
@@ -58,10 +58,3 @@ export async function writeReportsFor(data: RunData, outputs: ReportOutputs, pat
   return written;
 }
 
-/** Writes text through a temporary file in the same directory and a rename, so a reader never sees half a report. */
-export function writeTextAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  writeFileSync(tmp, text, 'utf8');
-  renameSync(tmp, path);
-}

@@ -2,15 +2,22 @@ import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writ
 import { basename, dirname, join } from 'node:path';
 
 /**
- * Writes `value` as pretty JSON (2-space indent, trailing newline) so that readers see either the old file or the whole
- * new one, never a partial file: a temporary file in the same directory (rename is atomic only within one file system),
- * fsync, then rename over `path`. Creates the directory if needed.
+ * The temporary file beside `path` that an atomic write fills before renaming it over `path` (same directory: a
+ * rename is atomic only within one file system). `suffix` keeps an extension some writers need (e.g. `.xlsx`).
  */
-export function writeJsonAtomic(path: string, value: unknown): void {
+export function tempPathFor(path: string, suffix = ''): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp${suffix}`);
+}
+
+/**
+ * Writes `text` so that readers see either the old file or the whole new one, never a partial file: a temporary
+ * file in the same directory, fsync, then rename over `path`. Creates the directory if needed.
+ */
+export function writeTextAtomic(path: string, text: string): void {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`);
-  const data = Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
+  const tmp = tempPathFor(path);
+  const data = Buffer.from(text, 'utf8');
   let fd: number | null = openSync(tmp, 'wx');
   try {
     let offset = 0;
@@ -30,6 +37,11 @@ export function writeJsonAtomic(path: string, value: unknown): void {
     throw error;
   }
   syncDirectory(dir);
+}
+
+/** writeTextAtomic of pretty JSON (2-space indent, trailing newline). */
+export function writeJsonAtomic(path: string, value: unknown): void {
+  writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** Best effort: makes the rename itself durable. Not every platform lets a directory be opened and fsynced. */

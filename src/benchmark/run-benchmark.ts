@@ -1,5 +1,6 @@
 import { join, relative, resolve } from 'node:path';
 import { ChatClient, type ModelInfo } from '../client/chat-client.js';
+import { chatClientOptionsFor } from '../client/from-run-options.js';
 import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
@@ -15,7 +16,7 @@ import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
 import { analyzeRecords, scheduleWarning } from './analysis.js';
-import { isOpenLoop, normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
+import { normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
 import { parseShard, RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
@@ -133,16 +134,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       simulator = await startSimulatorWorker({ profile: options.simProfile, seed: options.seed, faults: options.simFaults });
     }
     const url = options.url ?? simulator!.url;
-    client = new ChatClient({
-      baseUrl: url,
-      apiKey: options.apiKey,
-      headers,
-      // Open-loop sessions can all be in flight at once: size the pool to the cap, or generously.
-      connections: isOpenLoop(options) ? (options.maxConcurrency ?? 4096) : options.numClients,
-      requestTimeoutMs: options.requestTimeoutSec * 1000,
-      ttftTimeoutMs: options.ttftTimeoutSec === undefined ? undefined : options.ttftTimeoutSec * 1000,
-      idleTimeoutMs: options.idleTimeoutSec === undefined ? undefined : options.idleTimeoutSec * 1000,
-    });
+    client = new ChatClient(chatClientOptionsFor(options, url, headers));
     const workers = workerCount(options, simulator !== undefined);
     const models: ModelInfo[] = await client.waitReady(options.readyTimeoutSec * 1000, hooks.signal);
     const model = options.servedModelName ?? options.model ?? models[0]?.id ?? 'default';

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ChatClient } from '../../client/chat-client.js';
+import { chatClientOptionsFor } from '../../client/from-run-options.js';
 import type { RequestRecord } from '../../metrics/record.js';
 import { ClientHealthMonitor } from '../../metrics/client-health.js';
 import { resolveTokenCounter } from '../../tokenizer/resolve.js';
@@ -52,15 +53,7 @@ const forward = (abort: boolean) => (): void => {
 stop.stopping.addEventListener('abort', forward(false), { once: true });
 stop.abort.addEventListener('abort', forward(true), { once: true });
 
-const client = new ChatClient({
-  baseUrl: data.url,
-  apiKey: data.options.apiKey,
-  headers: data.headers,
-  connections: Math.max(1, data.options.numClients),
-  requestTimeoutMs: data.options.requestTimeoutSec * 1000,
-  ttftTimeoutMs: data.options.ttftTimeoutSec === undefined ? undefined : data.options.ttftTimeoutSec * 1000,
-  idleTimeoutMs: data.options.idleTimeoutSec === undefined ? undefined : data.options.idleTimeoutSec * 1000,
-});
+const client = new ChatClient(chatClientOptionsFor(data.options, data.url, data.headers));
 
 try {
   post({ type: 'ready' });

@@ -53,12 +53,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const onStopping = (): void => observer.onPhase?.('stopping', String(stop.reason));
   stop.stopping.addEventListener('abort', onStopping, { once: true });
   timers.push(setTimeout(() => stop.abortInFlight('benchmark_timeout'), options.benchmarkTimeoutSec * 1000));
-  const onSignal = (): void => {
-    stop.stop('interrupted');
-    timers.push(setTimeout(() => stop.abortInFlight('interrupted'), options.stopGraceSec * 1000));
-  };
-  if (input.signal?.aborted) onSignal();
-  input.signal?.addEventListener('abort', onSignal, { once: true });
+  const unfollow = stop.followSignal(input.signal, options.stopGraceSec * 1000);
 
   const ctx: TurnContext = {
     options,
@@ -142,6 +137,6 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     };
   } finally {
     for (const timer of timers) clearTimeout(timer);
-    input.signal?.removeEventListener('abort', onSignal);
+    unfollow();
   }
 }

@@ -43,6 +43,25 @@ export class StopController {
     if (!this.#soft.signal.aborted) this.#soft.abort(reason);
   }
 
+  /**
+   * Follows a caller's signal as SIGINT does: when it fires (or if it already has), a soft stop ('interrupted'),
+   * then in-flight requests are aborted after `graceMs`. Returns a function that stops following and clears the
+   * grace timer.
+   */
+  followSignal(signal: AbortSignal | undefined, graceMs: number): () => void {
+    let grace: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      this.stop('interrupted');
+      grace = setTimeout(() => this.abortInFlight('interrupted'), graceMs);
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    return () => {
+      signal?.removeEventListener('abort', onAbort);
+      clearTimeout(grace);
+    };
+  }
+
   /** Hard stop: also abort what is in flight. */
   abortInFlight(reason: StopReason): void {
     this.stop(reason);

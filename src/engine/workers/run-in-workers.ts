@@ -64,12 +64,8 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   const onStop = (abort: boolean) => (): void => broadcast({ type: 'stop', reason: (stop.reason ?? 'interrupted') as StopReason, abort });
   stop.stopping.addEventListener('abort', onStop(false), { once: true });
   stop.abort.addEventListener('abort', onStop(true), { once: true });
+  const unfollow = stop.followSignal(input.signal, options.stopGraceSec * 1000);
   const timers: NodeJS.Timeout[] = [];
-  const onSignal = (): void => {
-    stop.stop('interrupted');
-    timers.push(setTimeout(() => stop.abortInFlight('interrupted'), options.stopGraceSec * 1000));
-  };
-  input.signal?.addEventListener('abort', onSignal, { once: true });
 
   const base = input.shard ?? { index: 0, count: 1 };
   const owned = (index: number): number => input.conversations.filter((_c, i) => ownsConversation(i, base.index * count + index, base.count * count)).length;
@@ -144,10 +140,12 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     await Promise.race([Promise.all(ready), readyTimer]);
     const startEpochMs = Math.max(input.startAtEpochMs ?? 0, performance.timeOrigin + performance.now() + START_SLACK_MS);
     broadcast({ type: 'start', startEpochMs });
+    // A stop that came before the workers were listening (e.g. a signal during start-up) reaches them now.
+    if (stop.stopping.aborted) broadcast({ type: 'stop', reason: stop.reason ?? 'interrupted', abort: stop.abort.aborted });
     await Promise.all(done);
   } finally {
     for (const timer of timers) clearTimeout(timer);
-    input.signal?.removeEventListener('abort', onSignal);
+    unfollow();
     await Promise.all(workers.map((w) => w.terminate()));
   }
 

@@ -1,11 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LookupFunction } from 'node:net';
 import { ChatClient } from '../../src/client/chat-client.js';
 import { isRetryable } from '../../src/client/retry.js';
 import type { StreamResult } from '../../src/client/types.js';
 import { chunkJson, closedPort, sseEvent } from '../helpers/scripted-server.js';
-import { chatRequest, withScriptedClient } from '../helpers/client-test-utils.js';
+import { chatRequest, failingLookup, withScriptedClient } from '../helpers/client-test-utils.js';
 
 const TEST_TIMEOUT = { timeout: 5_000 };
 const token = (text: string): string => sseEvent(chunkJson({ content: text }));
@@ -33,10 +32,7 @@ describe('ChatClient error taxonomy', () => {
 
   test('a host that does not resolve is dns (not retryable)', TEST_TIMEOUT, async () => {
     // A local resolver that fails like getaddrinfo does, so no DNS query leaves the machine.
-    const lookup: LookupFunction = (hostname, _options, callback) => {
-      const error = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
-      process.nextTick(() => callback(error, '', 4));
-    };
+    const lookup = failingLookup();
     const client = new ChatClient({ baseUrl: 'http://nonexistent.invalid:8000', connections: 1, requestTimeoutMs: 2_000, lookup });
     try {
       const result = await client.send(chatRequest());

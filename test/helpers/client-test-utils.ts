@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 // Shared bits of the client tests: a client factory that closes what it opens, and a minimal request.
 import { ChatClient, type ChatClientOptions } from '../../src/client/chat-client.js';
 import type { ChatRequest } from '../../src/client/types.js';
@@ -25,4 +26,12 @@ export async function withScriptedClient(
     await server.close();
     await client.close();
   }
+}
+
+/** A host-name resolver that fails as getaddrinfo does with `code`, so DNS failures are tested without any query leaving the machine. */
+export function failingLookup(code = 'ENOTFOUND'): LookupFunction {
+  return (hostname, _options, callback) => {
+    const error = Object.assign(new Error(`getaddrinfo ${code} ${hostname}`), { code, hostname });
+    process.nextTick(() => callback(error, '', 4));
+  };
 }

@@ -1,12 +1,11 @@
 // The fault matrix, part 2: what an HTTP library will not produce (a raw TCP server), a server process killed
 // mid-run, connection refused and DNS failure. Same invariants as part 1 (see helpers/matrix.ts).
 import assert from 'node:assert/strict';
-import type { LookupFunction } from 'node:net';
 import { describe, test } from 'node:test';
 import { ChatClient } from '../../src/client/chat-client.js';
 import { isRetryable } from '../../src/client/retry.js';
 import { runCli } from '../helpers/cli.js';
-import { chatRequest } from '../helpers/client-test-utils.js';
+import { chatRequest, failingLookup } from '../helpers/client-test-utils.js';
 import { kindsSeen, runMatrixCase } from '../helpers/matrix.js';
 import { SSE_HEAD_CLOSE_DELIMITED, modelsResponse, startRawServer, type RawHandler } from '../helpers/raw-server.js';
 import { chunkJson, sseEvent, usageChunkJson } from '../helpers/scripted-server.js';
@@ -198,10 +197,7 @@ describe('fault matrix: DNS failure (client level, no query leaves the machine)'
   // `.invalid` name would send a query. DNS failure is therefore tested with ChatClient's `lookup` option only.
   for (const code of ['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL']) {
     test(`${code} from the resolver is dns, one line, not retried`, { timeout: 10_000 }, async () => {
-      const lookup: LookupFunction = (hostname, _options, callback) => {
-        const error = Object.assign(new Error(`getaddrinfo ${code} ${hostname}`), { code, hostname });
-        process.nextTick(() => callback(error, '', 4));
-      };
+      const lookup = failingLookup(code);
       const client = new ChatClient({ baseUrl: 'http://nonexistent.invalid:8000', connections: 1, requestTimeoutMs: 2_000, lookup });
       try {
         const result = await client.send(chatRequest());

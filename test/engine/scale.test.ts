@@ -10,8 +10,8 @@ import { summarize } from '../../src/metrics/summary.js';
 import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { startSimulatorWorker, type RunningSimulator } from '../../src/sim/index.js';
 import { syntheticConversations, writeDataset, writeSyntheticDataset } from '../helpers/datasets.js';
+import { startFixedTimingServer, type FixedTimingServer } from '../helpers/scripted-server.js';
 import { tempDir } from '../helpers/tmp.js';
-
 
 describe('partition arithmetic', () => {
   test('shares add up to the whole with no remainder lost', () => {
@@ -133,5 +133,27 @@ describe('worker threads and shards against the simulator', () => {
     for (const key of ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2el_ms', 'input_num_tokens', 'cached_tokens'] as const) {
       assert.deepEqual(doc.summary.metrics[key], original.metrics[key], key);
     }
+  });
+});
+
+describe('worker threads running open-loop sessions', () => {
+  let server: FixedTimingServer;
+  before(async () => {
+    server = await startFixedTimingServer({ ttftMs: 100, itlMs: 50, tokens: 10 });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test('each worker sizes its connection pool for the sessions it may have in flight, not for -p', { timeout: 60_000 }, async () => {
+    // 60 one-turn sessions at 40/s, each answer taking ~0.55 s: about 20 are in flight at once, ~10 per worker. A
+    // worker whose pool had -p (1) connections would send them one at a time over one socket each.
+    const dir = tempDir('workers-open-loop');
+    const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 60, 1), sessionRate: 40, workers: 2, seed: 1, outputDir: dir });
+    assert.equal(result.summary.completed, 60);
+    const chats = server.requests.filter((r) => r.url.endsWith('/chat/completions'));
+    assert.equal(chats.length, 60);
+    const ports = new Set(chats.map((r) => r.remotePort));
+    assert.ok(ports.size >= 10, `the server saw ${ports.size} client connections, expected one per concurrent session (>= 10)`);
   });
 });

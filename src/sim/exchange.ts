@@ -126,7 +126,12 @@ export class Exchange implements EngineRequestListener {
     out += `data: ${this.#chunkHead}${choice}]}\n\n`;
     this.#res.write(out);
     this.#tokensWritten += 1;
-    if (this.#firstTokenMs === null) this.#firstTokenMs = performance.now();
+    if (this.#firstTokenMs === null) {
+      // node:http corks the socket on a write and uncorks it on the next tick, after the whole step has been
+      // written: the traced first-token time is when the bytes go to the socket, so it is taken on that tick.
+      this.#firstTokenMs = performance.now();
+      process.nextTick(this.#stampFirstTokenFlush);
+    }
     const strikeNow = fault !== null && !this.#faultFired && (this.#tokensWritten >= fault.afterTokens || finishReason !== null);
     if (strikeNow && this.#strike(fault)) return;
     if (finishReason === null) return;
@@ -136,6 +141,10 @@ export class Exchange implements EngineRequestListener {
     this.#finish(this.#faultFired ? `fault:${fault!.kind}` : 'ok');
     this.#res.end(tail);
   }
+
+  readonly #stampFirstTokenFlush = (): void => {
+    this.#firstTokenMs = performance.now();
+  };
 
   /** Applies a stream fault at its moment. Returns true when the response is over. */
   #strike(fault: Fault): boolean {

@@ -1,4 +1,5 @@
 import { parseSlos } from '../metrics/goodput.js';
+import { LatencyHistograms, type SerializedHistograms } from '../metrics/histogram.js';
 import { conversationStats, summarizePerConversation, type ConversationStats, type ConversationSummary } from '../metrics/per-conversation.js';
 import { summarizePerTurn, type TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
@@ -12,6 +13,8 @@ export interface RunAnalysis {
   perTurn: TurnSummary[];
   perConversation: ConversationSummary[];
   conversationStats: ConversationStats;
+  /** TTFT, TPOT, ITL, E2EL of completed non-warmup records as LatencyHistograms, for results.json's `histograms`. */
+  histograms: SerializedHistograms;
 }
 
 /** Summarizes the records (each summary leaves warmup records out itself, and counts them). */
@@ -24,6 +27,7 @@ export function analyzeRecords(records: readonly RequestRecord[], options: RunOp
     perTurn: summarizePerTurn(records, { slos }),
     perConversation,
     conversationStats: conversationStats(perConversation),
+    histograms: LatencyHistograms.fromRecords(records).toJSON(),
   };
 }
 

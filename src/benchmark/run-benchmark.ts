@@ -211,6 +211,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
         perTurn,
         clientHealth,
         conversations: { ...engine.conversations },
+        histograms: analysis.histograms,
         extra: {
           model,
           url: simulator === undefined ? url : 'embedded simulator',

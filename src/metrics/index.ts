@@ -3,6 +3,8 @@ export type { RequestRecord, TokenSource } from './record.js';
 export { buildRecord, type RecordContext } from './build-record.js';
 export { describe, percentile, populationStd, type Stats } from './stats.js';
 export {
+  EXACT_ITL_LIMIT,
+  StreamingSummary,
   summarize,
   summarizeWarmupPercentages,
   ttftByContext,
@@ -12,6 +14,15 @@ export {
   type SummaryMetrics,
   type TokenSourceCounts,
 } from './summary.js';
+export {
+  HISTOGRAM_METRICS,
+  LatencyHistogram,
+  LatencyHistograms,
+  countsInHistograms,
+  type HistogramMetric,
+  type SerializedHistogram,
+  type SerializedHistograms,
+} from './histogram.js';
 export { summarizePerTurn, type TurnSummary } from './per-turn.js';
 export { summarizePerConversation, conversationStats, type ConversationSummary, type ConversationStats } from './per-conversation.js';
 export { parseSlos, meetsSlos, computeGoodput, type Slos, type Goodput } from './goodput.js';

@@ -1,14 +1,26 @@
 import type { ErrorKind } from '../client/types.js';
 import { emptyErrorKindCounts } from './error-kinds.js';
 import type { RequestRecord } from './record.js';
-import { computeGoodput, hasSlos, type Goodput, type Slos } from './goodput.js';
+import { hasSlos, meetsSlos, type Goodput, type Slos } from './goodput.js';
+import { HISTOGRAM_METRICS, LatencyHistogram, LatencyHistograms } from './histogram.js';
 import { describe, type Stats } from './stats.js';
 
 /** What a summary needs beyond the records. */
 export interface SummaryOptions {
   /** --goodput objectives; without them `goodput` is null. */
   slos?: Slos;
+  /**
+   * Inter-token gaps pooled exactly before the ITL statistics switch to a LatencyHistogram (percentiles within 0.1%).
+   * @default EXACT_ITL_LIMIT
+   */
+  exactLimit?: number;
 }
+
+/**
+ * Inter-token gaps (count) a summary pools in an exact array (8 bytes each: 16 MB) before it records them in a
+ * LatencyHistogram instead: every gap of every record at scale would take hundreds of MB. See docs/METRICS.md.
+ */
+export const EXACT_ITL_LIMIT = 2_000_000;
 
 /** How many records took a token count from the server's `usage` and how many from the local tokenizer. */
 export interface TokenSourceCounts {
@@ -103,6 +115,12 @@ export interface Summary {
   ttft_by_context: ContextBucket[];
   /** Goodput under --goodput SLOs; null without SLOs. */
   goodput: Goodput | null;
+  /**
+   * Metrics (keys of `metrics`, e.g. "itl_ms") whose statistics came from a LatencyHistogram: their percentiles are
+   * within 0.1% of the exact ones (count, mean, std, min, max stay exact). Empty when every statistic is exact.
+   * Results files written before this field existed lack it.
+   */
+  approximate_metrics: string[];
 }
 
 /** Summarizes records: warmup ones are counted in warmup_excluded and otherwise ignored. */
@@ -139,12 +157,13 @@ export function summarizeWarmupPercentages(
 
 /** Summarizes records that are all to be counted (none warmup). */
 function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: number, options: SummaryOptions): Summary {
-  const failedByKind = emptyErrorKindCounts();
-  const inputSources: TokenSourceCounts = { server: 0, local: 0 };
-  const outputSources: TokenSourceCounts = { server: 0, local: 0 };
+  const counters = new SummaryCounters(options.slos);
   const ttft: number[] = [];
   const tpot: number[] = [];
-  const itl: number[] = [];
+  const itlLimit = options.exactLimit ?? EXACT_ITL_LIMIT;
+  let itl: number[] = [];
+  // Past itlLimit gaps, the pooled ones move into a histogram that records every further gap (bounded memory).
+  let itlHistogram: LatencyHistogram | null = null;
   const e2el: number[] = [];
   const inputTokens: number[] = [];
   const outputTokens: number[] = [];
@@ -154,30 +173,24 @@ function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: numbe
   const queue: number[] = [];
   const ttftScheduled: number[] = [];
   const e2elScheduled: number[] = [];
-  let failed = 0;
-  let firstSentMs = Infinity;
-  let lastDoneMs = -Infinity;
-  let totalInput = 0;
-  let totalOutput = 0;
-  let totalCached = 0;
-  let totalExpected = 0;
-  let knownInput = 0;
-  let efficiencyCached = 0;
-  let efficiencyExpected = 0;
 
   for (const r of records) {
-    if (r.sent_at_ms < firstSentMs) firstSentMs = r.sent_at_ms;
-    if (r.done_at_ms > lastDoneMs) lastDoneMs = r.done_at_ms;
-    if (r.status === 'error') {
-      failed++;
-      failedByKind[r.error_kind ?? 'other']++;
-      continue;
-    }
-    inputSources[r.input_tokens_source]++;
-    outputSources[r.output_tokens_source]++;
+    counters.add(r);
+    if (r.status === 'error') continue;
     if (r.ttft_ms !== null) ttft.push(r.ttft_ms);
     if (r.tpot_ms !== null) tpot.push(r.tpot_ms);
-    for (const gap of r.itl_ms) itl.push(gap);
+    for (const gap of r.itl_ms) {
+      if (itlHistogram !== null) {
+        itlHistogram.record(gap);
+      } else if (itl.length < itlLimit) {
+        itl.push(gap);
+      } else {
+        itlHistogram = new LatencyHistogram();
+        itlHistogram.recordMany(itl);
+        itlHistogram.record(gap);
+        itl = [];
+      }
+    }
     e2el.push(r.e2el_ms);
     if (r.schedule_lag_ms !== null) {
       lag.push(r.schedule_lag_ms);
@@ -188,46 +201,14 @@ function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: numbe
     inputTokens.push(r.input_num_tokens);
     outputTokens.push(r.output_num_tokens);
     expected.push(r.expected_cached_tokens);
-    totalInput += r.input_num_tokens;
-    totalOutput += r.output_num_tokens;
-    totalExpected += r.expected_cached_tokens;
-    if (r.cached_tokens !== null) {
-      cached.push(r.cached_tokens);
-      totalCached += r.cached_tokens;
-      knownInput += r.input_num_tokens;
-      if (r.expected_cached_tokens > 0) {
-        efficiencyCached += r.cached_tokens;
-        efficiencyExpected += r.expected_cached_tokens;
-      }
-    }
+    if (r.cached_tokens !== null) cached.push(r.cached_tokens);
   }
 
-  const completed = records.length - failed;
-  const runtimeSec = records.length > 0 ? Math.max(0, lastDoneMs - firstSentMs) / 1000 : 0;
-  const perSec = (n: number): number => (runtimeSec > 0 ? n / runtimeSec : 0);
-  return {
-    requests: records.length,
-    completed,
-    failed,
-    failed_by_kind: failedByKind,
-    warmup_excluded: warmupExcluded,
-    error_rate: records.length > 0 ? failed / records.length : 0,
-    runtime_sec: runtimeSec,
-    request_throughput: perSec(completed),
-    output_throughput: perSec(totalOutput),
-    total_token_throughput: perSec(totalInput + totalOutput),
-    total_input_tokens: totalInput,
-    total_output_tokens: totalOutput,
-    total_cached_tokens: totalCached,
-    total_expected_cached_tokens: totalExpected,
-    cached_tokens_known: cached.length,
-    cache_hit_ratio: cached.length > 0 && knownInput > 0 ? totalCached / knownInput : null,
-    cache_efficiency: efficiencyExpected > 0 ? efficiencyCached / efficiencyExpected : null,
-    token_sources: { input: inputSources, output: outputSources },
+  return counters.summary(warmupExcluded, {
     metrics: {
       ttft_ms: describe(ttft),
       tpot_ms: describe(tpot),
-      itl_ms: describe(itl),
+      itl_ms: itlHistogram === null ? describe(itl) : itlHistogram.stats(),
       e2el_ms: describe(e2el),
       input_num_tokens: describe(inputTokens),
       output_num_tokens: describe(outputTokens),
@@ -238,9 +219,156 @@ function summarizeSlice(records: readonly RequestRecord[], warmupExcluded: numbe
       ttft_from_scheduled_ms: describe(ttftScheduled),
       e2el_from_scheduled_ms: describe(e2elScheduled),
     },
-    ttft_by_context: ttftByContext(records),
-    goodput: hasSlos(options.slos) ? computeGoodput(records, options.slos, runtimeSec) : null,
-  };
+    ttftByContext: ttftByContext(records),
+    approximateMetrics: itlHistogram === null ? [] : ['itl_ms'],
+  });
+}
+
+/**
+ * A Summary built one record at a time in memory bounded by histograms, not by the record count (`chatload merge`
+ * past --max-records). Every counter, total, ratio, throughput, runtime and goodput is exact; TTFT, TPOT, ITL, E2EL
+ * and TTFT by context come from LatencyHistograms (percentiles within 0.1%, listed in approximate_metrics); the
+ * other Stats (tokens, cached tokens, schedule lag) are null.
+ */
+export class StreamingSummary {
+  #counters: SummaryCounters;
+  #warmup = 0;
+  #histograms: LatencyHistograms | null;
+  #byContext: LatencyHistogram[] = CONTEXT_EDGES.map(() => new LatencyHistogram());
+
+  /**
+   * `recordLatencies: false` leaves the latency histograms to the caller (summary() then takes them, e.g. merged
+   * from shards' results.json); TTFT by context is always recorded here.
+   */
+  constructor(options: { slos?: Slos; recordLatencies?: boolean } = {}) {
+    this.#counters = new SummaryCounters(options.slos);
+    this.#histograms = options.recordLatencies === false ? null : new LatencyHistograms();
+  }
+
+  /** Adds one record: a warmup record only counts in warmup_excluded. */
+  add(record: RequestRecord): void {
+    if (record.warmup) {
+      this.#warmup++;
+      return;
+    }
+    this.#counters.add(record);
+    this.#histograms?.add(record);
+    if (record.status === 'ok' && record.ttft_ms !== null) this.#byContext[contextBucket(record.input_num_tokens)]!.record(record.ttft_ms);
+  }
+
+  /** The summary so far; `histograms` (completed non-warmup records only) replaces the ones recorded here. */
+  summary(histograms?: LatencyHistograms): Summary {
+    const h = histograms ?? this.#histograms;
+    if (h === null) throw new Error('StreamingSummary.summary() needs histograms when constructed with recordLatencies: false');
+    const byContext: ContextBucket[] = [];
+    this.#byContext.forEach((histogram, b) => {
+      if (histogram.count > 0) byContext.push({ ...contextRange(b), count: histogram.count, ttft_ms: histogram.stats() });
+    });
+    return this.#counters.summary(this.#warmup, {
+      metrics: {
+        ttft_ms: h.byMetric.ttft_ms.stats(),
+        tpot_ms: h.byMetric.tpot_ms.stats(),
+        itl_ms: h.byMetric.itl_ms.stats(),
+        e2el_ms: h.byMetric.e2el_ms.stats(),
+        input_num_tokens: null,
+        output_num_tokens: null,
+        cached_tokens: null,
+        expected_cached_tokens: null,
+        schedule_lag_ms: null,
+        queue_ms: null,
+        ttft_from_scheduled_ms: null,
+        e2el_from_scheduled_ms: null,
+      },
+      ttftByContext: byContext,
+      approximateMetrics: [...HISTOGRAM_METRICS, 'ttft_by_context'],
+    });
+  }
+}
+
+/** The exact counters of a summary (no per-value arrays), added one non-warmup record at a time. */
+class SummaryCounters {
+  readonly #slos: Slos | undefined;
+  #requests = 0;
+  #failed = 0;
+  #failedByKind = emptyErrorKindCounts();
+  #inputSources: TokenSourceCounts = { server: 0, local: 0 };
+  #outputSources: TokenSourceCounts = { server: 0, local: 0 };
+  #firstSentMs = Infinity;
+  #lastDoneMs = -Infinity;
+  #totalInput = 0;
+  #totalOutput = 0;
+  #totalCached = 0;
+  #totalExpected = 0;
+  #cachedKnown = 0;
+  #knownInput = 0;
+  #efficiencyCached = 0;
+  #efficiencyExpected = 0;
+  #good = 0;
+
+  constructor(slos: Slos | undefined) {
+    this.#slos = hasSlos(slos) ? slos : undefined;
+  }
+
+  add(r: RequestRecord): void {
+    this.#requests++;
+    if (r.sent_at_ms < this.#firstSentMs) this.#firstSentMs = r.sent_at_ms;
+    if (r.done_at_ms > this.#lastDoneMs) this.#lastDoneMs = r.done_at_ms;
+    if (this.#slos !== undefined && meetsSlos(r, this.#slos)) this.#good++;
+    if (r.status === 'error') {
+      this.#failed++;
+      this.#failedByKind[r.error_kind ?? 'other']++;
+      return;
+    }
+    this.#inputSources[r.input_tokens_source]++;
+    this.#outputSources[r.output_tokens_source]++;
+    this.#totalInput += r.input_num_tokens;
+    this.#totalOutput += r.output_num_tokens;
+    this.#totalExpected += r.expected_cached_tokens;
+    if (r.cached_tokens !== null) {
+      this.#cachedKnown++;
+      this.#totalCached += r.cached_tokens;
+      this.#knownInput += r.input_num_tokens;
+      if (r.expected_cached_tokens > 0) {
+        this.#efficiencyCached += r.cached_tokens;
+        this.#efficiencyExpected += r.expected_cached_tokens;
+      }
+    }
+  }
+
+  summary(warmupExcluded: number, parts: { metrics: SummaryMetrics; ttftByContext: ContextBucket[]; approximateMetrics: string[] }): Summary {
+    const n = this.#requests;
+    const completed = n - this.#failed;
+    const runtimeSec = n > 0 ? Math.max(0, this.#lastDoneMs - this.#firstSentMs) / 1000 : 0;
+    const perSec = (x: number): number => (runtimeSec > 0 ? x / runtimeSec : 0);
+    return {
+      requests: n,
+      completed,
+      failed: this.#failed,
+      failed_by_kind: { ...this.#failedByKind },
+      warmup_excluded: warmupExcluded,
+      error_rate: n > 0 ? this.#failed / n : 0,
+      runtime_sec: runtimeSec,
+      request_throughput: perSec(completed),
+      output_throughput: perSec(this.#totalOutput),
+      total_token_throughput: perSec(this.#totalInput + this.#totalOutput),
+      total_input_tokens: this.#totalInput,
+      total_output_tokens: this.#totalOutput,
+      total_cached_tokens: this.#totalCached,
+      total_expected_cached_tokens: this.#totalExpected,
+      cached_tokens_known: this.#cachedKnown,
+      cache_hit_ratio: this.#cachedKnown > 0 && this.#knownInput > 0 ? this.#totalCached / this.#knownInput : null,
+      cache_efficiency: this.#efficiencyExpected > 0 ? this.#efficiencyCached / this.#efficiencyExpected : null,
+      token_sources: { input: { ...this.#inputSources }, output: { ...this.#outputSources } },
+      metrics: parts.metrics,
+      ttft_by_context: parts.ttftByContext,
+      // As computeGoodput(): good requests over all summarized ones, and per second of runtime.
+      goodput:
+        this.#slos === undefined
+          ? null
+          : { slos: this.#slos, good_requests: this.#good, share: n > 0 ? this.#good / n : 0, request_goodput: perSec(this.#good) },
+      approximate_metrics: parts.approximateMetrics,
+    };
+  }
 }
 
 /** Bucket edges in input tokens: powers of two from 1k to 32k. */
@@ -250,21 +378,31 @@ function contextLabel(tokens: number): string {
   return tokens === 0 ? '0' : `${tokens / 1024}k`;
 }
 
+/** The index of the context bucket a prompt of `inputTokens` falls in. */
+function contextBucket(inputTokens: number): number {
+  let b = CONTEXT_EDGES.length - 1;
+  while (inputTokens < CONTEXT_EDGES[b]!) b -= 1;
+  return b;
+}
+
+/** A context bucket's label and bounds. */
+function contextRange(b: number): Pick<ContextBucket, 'label' | 'min_tokens' | 'max_tokens'> {
+  const min = CONTEXT_EDGES[b]!;
+  const max = CONTEXT_EDGES[b + 1] ?? null;
+  return { label: max === null ? `${contextLabel(min)}+` : `${contextLabel(min)}-${contextLabel(max)}`, min_tokens: min, max_tokens: max };
+}
+
 /** TTFT grouped by the request's input tokens (completed requests with a first token). */
 export function ttftByContext(records: readonly RequestRecord[]): ContextBucket[] {
   const groups: number[][] = CONTEXT_EDGES.map(() => []);
   for (const r of records) {
     if (r.status !== 'ok' || r.ttft_ms === null) continue;
-    let b = CONTEXT_EDGES.length - 1;
-    while (r.input_num_tokens < CONTEXT_EDGES[b]!) b -= 1;
-    groups[b]!.push(r.ttft_ms);
+    groups[contextBucket(r.input_num_tokens)]!.push(r.ttft_ms);
   }
   const out: ContextBucket[] = [];
   groups.forEach((values, b) => {
     if (values.length === 0) return;
-    const min = CONTEXT_EDGES[b]!;
-    const max = CONTEXT_EDGES[b + 1] ?? null;
-    out.push({ label: max === null ? `${contextLabel(min)}+` : `${contextLabel(min)}-${contextLabel(max)}`, min_tokens: min, max_tokens: max, count: values.length, ttft_ms: describe(values) });
+    out.push({ ...contextRange(b), count: values.length, ttft_ms: describe(values) });
   });
   return out;
 }

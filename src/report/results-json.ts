@@ -1,5 +1,6 @@
 import { cpus, totalmem } from 'node:os';
 import type { ClientHealth } from '../metrics/client-health.js';
+import type { SerializedHistograms } from '../metrics/histogram.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import { populationStd, type Stats } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
@@ -65,6 +66,11 @@ export type ResultsDocument = {
   client_health: ClientHealth | null;
   /** The engine's conversation counts (completed / unfinished / not started), passed through. */
   conversations: Record<string, unknown>;
+  /**
+   * TTFT, TPOT, ITL and E2EL of the summary's population as serialized LatencyHistograms, so that shards merge without
+   * their records (`chatload merge --max-records`). Absent when the writer did not compute them.
+   */
+  histograms?: SerializedHistograms;
 } & VllmFlatKeys &
   Record<string, unknown>;
 
@@ -76,6 +82,8 @@ export interface ResultsInput {
   perTurn: TurnSummary[];
   clientHealth: ClientHealth | null;
   conversations: Record<string, unknown>;
+  /** Latency histograms (analyzeRecords' `histograms`); left out of the document when absent. */
+  histograms?: SerializedHistograms;
   extra?: Record<string, unknown>;
   /** The document's creation time; defaults to now. */
   createdAt?: Date;
@@ -95,6 +103,7 @@ export function buildResultsDocument(input: ResultsInput): ResultsDocument {
     per_turn: input.perTurn,
     client_health: input.clientHealth,
     conversations: input.conversations,
+    ...(input.histograms === undefined ? {} : { histograms: input.histograms }),
     ...vllmFlatKeys(s),
   };
 }

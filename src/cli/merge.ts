@@ -1,15 +1,23 @@
 import type { Command } from 'commander';
-import { mergeRuns } from '../benchmark/merge.js';
+import { DEFAULT_MERGE_MAX_RECORDS, mergeRuns } from '../benchmark/merge.js';
+import { positiveInt } from './parse.js';
 
-/** Adds `chatload merge DIR... -o OUT`. */
+/** Adds `chatload merge DIR... -o OUT [--max-records N]`. */
 export function registerMergeCommand(program: Command): void {
   program
     .command('merge')
-    .description('Combine the results folders of shards (--shard I/N) into one results folder: every record on one clock, exact percentiles, summed conversation counts, and the report.')
+    .description('Combine the results folders of shards (--shard I/N) into one results folder: every record on one clock, exact percentiles, summed conversation counts, and the report. Past --max-records records, the merge streams the records and takes latency percentiles from merged histograms (within 0.1%).')
     .argument('<dirs...>', 'results folders to merge')
     .requiredOption('-o, --output-dir <dir>', 'folder for the merged requests.jsonl, results.json and report.html')
-    .action(async (dirs: string[], flags: { outputDir: string }) => {
-      const result = await mergeRuns(dirs, flags.outputDir);
-      process.stdout.write(`merged ${result.records} records from ${result.runs} runs into ${result.outputDir}\n`);
+    .option(
+      '--max-records <n>',
+      'records (all runs together) up to which the merge loads them all and is exact; above, memory stays bounded: records are streamed, latency percentiles come from merged histograms, and report.html is not written',
+      positiveInt,
+      DEFAULT_MERGE_MAX_RECORDS,
+    )
+    .action(async (dirs: string[], flags: { outputDir: string; maxRecords: number }) => {
+      const result = await mergeRuns(dirs, flags.outputDir, { maxRecords: flags.maxRecords });
+      const mode = result.mode === 'histogram' ? ' (histogram mode: latency percentiles within 0.1%; see warnings in results.json)' : '';
+      process.stdout.write(`merged ${result.records} records from ${result.runs} runs into ${result.outputDir}${mode}\n`);
     });
 }

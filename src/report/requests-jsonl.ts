@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { DatasetError } from '../errors/index.js';
 import type { RequestRecord } from '../metrics/record.js';
 
@@ -75,16 +76,50 @@ export function readRequestsJsonl(path: string): RequestRecord[] {
   const lines = readFileSync(path, 'utf8').split('\n');
   const records: RequestRecord[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    if (line.trim() === '') continue;
-    try {
-      records.push(JSON.parse(line) as RequestRecord);
-    } catch (error) {
-      if (isTorn(line, i === lines.length - 1)) continue;
-      throw new DatasetError({ file: path, line: i + 1 }, 'not a valid JSON record', { cause: error });
-    }
+    const record = parseLine(lines[i]!, i === lines.length - 1, path, i + 1);
+    if (record !== null) records.push(record);
   }
   return records;
+}
+
+/**
+ * Streams a requests.jsonl one record at a time, in memory bounded by the longest line, with readRequestsJsonl()'s
+ * rules (torn lines skipped, any other invalid line a DatasetError naming it). Resolves with the records read.
+ */
+export async function streamRequestsJsonl(path: string, onRecord: (record: RequestRecord) => void): Promise<number> {
+  const decoder = new StringDecoder('utf8');
+  let partial = '';
+  let lineNumber = 0;
+  let count = 0;
+  const take = (line: string, isLast: boolean): void => {
+    const record = parseLine(line, isLast, path, ++lineNumber);
+    if (record === null) return;
+    count++;
+    onRecord(record);
+  };
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    const text = partial + decoder.write(chunk);
+    let start = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+      take(text.slice(start, end), false);
+      start = end + 1;
+    }
+    partial = text.slice(start);
+  }
+  // What follows the last newline is the last "line" of split('\n'): empty after a complete file, else torn.
+  take(partial + decoder.end(), true);
+  return count;
+}
+
+/** One line of requests.jsonl: its record, or null for a blank or torn line; any other invalid line throws. */
+function parseLine(line: string, isLast: boolean, path: string, lineNumber: number): RequestRecord | null {
+  if (line.trim() === '') return null;
+  try {
+    return JSON.parse(line) as RequestRecord;
+  } catch (error) {
+    if (isTorn(line, isLast)) return null;
+    throw new DatasetError({ file: path, line: lineNumber }, 'not a valid JSON record', { cause: error });
+  }
 }
 
 /** The last line without its newline, or a record cut short: it starts as one ('{') but does not end as one ('}'). */

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DatasetError } from '../../src/errors/index.js';
-import { readRequestsJsonl, RequestsJsonlSink } from '../../src/report/requests-jsonl.js';
+import type { RequestRecord } from '../../src/metrics/record.js';
+import { readRequestsJsonl, RequestsJsonlSink, streamRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { makeRecord } from '../metrics/record-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatload-jsonl-'));
@@ -43,6 +44,21 @@ describe('RequestsJsonlSink', () => {
       readRequestsJsonl(path).map((r) => r.turn),
       [1, 2],
     );
+  });
+
+  test('the streaming reader reads what the whole-file reader reads, across chunk boundaries and torn lines', { timeout: 30_000 }, async () => {
+    const path = join(dir, 'stream.jsonl');
+    // ~3 MB: several 1 MiB chunks, so lines (and a multi-byte character) straddle chunk boundaries.
+    const records = Array.from({ length: 3000 }, (_, i) => makeRecord({ turn: i, conversation_id: `c-é-${i}`, itl_ms: Array.from({ length: 100 }, (_, k) => k + 0.5) }));
+    const torn = JSON.stringify(makeRecord({ turn: -1 })).slice(0, 50);
+    writeFileSync(path, `${records.slice(0, 1500).map((r) => JSON.stringify(r)).join('\n')}\n${torn}\n${records.slice(1500).map((r) => JSON.stringify(r)).join('\n')}\n${torn}`);
+    const streamed: RequestRecord[] = [];
+    assert.equal(await streamRequestsJsonl(path, (r) => streamed.push(r)), 3000);
+    assert.deepEqual(streamed, readRequestsJsonl(path));
+    assert.deepEqual(streamed, records);
+    const bad = join(dir, 'bad-stream.jsonl');
+    writeFileSync(bad, `${JSON.stringify(makeRecord())}\nnot json\n${JSON.stringify(makeRecord())}\n`);
+    await assert.rejects(streamRequestsJsonl(bad, () => {}), (error: unknown) => error instanceof DatasetError && /line 2/.test(error.message));
   });
 
   test('an invalid line that is not torn throws a DatasetError with the line', () => {

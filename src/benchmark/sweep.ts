@@ -7,7 +7,6 @@ import { writeJsonAtomic, writeTextAtomic } from '../report/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { prepareOutputDir, defaultOutputDir } from './output-dir.js';
 import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
-import { renderSweepHtml } from '../report/sweep-html.js';
 
 /** What a sweep varies: closed-loop clients, open-loop session rates, or a search for the highest rate meeting the SLOs. */
 export type SweepPlan =
@@ -111,6 +110,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Be
         per_turn_ttft_p50: p.perTurn.map((t) => ({ turn: t.turn, p50: t.ttft_ms?.p50 ?? null })),
       })),
     });
+    const { renderSweepHtml } = await import('../report/sweep-html.js'); // charts: slow to import, needed only here
     writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate }));
     return { plan, points, bestRate, outputDir, files };
   } finally {

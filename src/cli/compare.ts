@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
-import { formatComparison, renderCompareHtml } from '../report/compare.js';
 import { loadRunData } from '../report/run-data.js';
 import { writeTextAtomic } from '../report/atomic-write.js';
 
@@ -15,7 +14,9 @@ export function registerCompareCommand(program: Command): void {
     .description('Compare the key metrics of two or more runs side by side (the first is the baseline), with deltas.')
     .argument('<results-dirs...>', 'results directories (results.json and/or requests.jsonl), baseline first')
     .option('--html <file>', 'also write an HTML page with overlaid per-turn curves and distributions')
-    .action((dirs: string[], flags: { html?: string }) => {
+    .action(async (dirs: string[], flags: { html?: string }) => {
+      // Loaded here, not at start: its charts pull in @observablehq/plot and linkedom, slow to import.
+      const { formatComparison, renderCompareHtml } = await import('../report/compare.js');
       if (dirs.length < 2) throw new ConfigError(`compare needs at least two results directories, got ${dirs.length}`);
       const runs = dirs.map((dir) => loadRunData(dir));
       const color = process.stdout.isTTY === true && !process.env.NO_COLOR;

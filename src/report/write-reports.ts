@@ -1,8 +1,6 @@
 import { join, resolve } from 'node:path';
 import { writeTextAtomic } from './atomic-write.js';
 import { writeRequestsCsv } from './csv.js';
-import { writeExcelReport } from './excel.js';
-import { renderHtmlReport } from './html.js';
 import { loadRunData, type RunData } from './run-data.js';
 
 /** Default file names, written into the results directory. */
@@ -41,7 +39,10 @@ export async function writeReportsFor(data: RunData, outputs: ReportOutputs, pat
   const target = (option: boolean | string | undefined, fallback: string): string | undefined =>
     option === undefined || option === false ? undefined : option === true ? join(data.dir, fallback) : resolve(option);
 
+  // The renderers are loaded on first use: @observablehq/plot, linkedom and exceljs take ~0.6 s to import, which
+  // every command would otherwise pay at start (`chatload --version` included).
   if (paths.html !== undefined) {
+    const { renderHtmlReport } = await import('./html.js');
     writeTextAtomic(paths.html, renderHtmlReport(data));
     written.html = paths.html;
   }
@@ -52,6 +53,7 @@ export async function writeReportsFor(data: RunData, outputs: ReportOutputs, pat
   }
   const excel = target(outputs.excel, REPORT_FILES.excel);
   if (excel !== undefined) {
+    const { writeExcelReport } = await import('./excel.js');
     await writeExcelReport(excel, data);
     written.excel = excel;
   }

@@ -2,12 +2,15 @@ import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Engine, EngineRequest, EngineRequestListener } from './engine.js';
 import type { Fault } from './faults.js';
+import type { OutputPump } from './output-pump.js';
 import type { TraceLine } from './trace.js';
 
 /** What an Exchange needs from its server. */
 export interface ExchangeContext {
   readonly engine: Engine;
   readonly modelName: string;
+  /** Where token writes queue up, so that a step's outputs go out in vLLM-sized chunks (see OutputPump). */
+  readonly outputs: OutputPump;
   /** Called once when the exchange ends, with its trace line. */
   done(exchange: Exchange, line: TraceLine): void;
 }
@@ -89,7 +92,9 @@ export class Exchange implements EngineRequestListener {
       if (this.#pacer === null) this.#pace(fault.param);
       return;
     }
-    this.#deliver(text, finishReason);
+    this.#ctx.outputs.push(() => {
+      if (!this.#ended) this.#deliver(text, finishReason);
+    });
   }
 
   onFinish(): void {

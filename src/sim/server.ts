@@ -10,6 +10,7 @@ import { Exchange, type ExchangeContext } from './exchange.js';
 import { FaultInjector, type FaultRule } from './faults.js';
 import { HttpError, parseJsonBody, readBody, sendError, sendJson } from './http-util.js';
 import { SimMetrics } from './metrics.js';
+import { OutputPump } from './output-pump.js';
 import { parseGenerationBody } from './request-parse.js';
 import type { TraceLine } from './trace.js';
 import { TraceWriter } from './trace.js';
@@ -33,6 +34,7 @@ export interface SimServerOptions {
 export class SimServer implements ExchangeContext {
   readonly engine: Engine;
   readonly modelName: string;
+  readonly outputs = new OutputPump();
   readonly metrics: SimMetrics;
   readonly #options: SimServerOptions;
   readonly #counter: TokenCounter;

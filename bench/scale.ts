@@ -94,16 +94,21 @@ async function capacity(): Promise<void> {
 }
 
 async function fidelity(): Promise<void> {
-  // Steady state, not a cold start: sessions arrive one by one (open loop) and each streams for 10 s, so after the
-  // first 10 s about `streams` streams are in flight; only requests sent after that are compared.
+  // Steady state, not a cold start: sessions arrive one by one (open loop) and each streams for `answerTokens` x 50 ms,
+  // so after the first 10 s about `streams` streams are in flight; only requests sent after that are compared. The
+  // baseline's answers are shorter (1 s) so that it, too, compares ~100 requests.
   const seconds = 20;
-  const answerTokens = 200; // x 50 ms steps = 10 s per request
   const rows: string[][] = [];
-  for (const streams of [10, 1000]) {
+  for (const { streams, answerTokens } of [
+    { streams: 10, answerTokens: 20 },
+    { streams: 1000, answerTokens: 200 },
+  ]) {
     const trace = join(tmp, `trace-${streams}.jsonl`);
     const sim = await startSimProcess({ config: FIXED_STEP, trace });
-    const rate = streams / 10;
+    const rate = streams / ((answerTokens * FIXED_STEP.step_base_ms) / 1000);
+    const simCpuBefore = processCpuMs(sim.pid);
     let result: BenchmarkResult;
+    let simCpuMs: number | null = null;
     try {
       result = await runBenchmark({
         url: sim.url,
@@ -117,22 +122,60 @@ async function fidelity(): Promise<void> {
         report: false,
         outputDir: join(tmp, `fid-${run++}`),
       });
+      const simCpuAfter = processCpuMs(sim.pid);
+      if (simCpuBefore !== null && simCpuAfter !== null) simCpuMs = simCpuAfter - simCpuBefore;
     } finally {
       await sim.close(); // flushes the trace
     }
-    const server = new Map<string, number>();
+    const server = new Map<string, { arrival_ms: number; first_token_ms: number }>();
     for (const line of readFileSync(trace, 'utf8').trim().split('\n')) {
       const t = JSON.parse(line) as { session_id: string | null; arrival_ms: number; first_token_ms: number | null };
-      if (t.session_id !== null && t.first_token_ms !== null) server.set(t.session_id, t.first_token_ms - t.arrival_ms);
+      if (t.session_id !== null && t.first_token_ms !== null) server.set(t.session_id, { arrival_ms: t.arrival_ms, first_token_ms: t.first_token_ms });
     }
-    const steady = readRequestsJsonl(result.files.requests).filter((r) => r.sent_at_ms >= 10_000 && r.ttft_ms !== null && server.has(r.conversation_id));
-    const sorted = Float64Array.from(steady.map((r) => r.ttft_ms! - server.get(r.conversation_id)!).sort((a, b) => a - b));
-    rows.push([String(streams), String(steady.length), percentile(sorted, 50).toFixed(3), percentile(sorted, 99).toFixed(3), worstLoopDelayP99(result).toFixed(2)]);
+    const records = readRequestsJsonl(result.files.requests);
+    const steady = records.filter((r) => r.sent_at_ms >= 10_000 && r.ttft_ms !== null && server.has(r.conversation_id));
+    // Both processes stamp epoch ms as performance.timeOrigin + performance.now(), which agree across processes here
+    // to ~0.05 ms, so the difference splits into the way there (send -> the server's handler) and back (the server's
+    // socket flush -> the client's read).
+    const diff = sortedOf(steady.map((r) => r.ttft_ms! - (server.get(r.conversation_id)!.first_token_ms - server.get(r.conversation_id)!.arrival_ms)));
+    const there = sortedOf(steady.map((r) => server.get(r.conversation_id)!.arrival_ms - r.start_time_ms));
+    const back = sortedOf(steady.map((r) => r.start_time_ms + r.ttft_ms! - server.get(r.conversation_id)!.first_token_ms));
+    const tokens = records.reduce((n, r) => n + r.output_num_tokens, 0);
+    const clientCpuUs = (result.clientHealth.cpu_user_ms + result.clientHealth.cpu_system_ms) * 1000;
+    const pair = (sorted: Float64Array): string => `${percentile(sorted, 50).toFixed(2)} / ${percentile(sorted, 99).toFixed(2)}`;
+    rows.push([
+      String(streams),
+      String(steady.length),
+      percentile(diff, 50).toFixed(3),
+      percentile(diff, 99).toFixed(3),
+      pair(there),
+      pair(back),
+      (clientCpuUs / tokens).toFixed(1),
+      simCpuMs === null ? '-' : ((simCpuMs * 1000) / tokens).toFixed(1),
+      worstLoopDelayP99(result).toFixed(2),
+    ]);
   }
-  const table = new Table({ head: ['streams in flight', 'requests compared', 'client - server TTFT p50 ms', 'p99 ms', 'client loop delay p99 ms'], style: { head: [], border: [] } });
+  const table = new Table({
+    head: ['streams in flight', 'requests compared', 'client - server TTFT p50 ms', 'p99 ms', 'way there p50/p99 ms', 'way back p50/p99 ms', 'client CPU µs/token', 'simulator CPU µs/token', 'client loop delay p99 ms'],
+    style: { head: [], border: [] },
+  });
   table.push(...rows);
-  console.log('2. timestamp fidelity at steady state (the simulator traces when it received each request and wrote its first token)');
+  console.log('2. timestamp fidelity at steady state (the simulator traces when it received each request and flushed its first token)');
   console.log(table.toString());
+}
+
+function sortedOf(values: number[]): Float64Array {
+  return Float64Array.from(values).sort();
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc; null where /proc is not available. */
+function processCpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ = 100 on Linux)
+  } catch {
+    return null;
+  }
 }
 
 async function openLoopRate(): Promise<void> {
@@ -161,8 +204,9 @@ async function memory(): Promise<void> {
     const before = process.memoryUsage().rss;
     const result = await runBenchmark({ url: sim.url, inputFile: dataset(MEMORY_STREAMS, 2), numClients: MEMORY_STREAMS, workers: 2, limitMinTokens: 40, limitMaxTokens: 40, earlyStop: false, report: false, benchmarkTimeoutSec: 300, outputDir: join(tmp, `mem-${run++}`) });
     const peakMb = process.resourceUsage().maxRSS / 1024;
-    const table = new Table({ head: ['concurrent conversations', 'workers', 'completed', 'failed', 'RSS before MB', 'peak RSS MB (all threads)'], style: { head: [], border: [] } });
-    table.push([MEMORY_STREAMS, 2, result.summary.completed, result.summary.failed, (before / 1048576).toFixed(0), peakMb.toFixed(0)]);
+    const table = new Table({ head: ['concurrent conversations', 'workers', 'completed', 'failed (by kind)', 'RSS before MB', 'peak RSS MB (all threads)'], style: { head: [], border: [] } });
+    const kinds = Object.entries(result.summary.failed_by_kind).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`);
+    table.push([MEMORY_STREAMS, 2, result.summary.completed, `${result.summary.failed}${kinds.length > 0 ? ` (${kinds.join(', ')})` : ''}`, (before / 1048576).toFixed(0), peakMb.toFixed(0)]);
     console.log('4. memory');
     console.log(table.toString());
   } finally {

@@ -12,6 +12,8 @@ const entry = fileURLToPath(new URL('../src/cli/entry.ts', import.meta.url));
 /** A running simulator process: its URL and how to stop it (SIGTERM, which flushes its trace). */
 export interface SimProcess {
   url: string;
+  /** The simulator's process id (to read its CPU time from /proc). */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ export async function startSimProcess(options: { profile?: string; config?: Reco
   });
   return {
     url,
+    pid: child.pid!,
     close: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

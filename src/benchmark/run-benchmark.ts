@@ -15,15 +15,16 @@ import type { RequestRecord } from '../metrics/record.js';
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
-import { analyzeRecords, scheduleWarning } from './analysis.js';
+import { scheduleWarning } from './analysis.js';
+import { analyzeRecordsFile } from './stream-analysis.js';
 import { normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
 import { parseShard, RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { REDACTED, redactSecrets } from '../report/redact.js';
-import { readRequestsJsonl, RequestsJsonlSink } from '../report/requests-jsonl.js';
+import { RequestsJsonlSink } from '../report/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
-import { toReferenceStats } from '../report/stats-json.js';
+import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import type { TokenCounter } from '../tokenizer/index.js';
@@ -193,9 +194,10 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     const clientHealth = health.stop();
     const serverMetrics = await scraper?.stop();
 
-    // Summaries read the records back from disk: nothing holds them in memory while the run goes on.
-    const records = readRequestsJsonl(files.requests);
-    const analysis = analyzeRecords(records, options);
+    // Summaries read the records back from disk: nothing holds them in memory while the run goes on, and past
+    // EXACT_ANALYSIS_RECORDS they are streamed (statistics from histograms) so that the end of a long run is bounded too.
+    const analysis = await analyzeRecordsFile(files.requests, options);
+    for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
     const lagWarning = scheduleWarning(summary);
     if (lagWarning !== undefined) warn(lagWarning);
@@ -233,7 +235,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     );
     if (options.statsJsonOutput !== undefined) {
       files.statsJson = options.statsJsonOutput;
-      writeJsonAtomic(options.statsJsonOutput, toReferenceStats(records));
+      await writeReferenceStatsFile(options.statsJsonOutput, files.requests);
     }
     if (options.outputFile !== undefined) {
       files.conversations = options.outputFile;

@@ -23,8 +23,8 @@ export {
   type SerializedHistogram,
   type SerializedHistograms,
 } from './histogram.js';
-export { summarizePerTurn, type TurnSummary } from './per-turn.js';
-export { summarizePerConversation, conversationStats, type ConversationSummary, type ConversationStats } from './per-conversation.js';
+export { summarizePerTurn, PerTurnTally, type TurnSummary } from './per-turn.js';
+export { summarizePerConversation, conversationStats, ConversationTally, type ConversationSummary, type ConversationStats } from './per-conversation.js';
 export { parseSlos, meetsSlos, computeGoodput, type Slos, type Goodput } from './goodput.js';
 export {
   ClientHealthMonitor,

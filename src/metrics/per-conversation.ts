@@ -25,10 +25,22 @@ export interface ConversationStats {
 
 /** One summary per conversation that has a measured (non-warmup) request, in first-seen order. */
 export function summarizePerConversation(records: readonly RequestRecord[]): ConversationSummary[] {
-  const byId = new Map<string, ConversationSummary & { firstMs: number; lastMs: number }>();
-  for (const r of records) {
-    if (r.warmup) continue;
-    let c = byId.get(r.conversation_id);
+  const tally = new ConversationTally();
+  for (const r of records) tally.add(r);
+  return tally.summaries();
+}
+
+/**
+ * Per-conversation summaries built one record at a time (exact; memory grows with the conversations, not the records),
+ * for summarizePerConversation and for analyses that stream their records.
+ */
+export class ConversationTally {
+  readonly #byId = new Map<string, ConversationSummary & { firstMs: number; lastMs: number }>();
+
+  /** Adds one record (warmup records are ignored). */
+  add(r: RequestRecord): void {
+    if (r.warmup) return;
+    let c = this.#byId.get(r.conversation_id);
     if (c === undefined) {
       c = {
         conversation_id: r.conversation_id,
@@ -41,20 +53,24 @@ export function summarizePerConversation(records: readonly RequestRecord[]): Con
         firstMs: r.sent_at_ms,
         lastMs: r.done_at_ms,
       };
-      byId.set(r.conversation_id, c);
+      this.#byId.set(r.conversation_id, c);
     }
     c.firstMs = Math.min(c.firstMs, r.sent_at_ms);
     c.lastMs = Math.max(c.lastMs, r.done_at_ms);
     if (r.status !== 'ok') {
       c.turns_failed += 1;
-      continue;
+      return;
     }
     c.turns_completed += 1;
     c.cumulative_input_tokens += r.input_num_tokens;
     c.cumulative_output_tokens += r.output_num_tokens;
     c.cumulative_cached_tokens += r.cached_tokens ?? 0;
   }
-  return [...byId.values()].map(({ firstMs, lastMs, ...c }) => ({ ...c, duration_ms: Math.round((lastMs - firstMs) * 1000) / 1000 }));
+
+  /** One summary per conversation seen, in first-seen order. */
+  summaries(): ConversationSummary[] {
+    return [...this.#byId.values()].map(({ firstMs, lastMs, ...c }) => ({ ...c, duration_ms: Math.round((lastMs - firstMs) * 1000) / 1000 }));
+  }
 }
 
 /** Duration, turns and tokens across conversations. */

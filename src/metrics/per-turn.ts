@@ -1,4 +1,5 @@
 import { hasSlos, meetsSlos, type Slos } from './goodput.js';
+import { LatencyHistogram } from './histogram.js';
 import type { RequestRecord } from './record.js';
 import { describe, type Stats } from './stats.js';
 
@@ -56,4 +57,75 @@ function summarizeTurn(turn: number, records: readonly RequestRecord[], slos: Sl
     cache_hit_ratio: inputSum > 0 ? cachedSum / inputSum : null,
     goodput_share: hasSlos(slos) ? records.filter((r) => meetsSlos(r, slos)).length / records.length : null,
   };
+}
+
+/**
+ * Per-turn summaries built one record at a time in memory bounded by histograms (a run past its exact-analysis limit):
+ * the same TurnSummary fields, counts and ratios exact, Stats from LatencyHistograms (percentiles within 0.1%).
+ */
+export class PerTurnTally {
+  readonly #slos: Slos | undefined;
+  readonly #turns = new Map<number, TurnTally>();
+
+  constructor(options: { slos?: Slos } = {}) {
+    this.#slos = hasSlos(options.slos) ? options.slos : undefined;
+  }
+
+  /** Adds one record (warmup records are ignored, as summarizePerTurn does). */
+  add(r: RequestRecord): void {
+    if (r.warmup) return;
+    let t = this.#turns.get(r.turn);
+    if (t === undefined) this.#turns.set(r.turn, (t = new TurnTally()));
+    t.requests++;
+    if (this.#slos !== undefined && meetsSlos(r, this.#slos)) t.good++;
+    if (r.status !== 'ok') return;
+    t.completed++;
+    if (r.ttft_ms !== null) t.ttft.record(r.ttft_ms);
+    if (r.tpot_ms !== null) t.tpot.record(r.tpot_ms);
+    t.e2el.record(r.e2el_ms);
+    t.input.record(r.input_num_tokens);
+    t.expected.record(r.expected_cached_tokens);
+    if (r.cached_tokens !== null) {
+      t.cached.record(r.cached_tokens);
+      t.cachedSum += r.cached_tokens;
+      t.knownInputSum += r.input_num_tokens;
+    }
+  }
+
+  /** One TurnSummary per turn seen, in ascending turn order. */
+  summaries(): TurnSummary[] {
+    return [...this.#turns.keys()]
+      .sort((a, b) => a - b)
+      .map((turn) => {
+        const t = this.#turns.get(turn)!;
+        return {
+          turn,
+          completed: t.completed,
+          failed: t.requests - t.completed,
+          ttft_ms: t.ttft.stats(),
+          tpot_ms: t.tpot.stats(),
+          e2el_ms: t.e2el.stats(),
+          input_num_tokens: t.input.stats(),
+          cached_tokens: t.cached.stats(),
+          expected_cached_tokens: t.expected.stats(),
+          cache_hit_ratio: t.knownInputSum > 0 ? t.cachedSum / t.knownInputSum : null,
+          goodput_share: this.#slos === undefined ? null : t.good / t.requests,
+        };
+      });
+  }
+}
+
+/** One turn's running counts and histograms. */
+class TurnTally {
+  requests = 0;
+  completed = 0;
+  good = 0;
+  cachedSum = 0;
+  knownInputSum = 0;
+  readonly ttft = new LatencyHistogram();
+  readonly tpot = new LatencyHistogram();
+  readonly e2el = new LatencyHistogram();
+  readonly input = new LatencyHistogram();
+  readonly cached = new LatencyHistogram();
+  readonly expected = new LatencyHistogram();
 }

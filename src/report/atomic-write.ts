@@ -17,11 +17,9 @@ export function writeTextAtomic(path: string, text: string): void {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true });
   const tmp = tempPathFor(path);
-  const data = Buffer.from(text, 'utf8');
   let fd: number | null = openSync(tmp, 'wx');
   try {
-    let offset = 0;
-    while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+    writeAllSync(fd, text);
     // Without fsync a power loss after rename can leave an empty file under the final name.
     fsyncSync(fd);
     closeSync(fd);
@@ -37,6 +35,40 @@ export function writeTextAtomic(path: string, text: string): void {
     throw error;
   }
   syncDirectory(dir);
+}
+
+/**
+ * As writeTextAtomic, for text too large to hold at once: `produce` writes it piece by piece (synchronously, to the
+ * temporary file) and may await between pieces; the file appears under `path` only when produce resolves.
+ */
+export async function writeStreamAtomic(path: string, produce: (write: (text: string) => void) => Promise<void>): Promise<void> {
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true });
+  const tmp = tempPathFor(path);
+  let fd: number | null = openSync(tmp, 'wx');
+  try {
+    const out = fd;
+    await produce((text) => writeAllSync(out, text));
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(tmp, path);
+  } catch (error) {
+    if (fd !== null) closeSync(fd);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
+    throw error;
+  }
+  syncDirectory(dir);
+}
+
+function writeAllSync(fd: number, text: string): void {
+  const data = Buffer.from(text, 'utf8');
+  let offset = 0;
+  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
 }
 
 /** writeTextAtomic of pretty JSON (2-space indent, trailing newline). */

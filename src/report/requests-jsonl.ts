@@ -111,6 +111,20 @@ export async function streamRequestsJsonl(path: string, onRecord: (record: Reque
   return count;
 }
 
+/**
+ * Lines of a file (a last line without its newline counts), counted in 1 MiB chunks without parsing: an upper bound
+ * on its records (blank and torn lines count too), cheap enough to choose between loading and streaming them.
+ */
+export async function countJsonlLines(path: string): Promise<number> {
+  let lines = 0;
+  let last = 0x0a;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
+    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
+  }
+  return last === 0x0a ? lines : lines + 1;
+}
+
 /** One line of requests.jsonl: its record, or null for a blank or torn line; any other invalid line throws. */
 function parseLine(line: string, isLast: boolean, path: string, lineNumber: number): RequestRecord | null {
   if (line.trim() === '') return null;

@@ -1,4 +1,4 @@
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
 import type { ClientHealth } from '../metrics/client-health.js';
@@ -8,9 +8,9 @@ import type { RequestRecord } from '../metrics/record.js';
 import { StreamingSummary, type Summary } from '../metrics/summary.js';
 import { normalizeRunOptions } from '../options/run-options.js';
 import { redactSecrets } from '../report/redact.js';
-import { RequestsJsonlSink, streamRequestsJsonl } from '../report/requests-jsonl.js';
+import { countJsonlLines, RequestsJsonlSink, streamRequestsJsonl } from '../report/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
-import { loadRunData, normalizeRecord, REQUESTS_FILE, RESULTS_FILE } from '../report/run-data.js';
+import { loadRunData, normalizeRecord, REQUESTS_FILE, RESULTS_FILE, type RunData } from '../report/run-data.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { analyzeRecords } from './analysis.js';
 import { prepareOutputDir } from './output-dir.js';
@@ -87,23 +87,26 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
   if (dirs.length === 0) throw new DatasetError({ file: '(no folders)' }, 'expected at least one results folder to merge');
   const maxRecords = options.maxRecords ?? DEFAULT_MERGE_MAX_RECORDS;
   if (!Number.isSafeInteger(maxRecords) || maxRecords < 0) throw new ConfigError(`--max-records: expected a whole number >= 0, got ${maxRecords}`);
-  const requestFiles = dirs.map(requestsFileOf);
+  const requestFiles: string[] = [];
+  for (const dir of dirs) requestFiles.push(await requestsFileOf(dir));
   let total = 0;
-  for (const file of requestFiles) total += await countLines(file);
+  for (const file of requestFiles) total += await countJsonlLines(file);
   return total <= maxRecords ? mergeExact(dirs, out) : mergeStreaming(dirs, requestFiles, out, { total, maxRecords });
 }
 
 /** A run's requests.jsonl; the error a merge gives when the folder is not a results folder or lacks the file. */
-function requestsFileOf(dir: string): string {
+async function requestsFileOf(dir: string): Promise<string> {
   const path = join(resolve(dir), REQUESTS_FILE);
   if (existsSync(path)) return path;
-  loadRunData(dir); // throws the precise error for a folder that is no results folder at all
+  await loadRunData(dir); // throws the precise error for a folder that is no results folder at all
   throw new DatasetError({ file: path }, 'a merge needs every run\'s requests.jsonl');
 }
 
 /** Exact mode: every record in memory, every statistic recomputed. */
 async function mergeExact(dirs: readonly string[], out: string): Promise<MergeResult> {
-  const runs = dirs.map((dir) => loadRunData(dir));
+  // Every record, not loadRunData's default sample: exact mode is bounded by --max-records instead.
+  const runs: RunData[] = [];
+  for (const dir of dirs) runs.push(await loadRunData(dir, { maxRecords: Number.POSITIVE_INFINITY }));
   const records = rebaseRecords(runs.flatMap((r) => r.records));
   const outputDir = prepareOutputDir(out);
   const files: MergeResult['files'] = { requests: join(outputDir, REQUESTS_FILE), results: join(outputDir, RESULTS_FILE) };
@@ -299,17 +302,6 @@ function tally(counts: MetricCounts, r: RequestRecord): void {
 
 function sameCounts(a: MetricCounts, b: MetricCounts): boolean {
   return HISTOGRAM_METRICS.every((m) => a[m] === b[m]);
-}
-
-/** Lines of a file (a last line without its newline counts), read in chunks: the merge's mode is chosen on it. */
-async function countLines(path: string): Promise<number> {
-  let lines = 0;
-  let last = 0x0a;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
-    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
-  }
-  return last === 0x0a ? lines : lines + 1;
 }
 
 /** Streams a run's requests.jsonl as normalized records (older files' missing fields filled, as loadRunData does). */

@@ -125,7 +125,7 @@ export function formatComparison(runs: readonly RunData[], options: { color: boo
     }
     table.push(cells);
   }
-  const notes = runs.map((r, i) => `  ${labels[i]}: ${r.dir}${r.finished ? '' : ' (did not finish: summarized from requests.jsonl)'}`);
+  const notes = runs.map((r, i) => `  ${labels[i]}: ${r.dir}${r.finished ? '' : ` (did not finish: summarized from requests.jsonl${r.sampled ? '; latency percentiles from histograms' : ''})`}`);
   return `chatload compare (baseline: ${labels[0]})\n${table.toString()}\n${notes.join('\n')}\n`;
 }
 
@@ -135,7 +135,11 @@ const TURN_METRICS = [
   ['e2el_ms', 'E2EL p50'],
 ] as const;
 
-/** An HTML page with the comparison table, overlaid per-turn curves (p50 latencies, cache hit) and overlaid CDFs. */
+/**
+ * An HTML page with the comparison table, overlaid per-turn curves (p50 latencies, cache hit) and overlaid CDFs. A run
+ * loaded as a sample (RunData.sampled) has its CDF drawn from the sample, and the page says so; its table values come
+ * from its summary (all records).
+ */
 export function renderCompareHtml(runs: readonly RunData[]): string {
   const labels = runLabels(runs);
   const rows = compareRuns(runs);
@@ -177,14 +181,20 @@ export function renderCompareHtml(runs: readonly RunData[]): string {
   }
   const grid = (figures: string[]): string =>
     figures.length === 0 ? '<p class="muted">No data.</p>' : `<div class="charts">${figures.join('\n')}</div>`;
+  const sampledRuns = runs.flatMap((r, i) => (r.sampled ? [`${labels[i]}: a uniform sample of ${r.records.length} of ${r.recordsTotal} records`] : []));
+  const sampleNote =
+    sampledRuns.length === 0 ? '' : `<p class="note">CDFs from samples (they estimate the full distributions): ${escapeHtml(sampledRuns.join('; '))}.</p>`;
   const runList = runs
-    .map((r, i) => `<li><strong>${escapeHtml(labels[i])}</strong>: ${escapeHtml(String(r.facts.model ?? 'model unknown'))}${r.finished ? '' : ' <em>(did not finish)</em>'}</li>`)
+    .map((r, i) => {
+      const notes = `${r.finished ? '' : ' <em>(did not finish)</em>'}${r.sampled ? ` <em>(${r.recordsTotal} records, charted from a sample of ${r.records.length})</em>` : ''}`;
+      return `<li><strong>${escapeHtml(labels[i])}</strong>: ${escapeHtml(String(r.facts.model ?? 'model unknown'))}${notes}</li>`;
+    })
     .join('');
   const body = [
     `<section id="runs"><h2>Runs</h2><ul>${runList}</ul><p class="note">Baseline: ${escapeHtml(labels[0])}. Δ is each run minus the baseline; green is better, red worse.</p></section>`,
     `<section id="table"><h2>Key metrics</h2>${htmlTable(head, tableRows)}</section>`,
     `<section id="per-turn"><h2>Per turn</h2>${grid(perTurn)}</section>`,
-    `<section id="distributions"><h2>Distributions</h2>${grid(distributions)}</section>`,
+    `<section id="distributions"><h2>Distributions</h2>${sampleNote}${grid(distributions)}</section>`,
   ].join('\n');
   return htmlPage({
     title: `chatload compare: ${labels.join(' vs ')}`,

@@ -1,8 +1,10 @@
-import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { tempPathFor } from './atomic-write.js';
 import type { RequestRecord } from '../metrics/record.js';
 import { columnValue, recordColumns, type ColumnValue } from './record-columns.js';
+import { streamRequestsJsonl } from './requests-jsonl.js';
+import { normalizeRecord } from './run-data.js';
 
 /**
  * Formats one CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF; quotes doubled. null is an empty
@@ -28,31 +30,126 @@ export function toRequestsCsv(records: readonly RequestRecord[]): string {
 /** The CSV of toRequestsCsv, one line (with its CRLF) at a time, so a large run is never one huge string. */
 export function* requestsCsvLines(records: readonly RequestRecord[]): Generator<string> {
   const columns = recordColumns(records);
-  yield `${[...columns, 'itl_ms'].map(csvField).join(',')}\r\n`;
-  for (const r of records) {
-    const cells = columns.map((c) => csvField(columnValue(r, c)));
-    cells.push(csvField(JSON.stringify(Array.isArray(r.itl_ms) ? r.itl_ms : [])));
-    yield `${cells.join(',')}\r\n`;
-  }
+  yield requestsCsvHeader(columns);
+  for (const r of records) yield requestsCsvRow(r, columns);
+}
+
+/** The CSV's header line (with its CRLF) for these record columns (recordColumns), then `itl_ms`. */
+export function requestsCsvHeader(columns: readonly string[]): string {
+  return `${[...columns, 'itl_ms'].map(csvField).join(',')}\r\n`;
+}
+
+/** One record's CSV line (with its CRLF): its value in each of `columns`, then its `itl_ms` as a JSON array. */
+export function requestsCsvRow(record: RequestRecord, columns: readonly string[]): string {
+  const cells = columns.map((c) => csvField(columnValue(record, c)));
+  cells.push(csvField(JSON.stringify(Array.isArray(record.itl_ms) ? record.itl_ms : [])));
+  return `${cells.join(',')}\r\n`;
 }
 
 /** Writes the records as CSV to `path` (through a temporary file and a rename, so readers never see half a file). */
 export function writeRequestsCsv(path: string, records: readonly RequestRecord[]): void {
+  writeCsvAtomic(path, (write) => {
+    for (const line of requestsCsvLines(records)) write(line);
+  });
+}
+
+/** Records whose extra columns are found at once: recordColumns() of a batch, merged in file order. */
+const COLUMN_BATCH = 1024;
+
+/**
+ * Writes every record of a requests.jsonl as CSV to `path`, exactly as writeRequestsCsv would write them all (records
+ * normalized as loadRunData does), but streamed: memory is bounded by one batch of records, not by the file. Two
+ * passes over the file: the columns (extra record fields appear as columns), then the rows. Records appended to the
+ * file between the passes (a run still writing) are left out. Resolves with the data rows written (count).
+ */
+export async function writeRequestsCsvFromJsonl(path: string, jsonlPath: string): Promise<number> {
+  const columns: string[] = [];
+  const known = new Set<string>();
+  let batch: RequestRecord[] = [];
+  const flush = (): void => {
+    // recordColumns keeps first-appearance order within a batch; batches come in file order, so the merged list is
+    // recordColumns() of the whole file.
+    for (const column of recordColumns(batch)) {
+      if (!known.has(column)) {
+        known.add(column);
+        columns.push(column);
+      }
+    }
+    batch = [];
+  };
+  const rows = await streamRequestsJsonl(jsonlPath, (raw) => {
+    batch.push(normalizeRecord(raw));
+    if (batch.length >= COLUMN_BATCH) flush();
+  });
+  flush();
+
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = tempPathFor(path);
+  const fd = openSync(tmp, 'w');
+  let written = 0;
+  try {
+    const out = batchedWriter(fd);
+    out.write(requestsCsvHeader(columns));
+    await streamRequestsJsonl(jsonlPath, (raw) => {
+      if (written >= rows) return;
+      written++;
+      out.write(requestsCsvRow(normalizeRecord(raw), columns));
+    });
+    out.end();
+  } catch (error) {
+    closeSync(fd);
+    unlinkQuietly(tmp);
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  return written;
+}
+
+/** Writes through a temporary file and a rename; `fill` gets a function that appends text (batched ~1 MB writes). */
+function writeCsvAtomic(path: string, fill: (write: (text: string) => void) => void): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   const fd = openSync(tmp, 'w');
   try {
-    let batch = '';
-    for (const line of requestsCsvLines(records)) {
-      batch += line;
-      if (batch.length > 1 << 20) {
-        writeSync(fd, batch);
-        batch = '';
-      }
-    }
-    if (batch.length > 0) writeSync(fd, batch);
+    const out = batchedWriter(fd);
+    fill(out.write);
+    out.end();
   } finally {
     closeSync(fd);
   }
   renameSync(tmp, path);
+}
+
+/** Appends text to `fd` in writes of about 1 MB; end() writes what is left. */
+function batchedWriter(fd: number): { write: (text: string) => void; end: () => void } {
+  let pending = '';
+  return {
+    write: (text) => {
+      pending += text;
+      if (pending.length > 1 << 20) {
+        writeAll(fd, pending);
+        pending = '';
+      }
+    },
+    end: () => {
+      if (pending.length > 0) writeAll(fd, pending);
+      pending = '';
+    },
+  };
+}
+
+/** writeSync loops on a short write (possible on a full disk or a pipe). */
+function writeAll(fd: number, text: string): void {
+  const data = Buffer.from(text, 'utf8');
+  let offset = 0;
+  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
 }

@@ -60,7 +60,8 @@ function cell(value: unknown): ExcelJS.CellValue {
 /**
  * Writes the run as an .xlsx workbook: "Summary" (the run's parameters, then the statistics table with the reference's
  * pandas-describe headers, then runtime and throughputs), "Raw data" (one row per request record, header in row 1,
- * warmup and failed records included) and "Per turn". Streams rows to disk, so memory stays bounded on large runs;
+ * warmup and failed records included; when `data.sampled`, one row per record of the sample, and the Summary sheet's
+ * `raw_data` row says "uniform sample of M of N records") and "Per turn". Streams rows to disk, so memory stays bounded on large runs;
  * written to a temporary file and renamed into place.
  */
 export async function writeExcelReport(path: string, data: RunData): Promise<void> {
@@ -96,6 +97,13 @@ function writeSummarySheet(sheet: ExcelJS.Worksheet, data: RunData): void {
   const params: Array<[string, unknown]> = [
     ['run', data.label],
     ['finished', data.finished],
+    // A large run's Raw data sheet holds a sample (Excel's row limit is 1,048,576 anyway): say so where it is read.
+    ...(data.sampled
+      ? ([
+          ['records', data.recordsTotal],
+          ['raw_data', `uniform sample of ${data.records.length} of ${data.recordsTotal} records (requests.jsonl and the CSV hold every record)`],
+        ] as Array<[string, unknown]>)
+      : []),
     ...Object.entries(data.facts),
     ...Object.entries(data.conversations).map(([k, v]): [string, unknown] => [`conversations_${k}`, v]),
     ...Object.entries(data.config).filter(([, v]) => v !== undefined),

@@ -4,6 +4,19 @@ import { dotsAndLinesChart, lineChart, stackedBarChart, type SeriesPoint, type S
 import { chartFigure } from './html-util.js';
 import { cdfPoints, latencySamples, timeSeries } from './series.js';
 
+/** A uniform sample of a run's records (RunData.sampled): how many records it holds and how many the run has. */
+export interface RecordSample {
+  /** Records in the sample (count). */
+  size: number;
+  /** Records in the run (count). */
+  total: number;
+}
+
+/** The caption fragment naming a sample, e.g. "a uniform sample of 200 of 2000 records". */
+export function sampleText(sample: RecordSample): string {
+  return `a uniform sample of ${sample.size} of ${sample.total} records`;
+}
+
 /** The latency metrics charted per turn, with their display names. */
 const TURN_LATENCIES = [
   ['ttft_ms', 'TTFT'],
@@ -95,8 +108,11 @@ const OPTIONAL_DISTRIBUTIONS = [
   ['queue_ms', 'Client queue time'],
 ] as const;
 
-/** CDFs of TTFT, TPOT, ITL and E2EL (and schedule lag / queue time when present). Figures' HTML. */
-export function distributionCharts(records: readonly RequestRecord[]): string[] {
+/**
+ * CDFs of TTFT, TPOT, ITL and E2EL (and schedule lag / queue time when present). Figures' HTML. With `sample` (the
+ * records are a uniform sample of the run's), each caption says so: a sample's CDF estimates the run's.
+ */
+export function distributionCharts(records: readonly RequestRecord[], sample: RecordSample | null = null): string[] {
   const samples = latencySamples(records);
   const sets: Array<[string, string, number[]]> = [
     ['ttft', 'TTFT', samples.ttft_ms],
@@ -122,18 +138,25 @@ export function distributionCharts(records: readonly RequestRecord[]): string[] 
         `${id}-cdf`,
         `${name}: distribution (CDF, ms)`,
         lineChart(points, { xLabel: `${name.split(' ')[0]} (ms)`, yLabel: 'fraction of values ≤ x', yPercent: true }),
-        `${values.length} values from ${OPTIONAL_DISTRIBUTIONS.some(([k]) => k.replace('_ms', '') === id) ? '' : 'completed, '}non-warmup requests.`,
+        `${values.length} values from ${OPTIONAL_DISTRIBUTIONS.some(([k]) => k.replace('_ms', '') === id) ? '' : 'completed, '}non-warmup requests` +
+          (sample === null ? '.' : ` of ${sampleText(sample)}.`),
       ),
     );
   }
   return figures;
 }
 
-/** Time series: throughput, requests in flight, TTFT over time, cache hit over time, errors over time. Figures' HTML. */
-export function timeSeriesCharts(records: readonly RequestRecord[]): string[] {
-  const ts = timeSeries(records);
+/**
+ * Time series: throughput, requests in flight, TTFT over time, cache hit over time, errors over time. Figures' HTML.
+ * With `sample`, counts and rates are scaled by total / size (estimates of the run's) and every note says so.
+ */
+export function timeSeriesCharts(records: readonly RequestRecord[], sample: RecordSample | null = null): string[] {
+  const scale = sample === null || sample.size === 0 ? 1 : sample.total / sample.size;
+  const ts = timeSeries(records, { scale });
   if (ts.bins.length === 0) return [];
-  const binNote = `Bins of ${ts.bin_sec} s; time since the run's start.`;
+  const sampleNote =
+    sample === null ? '' : ` Estimated from ${sampleText(sample)}: counts, rates and in-flight levels are scaled by ${fmtScale(scale)}.`;
+  const binNote = `Bins of ${ts.bin_sec} s; time since the run's start.${sampleNote}`;
   const last = ts.bins[ts.bins.length - 1]!;
   const xDomain = [Math.min(0, ts.bins[0]!.t_sec), last.t_sec + ts.bin_sec] as const;
   const figures: string[] = [];
@@ -189,7 +212,8 @@ export function timeSeriesCharts(records: readonly RequestRecord[]): string[] {
         dots.length > 0
           ? dotsAndLinesChart(dots, ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', dotLabel: 'request', seriesOrder: ['p50', 'p90'] })
           : lineChart(ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', seriesOrder: ['p50', 'p90'] }),
-        `${binNote} Percentiles of the requests sent in each bin.`,
+        `Bins of ${ts.bin_sec} s; time since the run's start. Percentiles of the requests sent in each bin` +
+          (sample === null ? '.' : ` (of ${sampleText(sample)}).`),
       ),
     );
   }
@@ -201,7 +225,8 @@ export function timeSeriesCharts(records: readonly RequestRecord[]): string[] {
         'cache-hit-over-time',
         'Cache hit ratio over time',
         lineChart(hit, { xLabel: 'send time (s)', xDomain, yLabel: 'cached / prompt', yPercent: true }),
-        `${binNote} Σ cached / Σ prompt tokens of the requests sent in each bin (server-reported).`,
+        `Bins of ${ts.bin_sec} s; time since the run's start. Σ cached / Σ prompt tokens of the requests sent in each bin (server-reported` +
+          (sample === null ? ').' : `; ${sampleText(sample)}).`),
       ),
     );
   }
@@ -221,4 +246,9 @@ export function timeSeriesCharts(records: readonly RequestRecord[]): string[] {
     );
   }
   return figures;
+}
+
+/** A scale factor as text: "×10", "×12.5". */
+function fmtScale(scale: number): string {
+  return `×${Number(scale.toPrecision(4))}`;
 }

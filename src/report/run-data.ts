@@ -1,17 +1,37 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { DatasetError } from '../errors/index.js';
+import { ConfigError, DatasetError } from '../errors/index.js';
 import type { ClientHealth } from '../metrics/client-health.js';
-import { summarizePerTurn, type TurnSummary } from '../metrics/per-turn.js';
+import { PerTurnTally, summarizePerTurn, type TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
-import { summarize, type Summary } from '../metrics/summary.js';
+import { StreamingSummary, summarize, type Summary } from '../metrics/summary.js';
+import { Rng } from '../synth/rng.js';
 import { redactSecrets } from './redact.js';
-import { readRequestsJsonl } from './requests-jsonl.js';
+import { streamRequestsJsonl } from './requests-jsonl.js';
 
 /** File names inside a results directory. */
 export const RESULTS_FILE = 'results.json';
 /** The per-request records file inside a results directory. */
 export const REQUESTS_FILE = 'requests.jsonl';
+
+/**
+ * Records (count) a report holds in memory by default (~1.2 KB of heap each with its itl_ms array, so ~120 MB). A run
+ * with more is reported from a uniform random sample of this many records; see loadRunData.
+ */
+export const REPORT_MAX_RECORDS = 100_000;
+
+/** Seed of the sampling RNG: fixed, so the same requests.jsonl always gives the same sample (and the same report). */
+export const REPORT_SAMPLE_SEED = 0x63686c64;
+
+/** How loadRunData reads the records. */
+export interface LoadRunDataOptions {
+  /**
+   * Records kept in memory (count). Up to this many, every record is loaded; above it, `records` is a uniform random
+   * sample of this size (reservoir sampling, seeded by REPORT_SAMPLE_SEED). `Infinity` keeps every record.
+   * @default REPORT_MAX_RECORDS
+   */
+  maxRecords?: number;
+}
 
 /**
  * Everything a report needs about one run, read from its results directory. When results.json is missing (the run
@@ -24,11 +44,28 @@ export interface RunData {
   label: string;
   /** True when results.json was found: the run wrote its final files. */
   finished: boolean;
-  /** Every record of requests.jsonl (warmup and failed included), read tolerantly; empty when the file is missing. */
+  /**
+   * Every record of requests.jsonl (warmup and failed included), read tolerantly, in file order; or, when the file
+   * holds more than the load's maxRecords (default REPORT_MAX_RECORDS), a uniform sample of that many, still in file
+   * order (`sampled` is then true). Empty when the file is missing.
+   */
   records: RequestRecord[];
+  /** True when `records` is a uniform sample of the run's records rather than all of them. */
+  sampled: boolean;
+  /** Records in requests.jsonl (count, every one, whether or not `records` is a sample); 0 when the file is missing. */
+  recordsTotal: number;
   /** True when requests.jsonl was found. */
   hasRecords: boolean;
+  /**
+   * From results.json (all records) when the run finished. Otherwise from the records: exact (summarize) when they are
+   * all loaded; when sampled, every counter, total and throughput is exact and the statistics come from histograms
+   * (StreamingSummary; approximate_metrics lists them).
+   */
   summary: Summary;
+  /**
+   * From results.json when the run finished. Otherwise from the records; when sampled, from every record with the
+   * statistics from histograms (PerTurnTally).
+   */
   perTurn: TurnSummary[];
   clientHealth: ClientHealth | null;
   /** The run's options as results.json holds them (already redacted, redacted again here); empty when unknown. */
@@ -37,7 +74,7 @@ export interface RunData {
   facts: Record<string, unknown>;
   /** The engine's conversation counts; empty when unknown. */
   conversations: Record<string, number>;
-  /** Warnings the run recorded (results.json), plus notes about how this data was read. */
+  /** Warnings the run recorded (results.json), plus notes about how this data was read (unfinished run, sample). */
   warnings: string[];
 }
 
@@ -55,10 +92,18 @@ const FACT_KEYS = [
 
 /**
  * Reads a results directory (results.json and/or requests.jsonl). Throws DatasetError when the directory holds
- * neither file, or when results.json is not a JSON object. Unknown record fields are kept; missing optional ones are
- * tolerated (see normalizeRecord).
+ * neither file, or when results.json is not a JSON object; ConfigError for a maxRecords that is not a whole number
+ * >= 0 (or Infinity). Unknown record fields are kept; missing optional ones are tolerated (see normalizeRecord).
+ *
+ * requests.jsonl is streamed once, so memory is bounded by `maxRecords` records whatever the file's size: above that
+ * many, `records` is a seeded uniform sample (see RunData.records) and a warning says what comes from it. A finished
+ * run's summary and per-turn tables come from results.json either way.
  */
-export function loadRunData(dirPath: string): RunData {
+export async function loadRunData(dirPath: string, options: LoadRunDataOptions = {}): Promise<RunData> {
+  const maxRecords = options.maxRecords ?? REPORT_MAX_RECORDS;
+  if (!(maxRecords === Number.POSITIVE_INFINITY || (Number.isSafeInteger(maxRecords) && maxRecords >= 0))) {
+    throw new ConfigError(`maxRecords: expected a whole number >= 0 or Infinity, got ${maxRecords}`);
+  }
   const dir = resolve(dirPath);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     throw new DatasetError({ file: dirPath }, 'not a results directory (expected a folder holding results.json or requests.jsonl)');
@@ -70,35 +115,34 @@ export function loadRunData(dirPath: string): RunData {
   if (!hasResults && !hasRecords) {
     throw new DatasetError({ file: dirPath }, `holds neither ${RESULTS_FILE} nor ${REQUESTS_FILE}: nothing to report`);
   }
-  const records = hasRecords ? readRequestsJsonl(requestsPath).map(normalizeRecord) : [];
+  // results.json first: whether the pass over the records must also summarize them depends on what it holds.
+  const doc = hasResults ? readResults(resultsPath) : null;
+  const docSummary = doc !== null && isObject(doc.summary) ? (doc.summary as unknown as Summary) : null;
+  const docPerTurn = doc !== null && Array.isArray(doc.per_turn) ? (doc.per_turn as TurnSummary[]) : null;
+  const read = hasRecords
+    ? await readRecords(requestsPath, maxRecords, docSummary === null || docPerTurn === null)
+    : { records: [], total: 0, tally: null };
+  const { records, total, tally } = read;
+  const sampled = total > records.length;
+  const summary = docSummary ?? (tally === null ? summarize(records) : tally.summary.summary());
+  const perTurn = docPerTurn ?? (tally === null ? summarizePerTurn(records) : tally.turns.summaries());
   const warnings: string[] = [];
   const label = basename(dir);
+  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn };
 
-  if (!hasResults) {
+  if (doc === null) {
     warnings.push(
       `The run did not finish: ${RESULTS_FILE} is missing, so these figures are summarized from the ` +
-        `${records.length} records in ${REQUESTS_FILE} (requests in flight when it stopped are not included).`,
+        `${total} records in ${REQUESTS_FILE} (requests in flight when it stopped are not included).`,
     );
-    return {
-      dir,
-      label,
-      finished: false,
-      records,
-      hasRecords,
-      summary: summarize(records),
-      perTurn: summarizePerTurn(records),
-      clientHealth: null,
-      config: {},
-      facts: {},
-      conversations: {},
-      warnings,
-    };
+    if (sampled) warnings.push(...samplingWarnings(total, records.length, { summaryFromResults: false, perTurnFromResults: false }));
+    return { ...common, finished: false, clientHealth: null, config: {}, facts: {}, conversations: {}, warnings };
   }
 
-  const doc = readResults(resultsPath);
   if (!hasRecords) warnings.push(`${REQUESTS_FILE} is missing: distributions, time series and the errors list are left out.`);
-  const summary = isObject(doc.summary) ? (doc.summary as unknown as Summary) : summarize(records);
-  const perTurn = Array.isArray(doc.per_turn) ? (doc.per_turn as TurnSummary[]) : summarizePerTurn(records);
+  if (sampled) {
+    warnings.push(...samplingWarnings(total, records.length, { summaryFromResults: docSummary !== null, perTurnFromResults: docPerTurn !== null }));
+  }
   const facts: Record<string, unknown> = {};
   for (const key of FACT_KEYS) if (doc[key] !== undefined && doc[key] !== null) facts[key] = doc[key];
   if (isObject(doc.environment)) facts.environment = doc.environment;
@@ -108,13 +152,8 @@ export function loadRunData(dirPath: string): RunData {
   }
   const runWarnings = Array.isArray(doc.warnings) ? doc.warnings.filter((w): w is string => typeof w === 'string') : [];
   return {
-    dir,
-    label,
+    ...common,
     finished: true,
-    records,
-    hasRecords,
-    summary,
-    perTurn,
     clientHealth: isObject(doc.client_health) ? (doc.client_health as unknown as ClientHealth) : null,
     // Defensive: results.json is already redacted, but a hand-edited or older file may not be.
     config: redactSecrets(isObject(doc.config) ? doc.config : {}),
@@ -122,6 +161,84 @@ export function loadRunData(dirPath: string): RunData {
     conversations,
     warnings: [...runWarnings, ...warnings],
   };
+}
+
+/** What the sample's warnings say, in the report's words. */
+function samplingWarnings(total: number, size: number, from: { summaryFromResults: boolean; perTurnFromResults: boolean }): string[] {
+  const head = `${total} records: charts, the errors list and the Excel raw-data sheet use a uniform sample of ${size} (the CSV holds every record)`;
+  if (from.summaryFromResults && from.perTurnFromResults) return [`${head}; the summary and per-turn tables are from ${RESULTS_FILE} (all records).`];
+  const summary = from.summaryFromResults
+    ? `The summary is from ${RESULTS_FILE} (all records).`
+    : 'The summary counts every record: its counts, totals, ratios and throughputs are exact, its statistics come from ' +
+      'histograms (percentiles within 0.1%).';
+  const perTurn = from.perTurnFromResults
+    ? `The per-turn table is from ${RESULTS_FILE} (all records).`
+    : 'The per-turn table counts every record too, its statistics from histograms.';
+  return [`${head}.`, `${summary} ${perTurn}`];
+}
+
+/** What a pass over the records summarizes beyond the sample: the summary and the per-turn table of every record. */
+interface RecordTally {
+  summary: StreamingSummary;
+  turns: PerTurnTally;
+}
+
+function newTally(): RecordTally {
+  return { summary: new StreamingSummary(), turns: new PerTurnTally() };
+}
+
+function addToTally(tally: RecordTally, r: RequestRecord): void {
+  tally.summary.add(r);
+  tally.turns.add(r);
+}
+
+/** The records read: all of them, or a uniform sample of maxRecords; `tally` is set only when sampled and asked for. */
+interface RecordsRead {
+  /** Normalized records in file order. */
+  records: RequestRecord[];
+  /** Records in the file. */
+  total: number;
+  tally: RecordTally | null;
+}
+
+/**
+ * Streams requests.jsonl once. The first `maxRecords` records are kept; past them, record i (0-based) replaces a
+ * uniformly chosen slot with probability maxRecords / (i + 1) (reservoir sampling, Vitter's Algorithm R), so every
+ * record ends up in the sample with the same probability. Only kept records are normalized (unless `summarize`).
+ * With `summarize`, going past maxRecords starts a RecordTally (fed the records kept so far, then every record).
+ */
+async function readRecords(path: string, maxRecords: number, summarize: boolean): Promise<RecordsRead> {
+  const rng = new Rng(REPORT_SAMPLE_SEED);
+  const kept: RequestRecord[] = [];
+  /** The file index (0-based) of the record in each slot of `kept`, to restore file order at the end. */
+  const keptAt: number[] = [];
+  const state: { total: number; tally: RecordTally | null } = { total: 0, tally: null };
+  await streamRequestsJsonl(path, (raw) => {
+    const i = state.total++;
+    if (i < maxRecords) {
+      kept.push(normalizeRecord(raw));
+      keptAt.push(i);
+      return;
+    }
+    let record: RequestRecord | null = null;
+    if (summarize) {
+      if (state.tally === null) {
+        // Until now no slot was replaced: `kept` holds exactly the records before this one.
+        state.tally = newTally();
+        for (const r of kept) addToTally(state.tally, r);
+      }
+      record = normalizeRecord(raw);
+      addToTally(state.tally, record);
+    }
+    const slot = Math.floor(rng.next() * (i + 1));
+    if (slot < maxRecords) {
+      kept[slot] = record ?? normalizeRecord(raw);
+      keptAt[slot] = i;
+    }
+  });
+  if (state.total <= maxRecords) return { records: kept, total: state.total, tally: null };
+  const order = kept.map((_, slot) => slot).sort((a, b) => keptAt[a]! - keptAt[b]!);
+  return { records: order.map((slot) => kept[slot]!), total: state.total, tally: state.tally };
 }
 
 function readResults(path: string): Record<string, unknown> {

@@ -92,12 +92,24 @@ export function niceBinSec(spanSec: number, targetBins = TARGET_BINS): number {
   return 10 ** (exp + 1);
 }
 
+/** How timeSeries treats its records. */
+export interface TimeSeriesOptions {
+  /**
+   * Run records each record stands for: 1 when the records are all of the run's; recordsTotal / sample size when they
+   * are a uniform sample (RunData.sampled). Counts, rates, in-flight levels and error counts are multiplied by it
+   * (estimates of the whole run's); TTFT percentiles and cache hit ratios are not (a sample estimates them as is).
+   * @default 1
+   */
+  scale?: number;
+}
+
 /**
  * Bins the non-warmup records over the run's monotonic clock (sent_at_ms / done_at_ms, ms since the run's start).
  * Rates count what ended in a bin; TTFT and cache hit use the send time; in-flight is an exact sweep over send/end
- * events, time-averaged per bin.
+ * events, time-averaged per bin. For a sample, `options.scale` turns the counts into estimates of the run's.
  */
-export function timeSeries(records: readonly RequestRecord[]): TimeSeries {
+export function timeSeries(records: readonly RequestRecord[], options: TimeSeriesOptions = {}): TimeSeries {
+  const scale = options.scale ?? 1;
   const rs = records.filter((r) => !r.warmup);
   if (rs.length === 0) return { bin_sec: 1, bins: [], ttft_points: [] };
   let startMs = Infinity;
@@ -151,14 +163,14 @@ export function timeSeries(records: readonly RequestRecord[]): TimeSeries {
     const ttft = Float64Array.from(ttftByBin[i]!).sort();
     bins.push({
       t_sec: Number(((i * binMs + originMs) / 1000).toFixed(6)),
-      request_rate: completed[i]! / width,
-      output_token_rate: outputTokens[i]! / width,
-      in_flight_mean: (inFlightMean[i]! * binSec) / width,
-      in_flight_max: inFlightMax[i]!,
+      request_rate: (completed[i]! * scale) / width,
+      output_token_rate: (outputTokens[i]! * scale) / width,
+      in_flight_mean: (inFlightMean[i]! * binSec * scale) / width,
+      in_flight_max: inFlightMax[i]! * scale,
       ttft_p50_ms: ttft.length > 0 ? percentile(ttft, 50) : null,
       ttft_p90_ms: ttft.length > 0 ? percentile(ttft, 90) : null,
       cache_hit_ratio: cachedKnown[i]! > 0 && cachedInput[i]! > 0 ? cached[i]! / cachedInput[i]! : null,
-      errors: errors[i]!,
+      errors: scale === 1 ? errors[i]! : Object.fromEntries(Object.entries(errors[i]!).map(([kind, n]) => [kind, n * scale])),
     });
   }
   const ttftPoints: TimeSeries['ttft_points'] = [];

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { writeTextAtomic } from './atomic-write.js';
-import { writeRequestsCsv } from './csv.js';
-import { loadRunData, type RunData } from './run-data.js';
+import { writeRequestsCsv, writeRequestsCsvFromJsonl } from './csv.js';
+import { loadRunData, REQUESTS_FILE, type RunData } from './run-data.js';
 
 /** Default file names, written into the results directory. */
 export const REPORT_FILES = { html: 'report.html', excel: 'report.xlsx', csv: 'requests.csv' } as const;
@@ -25,15 +25,20 @@ export interface WrittenReports {
 
 /**
  * Reads results.json and requests.jsonl from `resultsDir` and writes the reports asked for. A run that did not finish
- * (no results.json) is summarized from its records and its report says so. Throws DatasetError when the directory holds
- * neither file. Returns the paths written.
+ * (no results.json) is summarized from its records and its report says so. A run with more than REPORT_MAX_RECORDS
+ * records is charted from a uniform sample of them (see loadRunData); the CSV still holds every record. Throws
+ * DatasetError when the directory holds neither file. Returns the paths written.
  */
 export async function writeRunReports(resultsDir: string, outputs: ReportOutputs): Promise<WrittenReports> {
-  const data = loadRunData(resultsDir);
+  const data = await loadRunData(resultsDir);
   return writeReportsFor(data, outputs, { html: outputs.html === true ? join(data.dir, REPORT_FILES.html) : undefined });
 }
 
-/** As writeRunReports, for data already loaded; `paths.html` overrides where the HTML goes (e.g. `report -o FILE`). */
+/**
+ * As writeRunReports, for data already loaded; `paths.html` overrides where the HTML goes (e.g. `report -o FILE`).
+ * When `data.sampled`, the CSV is streamed from the run's requests.jsonl (every record, bounded memory), not taken
+ * from the sample.
+ */
 export async function writeReportsFor(data: RunData, outputs: ReportOutputs, paths: { html?: string } = {}): Promise<WrittenReports> {
   const written: WrittenReports = {};
   const target = (option: boolean | string | undefined, fallback: string): string | undefined =>
@@ -48,7 +53,8 @@ export async function writeReportsFor(data: RunData, outputs: ReportOutputs, pat
   }
   const csv = target(outputs.csv, REPORT_FILES.csv);
   if (csv !== undefined) {
-    writeRequestsCsv(csv, data.records);
+    if (data.sampled) await writeRequestsCsvFromJsonl(csv, join(data.dir, REQUESTS_FILE));
+    else writeRequestsCsv(csv, data.records);
     written.csv = csv;
   }
   const excel = target(outputs.excel, REPORT_FILES.excel);

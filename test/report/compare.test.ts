@@ -27,10 +27,10 @@ describe('compare', { timeout: 60_000 }, () => {
     assert.deepEqual(delta(null, 3), { abs: null, rel: null });
   });
 
-  test('compareRuns lines up the key metrics; formatComparison prints values, deltas and percentages', () => {
+  test('compareRuns lines up the key metrics; formatComparison prints values, deltas and percentages', async () => {
     const root = tempDir('compare');
     try {
-      const runs = twoRuns(root).map((dir) => loadRunData(dir));
+      const runs = await Promise.all(twoRuns(root).map((dir) => loadRunData(dir)));
       const rows = compareRuns(runs);
       const ttftP50 = rows.find((r) => r.key === 'ttft p50')!;
       assert.equal(ttftP50.values[1], ttftP50.values[0]! * 2);
@@ -61,7 +61,7 @@ describe('compare', { timeout: 60_000 }, () => {
       assert.match(html, /data-chart="compare-ttft-per-turn"/);
       assert.match(html, /data-chart="compare-itl-cdf"/);
       assert.doesNotMatch(html, /<script/i);
-      assert.ok(renderCompareHtml([loadRunData(a), loadRunData(b)]).length > 1000);
+      assert.ok(renderCompareHtml([await loadRunData(a), await loadRunData(b)]).length > 1000);
 
       const one = await runCli(['compare', a], { timeoutMs: 30_000 });
       assert.equal(one.code, 2);

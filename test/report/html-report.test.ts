@@ -37,7 +37,7 @@ describe('HTML report', { timeout: 30_000 }, () => {
     }
   });
 
-  test('model, dataset, ids, error messages and config values are escaped', () => {
+  test('model, dataset, ids, error messages and config values are escaped', async () => {
     const dir = tempDir('html-xss');
     try {
       writeRunDir(dir, syntheticRecords({ text: XSS }), {
@@ -45,7 +45,7 @@ describe('HTML report', { timeout: 30_000 }, () => {
         config: { model: XSS, headers: [`X-Note: ${XSS}`] },
         warnings: [`warning ${XSS}`],
       });
-      const html = renderHtmlReport(loadRunData(dir));
+      const html = renderHtmlReport(await loadRunData(dir));
       assert.doesNotMatch(html, /<script/i);
       assert.doesNotMatch(html, /<img/i);
       assert.doesNotMatch(html, /onerror="/i);
@@ -64,7 +64,7 @@ describe('HTML report', { timeout: 30_000 }, () => {
       // A torn last line, as a kill mid-write leaves it.
       const jsonl = readFileSync(join(dir, 'requests.jsonl'), 'utf8');
       writeFileSync(join(dir, 'requests.jsonl'), `${jsonl}{"conversation_id":"torn`);
-      const data = loadRunData(dir);
+      const data = await loadRunData(dir);
       assert.equal(data.finished, false);
       assert.equal(data.records.length, records.length);
       assert.equal(data.summary.requests, records.length);
@@ -82,7 +82,7 @@ describe('HTML report', { timeout: 30_000 }, () => {
     const dir = tempDir('html-empty');
     try {
       await assert.rejects(writeRunReports(dir, { html: true }), (error: unknown) => error instanceof DatasetError && error.exitCode === 2);
-      assert.throws(() => loadRunData(join(dir, 'missing')), DatasetError);
+      await assert.rejects(loadRunData(join(dir, 'missing')), DatasetError);
       assert.equal(existsSync(join(dir, 'report.html')), false);
     } finally {
       rmSync(dir, { recursive: true, force: true });

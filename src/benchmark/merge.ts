@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
 import type { ClientHealth } from '../metrics/client-health.js';
 import { parseSlos } from '../metrics/goodput.js';
+import { conversationStats, ConversationTally } from '../metrics/per-conversation.js';
+import { PerTurnTally } from '../metrics/per-turn.js';
 import { countsInHistograms, HISTOGRAM_METRICS, LatencyHistograms, type HistogramMetric } from '../metrics/histogram.js';
 import type { RequestRecord } from '../metrics/record.js';
 import { StreamingSummary, type Summary } from '../metrics/summary.js';
@@ -14,9 +16,13 @@ import { loadRunData, normalizeRecord, REQUESTS_FILE, RESULTS_FILE, type RunData
 import { writeRunReports } from '../report/write-reports.js';
 import { analyzeRecords } from './analysis.js';
 import { prepareOutputDir } from './output-dir.js';
+import { EXACT_ANALYSIS_RECORDS } from './stream-analysis.js';
 
-/** Records (lines of all the runs' requests.jsonl together) up to which `chatload merge` is exact (--max-records). */
-export const DEFAULT_MERGE_MAX_RECORDS = 2_000_000;
+/**
+ * Records (lines of all the runs' requests.jsonl together) up to which `chatload merge` is exact (--max-records): the
+ * same bound as a run's own exact analysis, since exact mode holds every record (~1.2 KB each, more while summarizing).
+ */
+export const DEFAULT_MERGE_MAX_RECORDS = EXACT_ANALYSIS_RECORDS;
 
 /** How to merge. */
 export interface MergeOptions {
@@ -197,9 +203,9 @@ function readRunResults(dir: string): RunResults {
 async function mergeStreaming(dirs: readonly string[], requestFiles: readonly string[], out: string, counts: { total: number; maxRecords: number }): Promise<MergeResult> {
   const runs = dirs.map(readRunResults);
   const warnings: string[] = [
-    `${counts.total} records exceed --max-records ${counts.maxRecords}: TTFT, TPOT, ITL and E2EL statistics (and TTFT by context) come from merged histograms; their percentiles are within 0.1% of the exact ones, their count, mean, std, min and max are exact (summary.approximate_metrics)`,
-    'histogram merge leaves out: token, cached-token and schedule-lag statistics (totals, ratios and throughputs are exact), per-turn and per-conversation tables, conversation_stats, and warmup percentages other than 0%',
-    'histogram merge: requests.jsonl holds every record rebased onto one clock, in each run\'s file order (not sorted by send time); report.html is not written (it would load every record), run `chatload report` on the folder if it fits in memory',
+    `${counts.total} records exceed --max-records ${counts.maxRecords}: TTFT, TPOT, ITL and E2EL statistics come from the runs' merged histograms, the other statistics (tokens, TTFT by context, per turn) from histograms of the streamed records; their percentiles are within 0.1% of the exact ones, their count, mean, std, min and max are exact (summary.approximate_metrics); counts, totals, ratios, throughputs, goodput and the per-conversation table are exact`,
+    'histogram merge leaves out warmup percentages other than 0%',
+    'histogram merge: requests.jsonl holds every record rebased onto one clock, in each run\'s file order (not sorted by send time); report.html draws its charts from a uniform sample of the records',
   ];
   const perRun: number[] = [];
   let t0 = Number.POSITIVE_INFINITY;
@@ -233,7 +239,10 @@ async function mergeStreaming(dirs: readonly string[], requestFiles: readonly st
 
   const first = runs.find((r) => r.finished) ?? runs[0]!;
   const options = summaryOptions(first.config);
-  const builder = new StreamingSummary({ slos: parseSlos(options.goodput ?? []), recordLatencies: false });
+  const slos = parseSlos(options.goodput ?? []);
+  const builder = new StreamingSummary({ slos, recordLatencies: false });
+  const perTurn = new PerTurnTally({ slos });
+  const perConversation = new ConversationTally();
   const outputDir = prepareOutputDir(out);
   const files: MergeResult['files'] = { requests: join(outputDir, REQUESTS_FILE), results: join(outputDir, RESULTS_FILE) };
   const sink = RequestsJsonlSink.open(files.requests);
@@ -243,12 +252,15 @@ async function mergeStreaming(dirs: readonly string[], requestFiles: readonly st
         const rebased = rebaseRecord(r, t0);
         sink.write(rebased);
         builder.add(rebased);
+        perTurn.add(rebased);
+        perConversation.add(rebased);
       });
     }
   } finally {
     sink.close();
   }
   const summary = builder.summary(merged);
+  const conversationSummaries = perConversation.summaries();
   // "0%" drops no record, so it is the summary itself; other percentages need the records ordered by time.
   const warmupPercentages: Record<string, Summary> = options.warmupPercentages.includes(0) ? { '0%': summary } : {};
   const conversations: Record<string, number> = {};
@@ -259,7 +271,7 @@ async function mergeStreaming(dirs: readonly string[], requestFiles: readonly st
       config: first.config,
       summary,
       warmupPercentages,
-      perTurn: [],
+      perTurn: perTurn.summaries(),
       clientHealth: null,
       conversations,
       histograms: merged.toJSON(),
@@ -268,9 +280,14 @@ async function mergeStreaming(dirs: readonly string[], requestFiles: readonly st
         merge_mode: 'histogram',
         merged_from: runs.map((r, i) => ({ dir: r.dir, finished: r.finished, records: perRun[i], shard: r.shard, client_health: r.clientHealth })),
         warnings,
+        conversation_stats: conversationStats(conversationSummaries),
+        per_conversation: conversationSummaries,
       },
     }),
   );
+  // The report holds a uniform sample of the records (loadRunData's limit), so it is bounded too.
+  const reports = await writeRunReports(outputDir, { html: true });
+  if (reports.html !== undefined) files.html = reports.html;
   return { outputDir, runs: runs.length, records: sink.count, mode: 'histogram', files, warnings };
 }
 

@@ -11,7 +11,7 @@ export function registerMergeCommand(program: Command): void {
     .requiredOption('-o, --output-dir <dir>', 'folder for the merged requests.jsonl, results.json and report.html')
     .option(
       '--max-records <n>',
-      'records (all runs together) up to which the merge loads them all and is exact; above, memory stays bounded: records are streamed, latency percentiles come from merged histograms, and report.html is not written',
+      'records (all runs together) up to which the merge loads them all and is exact; above, memory stays bounded: records are streamed, statistics come from histograms (percentiles within 0.1%), and report.html draws its charts from a sample',
       positiveInt,
       DEFAULT_MERGE_MAX_RECORDS,
     )

@@ -115,6 +115,9 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
   if (input.conversations !== undefined && Object.keys(input.conversations).length > 0) {
     row('conversations', Object.entries(input.conversations).map(([k, v]) => `${k} ${v}`).join(', '));
   }
+  // Results files written before the field existed lack it.
+  const approximate = (s.approximate_metrics ?? []).filter((m) => m !== 'ttft_by_context');
+  if (approximate.length > 0) row('percentiles', `from histograms, within 0.1%: ${approximate.map((m) => m.replace(/_ms$/, '')).join(', ')} (docs/METRICS.md)`);
   return lines.join('\n');
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { assessClientHealth } from '../../src/metrics/client-health.js';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
-import { summarize } from '../../src/metrics/summary.js';
+import { StreamingSummary, summarize } from '../../src/metrics/summary.js';
 import { formatSummary } from '../../src/report/terminal.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
 
@@ -50,6 +50,15 @@ describe('formatSummary', () => {
     assert.match(text, /per turn/);
     assert.match(text, /event-loop delay p50 0\.50 ms/);
     assert.match(text, /warning: client event-loop delay p99 was 30\.0 ms/);
+    assert.doesNotMatch(text, /from histograms/, 'an exact summary says nothing about histograms');
+  });
+
+  test('a summary whose statistics came from histograms says which', () => {
+    const recs = records(2, 30);
+    const streaming = new StreamingSummary();
+    for (const r of recs) streaming.add(r);
+    const text = formatSummary({ summary: streaming.summary(), perTurn: [], clientHealth: null }, { color: false });
+    assert.match(text, /percentiles {4}from histograms, within 0\.1%: ttft, tpot, itl, e2el, input_num_tokens/);
   });
 
   test('p99 needs 100 samples and p99.9 needs 1000, as the reference', () => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
 import type { ClientHealth } from '../metrics/client-health.js';
@@ -12,7 +12,7 @@ import { normalizeRunOptions } from '../options/run-options.js';
 import { redactSecrets } from '../report/redact.js';
 import { countJsonlLines, RequestsJsonlSink, streamRequestsJsonl } from '../report/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
-import { loadRunData, normalizeRecord, REQUESTS_FILE, RESULTS_FILE, type RunData } from '../report/run-data.js';
+import { loadRunData, normalizeRecord, readResults, REQUESTS_FILE, RESULTS_FILE, type RunData } from '../report/run-data.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { analyzeRecords } from './analysis.js';
 import { prepareOutputDir } from './output-dir.js';
@@ -171,13 +171,7 @@ function readRunResults(dir: string): RunResults {
   const path = join(resolve(dir), RESULTS_FILE);
   const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: {}, clientHealth: null, shard: null, histograms: undefined };
   if (!existsSync(path)) return empty;
-  let doc: unknown;
-  try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new DatasetError({ file: path }, 'not valid JSON', { cause: error });
-  }
-  if (!isObject(doc)) throw new DatasetError({ file: path }, 'expected a JSON object (a chatload results.json)');
+  const doc = readResults(path);
   const facts: Record<string, unknown> = {};
   for (const key of FACT_KEYS) if (doc[key] !== undefined && doc[key] !== null) facts[key] = doc[key];
   const conversations: Record<string, number> = {};

@@ -14,27 +14,14 @@ export function tempPathFor(path: string, suffix = ''): string {
  * file in the same directory, fsync, then rename over `path`. Creates the directory if needed.
  */
 export function writeTextAtomic(path: string, text: string): void {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
-  const tmp = tempPathFor(path);
-  let fd: number | null = openSync(tmp, 'wx');
+  const file = TempFile.beside(path);
   try {
-    writeAllSync(fd, text);
-    // Without fsync a power loss after rename can leave an empty file under the final name.
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = null;
-    renameSync(tmp, path);
+    file.write(text);
+    file.commit();
   } catch (error) {
-    if (fd !== null) closeSync(fd);
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already gone
-    }
+    file.abort();
     throw error;
   }
-  syncDirectory(dir);
 }
 
 /**
@@ -42,33 +29,60 @@ export function writeTextAtomic(path: string, text: string): void {
  * temporary file) and may await between pieces; the file appears under `path` only when produce resolves.
  */
 export async function writeStreamAtomic(path: string, produce: (write: (text: string) => void) => Promise<void>): Promise<void> {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
-  const tmp = tempPathFor(path);
-  let fd: number | null = openSync(tmp, 'wx');
+  const file = TempFile.beside(path);
   try {
-    const out = fd;
-    await produce((text) => writeAllSync(out, text));
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = null;
-    renameSync(tmp, path);
+    await produce((text) => file.write(text));
+    file.commit();
   } catch (error) {
-    if (fd !== null) closeSync(fd);
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already gone
-    }
+    file.abort();
     throw error;
   }
-  syncDirectory(dir);
 }
 
-function writeAllSync(fd: number, text: string): void {
-  const data = Buffer.from(text, 'utf8');
-  let offset = 0;
-  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+/** The temporary file of one atomic write: filled, then renamed over its target (commit) or removed (abort). */
+class TempFile {
+  readonly #path: string;
+  readonly #tmp: string;
+  #fd: number | null;
+
+  private constructor(path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.#path = path;
+    this.#tmp = tempPathFor(path);
+    this.#fd = openSync(this.#tmp, 'wx');
+  }
+
+  static beside(path: string): TempFile {
+    return new TempFile(path);
+  }
+
+  write(text: string): void {
+    if (this.#fd === null) throw new Error('atomic write: the file is already closed');
+    const data = Buffer.from(text, 'utf8');
+    let offset = 0;
+    while (offset < data.length) offset += writeSync(this.#fd, data, offset, data.length - offset);
+  }
+
+  commit(): void {
+    if (this.#fd === null) throw new Error('atomic write: the file is already closed');
+    // Without fsync a power loss after rename can leave an empty file under the final name.
+    fsyncSync(this.#fd);
+    closeSync(this.#fd);
+    this.#fd = null;
+    renameSync(this.#tmp, this.#path);
+    syncDirectory(dirname(this.#path));
+  }
+
+  /** Closes and removes the temporary file (after a failure); the target is untouched. */
+  abort(): void {
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
+    try {
+      unlinkSync(this.#tmp);
+    } catch {
+      // already gone (or renamed)
+    }
+  }
 }
 
 /** writeTextAtomic of pretty JSON (2-space indent, trailing newline). */

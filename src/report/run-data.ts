@@ -241,7 +241,8 @@ async function readRecords(path: string, maxRecords: number, summarize: boolean)
   return { records: order.map((slot) => kept[slot]!), total: state.total, tally: state.tally };
 }
 
-function readResults(path: string): Record<string, unknown> {
+/** Reads a results.json as a JSON object; a DatasetError naming the file when it is not valid JSON or not an object. */
+export function readResults(path: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));

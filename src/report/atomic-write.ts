@@ -25,9 +25,21 @@ export function writeTextAtomic(path: string, text: string): void {
 }
 
 /**
- * As writeTextAtomic, for text too large to hold at once: `produce` writes it piece by piece (synchronously, to the
- * temporary file) and may await between pieces; the file appears under `path` only when produce resolves.
+ * As writeTextAtomic, for text too large to hold at once: `fill` writes it piece by piece (gathered into writes of
+ * about 1 MiB); the file appears under `path` only when fill returns.
  */
+export function writePiecesAtomic(path: string, fill: (write: (text: string) => void) => void): void {
+  const file = TempFile.beside(path);
+  try {
+    fill((text) => file.write(text));
+    file.commit();
+  } catch (error) {
+    file.abort();
+    throw error;
+  }
+}
+
+/** As writePiecesAtomic, for a producer that awaits between pieces (e.g. while streaming a file). */
 export async function writeStreamAtomic(path: string, produce: (write: (text: string) => void) => Promise<void>): Promise<void> {
   const file = TempFile.beside(path);
   try {
@@ -44,6 +56,8 @@ class TempFile {
   readonly #path: string;
   readonly #tmp: string;
   #fd: number | null;
+  /** Text not yet written: pieces are gathered into writes of about 1 MiB. */
+  #pending = '';
 
   private constructor(path: string) {
     mkdirSync(dirname(path), { recursive: true });
@@ -58,13 +72,21 @@ class TempFile {
 
   write(text: string): void {
     if (this.#fd === null) throw new Error('atomic write: the file is already closed');
-    const data = Buffer.from(text, 'utf8');
+    this.#pending += text;
+    if (this.#pending.length >= 1 << 20) this.#flush(this.#fd);
+  }
+
+  #flush(fd: number): void {
+    const data = Buffer.from(this.#pending, 'utf8');
+    this.#pending = '';
+    // writeSync may write less than asked (a full disk, a pipe): loop until all of it is out.
     let offset = 0;
-    while (offset < data.length) offset += writeSync(this.#fd, data, offset, data.length - offset);
+    while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
   }
 
   commit(): void {
     if (this.#fd === null) throw new Error('atomic write: the file is already closed');
+    this.#flush(this.#fd);
     // Without fsync a power loss after rename can leave an empty file under the final name.
     fsyncSync(this.#fd);
     closeSync(this.#fd);

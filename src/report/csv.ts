@@ -1,6 +1,4 @@
-import { closeSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { tempPathFor } from './atomic-write.js';
+import { writePiecesAtomic, writeStreamAtomic } from './atomic-write.js';
 import type { RequestRecord } from '../metrics/record.js';
 import { columnValue, recordColumns, type ColumnValue } from './record-columns.js';
 import { streamRequestsJsonl } from './requests-jsonl.js';
@@ -48,7 +46,7 @@ export function requestsCsvRow(record: RequestRecord, columns: readonly string[]
 
 /** Writes the records as CSV to `path` (through a temporary file and a rename, so readers never see half a file). */
 export function writeRequestsCsv(path: string, records: readonly RequestRecord[]): void {
-  writeCsvAtomic(path, (write) => {
+  writePiecesAtomic(path, (write) => {
     for (const line of requestsCsvLines(records)) write(line);
   });
 }
@@ -83,73 +81,14 @@ export async function writeRequestsCsvFromJsonl(path: string, jsonlPath: string)
   });
   flush();
 
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = tempPathFor(path);
-  const fd = openSync(tmp, 'w');
   let written = 0;
-  try {
-    const out = batchedWriter(fd);
-    out.write(requestsCsvHeader(columns));
+  await writeStreamAtomic(path, async (write) => {
+    write(requestsCsvHeader(columns));
     await streamRequestsJsonl(jsonlPath, (raw) => {
       if (written >= rows) return;
       written++;
-      out.write(requestsCsvRow(normalizeRecord(raw), columns));
+      write(requestsCsvRow(normalizeRecord(raw), columns));
     });
-    out.end();
-  } catch (error) {
-    closeSync(fd);
-    unlinkQuietly(tmp);
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
+  });
   return written;
-}
-
-/** Writes through a temporary file and a rename; `fill` gets a function that appends text (batched ~1 MB writes). */
-function writeCsvAtomic(path: string, fill: (write: (text: string) => void) => void): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = tempPathFor(path);
-  const fd = openSync(tmp, 'w');
-  try {
-    const out = batchedWriter(fd);
-    fill(out.write);
-    out.end();
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-}
-
-/** Appends text to `fd` in writes of about 1 MB; end() writes what is left. */
-function batchedWriter(fd: number): { write: (text: string) => void; end: () => void } {
-  let pending = '';
-  return {
-    write: (text) => {
-      pending += text;
-      if (pending.length > 1 << 20) {
-        writeAll(fd, pending);
-        pending = '';
-      }
-    },
-    end: () => {
-      if (pending.length > 0) writeAll(fd, pending);
-      pending = '';
-    },
-  };
-}
-
-/** writeSync loops on a short write (possible on a full disk or a pipe). */
-function writeAll(fd: number, text: string): void {
-  const data = Buffer.from(text, 'utf8');
-  let offset = 0;
-  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone
-  }
 }

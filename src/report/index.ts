@@ -11,7 +11,7 @@ export {
   type VllmFlatKeys,
 } from './results-json.js';
 export { redactSecrets, isSecretKey, REDACTED } from './redact.js';
-export { tempPathFor, writeJsonAtomic, writeStreamAtomic, writeTextAtomic } from './atomic-write.js';
+export { tempPathFor, writeJsonAtomic, writePiecesAtomic, writeStreamAtomic, writeTextAtomic } from './atomic-write.js';
 export { toReferenceStats, writeReferenceStatsFile, REFERENCE_STATS_KEYS } from './stats-json.js';
 export { formatSummary, type TerminalOptions, type TerminalSummaryInput } from './terminal.js';
 export { ProgressLine, type ProgressLineOptions } from './progress.js';

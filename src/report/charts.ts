@@ -32,6 +32,8 @@ export interface ChartOptions {
   xPercent?: boolean;
   /** Fixed x domain [min, max], e.g. [0, run length] so every time chart spans the whole run. */
   xDomain?: readonly [number, number];
+  /** The x values are whole numbers (turns): ticks only at integers, never 1.5. */
+  xIntegers?: boolean;
 }
 
 /** The categorical palette (Plot's observable10), fixed so a series keeps its colour across charts. */
@@ -50,7 +52,7 @@ function seriesDomain(points: ReadonlyArray<{ series: string }>, order?: readonl
   return [...seen];
 }
 
-function baseOptions(options: ChartOptions): Plot.PlotOptions {
+function baseOptions(options: ChartOptions, xTicks?: number[]): Plot.PlotOptions {
   return {
     document: newDocument(),
     width: options.width ?? 620,
@@ -62,11 +64,24 @@ function baseOptions(options: ChartOptions): Plot.PlotOptions {
     x: {
       label: options.xLabel,
       type: options.xLog ? 'log' : 'linear',
-      tickFormat: options.xPercent ? '.0%' : undefined,
       domain: options.xDomain === undefined ? undefined : [...options.xDomain],
+      ticks: xTicks,
+      tickFormat: options.xPercent ? '.0%' : options.xIntegers ? 'd' : undefined,
     },
     y: { label: options.yLabel, zero: options.yZero ?? true, tickFormat: options.yPercent ? '.0%' : undefined },
   };
+}
+
+/** Whole-number tick values spanning `xs`, at most ~10 of them (a step of 1, 2, 5, 10, 20, ...). */
+export function integerTicks(xs: readonly number[]): number[] {
+  if (xs.length === 0) return [];
+  const lo = Math.floor(Math.min(...xs));
+  const hi = Math.ceil(Math.max(...xs));
+  let step = 1;
+  for (let k = 1; (hi - lo) / step > 10; k++) step = [1, 2, 5][k % 3]! * 10 ** Math.floor(k / 3);
+  const ticks: number[] = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi; t += step) ticks.push(t);
+  return ticks;
 }
 
 function serialize(node: unknown): string {
@@ -82,7 +97,7 @@ export function lineChart(points: readonly SeriesPoint[], options: ChartOptions 
   if (options.dots) marks.push(Plot.dot(points, { x: 'x', y: 'y', fill: 'series', r: 2.5 }));
   return serialize(
     Plot.plot({
-      ...baseOptions(options),
+      ...baseOptions(options, options.xIntegers ? integerTicks(points.map((p) => p.x)) : undefined),
       color: { domain, range: PALETTE, legend: domain.length > 1 },
       marks,
     }),

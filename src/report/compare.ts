@@ -161,14 +161,14 @@ export function renderCompareHtml(runs: readonly RunData[]): string {
       r.perTurn.flatMap((t) => (t[key] === null ? [] : [{ x: t.turn, y: t[key]!.p50, series: labels[i]! }])),
     );
     if (points.length > 0) {
-      perTurn.push(chartFigure(`compare-${key.replace('_ms', '')}-per-turn`, `${name} by turn (ms)`, lineChart(points, { xLabel: 'turn', yLabel: `${name} (ms)`, dots: true, seriesOrder: labels })));
+      perTurn.push(chartFigure(`compare-${key.replace('_ms', '')}-per-turn`, `${name} by turn (ms)`, lineChart(points, { xLabel: 'turn', xIntegers: true, yLabel: `${name} (ms)`, dots: true, seriesOrder: labels })));
     }
   }
   const hit: SeriesPoint[] = runs.flatMap((r, i) =>
     r.perTurn.flatMap((t) => (t.cache_hit_ratio === null ? [] : [{ x: t.turn, y: t.cache_hit_ratio, series: labels[i]! }])),
   );
   if (hit.length > 0) {
-    perTurn.push(chartFigure('compare-cache-hit-per-turn', 'Cache hit ratio by turn', lineChart(hit, { xLabel: 'turn', yLabel: 'cached / prompt', dots: true, yPercent: true, seriesOrder: labels })));
+    perTurn.push(chartFigure('compare-cache-hit-per-turn', 'Cache hit ratio by turn', lineChart(hit, { xLabel: 'turn', xIntegers: true, yLabel: 'cached / prompt', dots: true, yPercent: true, seriesOrder: labels })));
   }
 
   const samples: LatencySamples[] = runs.map((r) => latencySamples(r.records));

@@ -46,7 +46,7 @@ export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
       chartFigure(
         `${key.replace('_ms', '')}-per-turn`,
         `${name} by turn (ms)`,
-        lineChart(points, { xLabel: 'turn', yLabel: `${name} (ms)`, dots: true, seriesOrder: ['p50', 'p90', 'p99'] }),
+        lineChart(points, { xLabel: 'turn', xIntegers: true, yLabel: `${name} (ms)`, dots: true, seriesOrder: ['p50', 'p90', 'p99'] }),
         'Completed requests of each user turn across conversations. p99 of a turn with fewer than 100 requests is close to its max.',
       ),
     );
@@ -65,6 +65,7 @@ export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
         'Prompt and cached tokens by turn (mean)',
         lineChart(tokens, {
           xLabel: 'turn',
+          xIntegers: true,
           yLabel: 'tokens',
           dots: true,
           seriesOrder: ['input tokens', 'expected cached', 'cached (server)'],
@@ -89,6 +90,7 @@ export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
         'Cache hit ratio by turn',
         lineChart(ratio, {
           xLabel: 'turn',
+          xIntegers: true,
           yLabel: 'cached / prompt',
           dots: true,
           yPercent: true,

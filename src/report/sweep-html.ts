@@ -24,7 +24,7 @@ export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: str
   const charts = [
     chartFigure('sweep-ttft', 'TTFT against throughput', lineChart(curve, { xLabel: 'requests/s (achieved)', yLabel: 'TTFT (ms)', dots: true })),
     chartFigure('sweep-e2el', 'E2EL against throughput', lineChart(e2elCurve, { xLabel: 'requests/s (achieved)', yLabel: 'E2EL (ms)', dots: true })),
-    chartFigure('sweep-turns', 'TTFT p50 by turn at each load point', lineChart(perTurn, { xLabel: 'turn', yLabel: 'TTFT p50 (ms)', dots: true })),
+    chartFigure('sweep-turns', 'TTFT p50 by turn at each load point', lineChart(perTurn, { xLabel: 'turn', xIntegers: true, yLabel: 'TTFT p50 (ms)', dots: true })),
   ];
   const rows = points.map((p) => [
     fmtNum(p.value, 3),

@@ -32,6 +32,12 @@ describe('HTML report', { timeout: 30_000 }, () => {
       assert.doesNotMatch(html, /@import|url\(/i);
       assert.match(html, /Content-Security-Policy" content="default-src 'none'/);
       assert.doesNotMatch(html, /did not finish/);
+      // Turn axes tick at whole turns only (a 1.5th turn does not exist).
+      for (const chart of ['ttft-per-turn', 'tokens-per-turn', 'cache-hit-per-turn']) {
+        const figure = html.slice(html.indexOf(`data-chart="${chart}"`));
+        const ticks = [.../aria-label="x-axis tick label">([\s\S]*?)<\/g>/.exec(figure)![1]!.matchAll(/>([^<]*)<\/text>/g)].map((m) => m[1]!);
+        assert.ok(ticks.length > 0 && ticks.every((t) => /^\d+$/.test(t)), `${chart} x ticks: ${ticks.join(' ')}`);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

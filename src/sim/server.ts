@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { ChatloadError } from '../errors/index.js';
-import { defaultTokenCounter, encodePrompt, type TokenCounter } from '../tokenizer/index.js';
+import { ChatloadError, ConfigError } from '../errors/index.js';
+import { defaultTokenCounter, encodePrompt, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
 import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
@@ -182,9 +182,19 @@ export class SimServer implements ExchangeContext {
     if (typeof b.prompt === 'string') tokens = this.#counter.tokenizer.encode(b.prompt);
     else if (b.messages !== undefined) {
       const { messages } = parseGenerationBody({ messages: b.messages }, 'chat');
-      tokens = encodePrompt(this.#counter, messages!);
+      tokens = this.#encodeChat(messages!);
     } else throw new HttpError(400, "Send 'prompt' (a string) or 'messages'", { param: 'prompt' });
     sendJson(res, 200, { count: tokens.length, max_model_len: this.#options.config.max_model_len, tokens });
+  }
+
+  /** The prompt ids of a chat request. A chat template that rejects the messages is the client's error: 400, as vLLM. */
+  #encodeChat(messages: readonly ChatMessage[]): number[] {
+    try {
+      return encodePrompt(this.#counter, messages);
+    } catch (error) {
+      if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
+      throw error;
+    }
   }
 
   async #generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion', arrivalMs: number): Promise<void> {
@@ -196,7 +206,7 @@ export class SimServer implements ExchangeContext {
     try {
       const params = parseGenerationBody(parseJsonBody(await readBody(req)), kind);
       this.#checkModel(params.model);
-      const promptIds = params.messages !== null ? encodePrompt(this.#counter, params.messages) : this.#counter.tokenizer.encode(params.prompt!);
+      const promptIds = params.messages !== null ? this.#encodeChat(params.messages) : this.#counter.tokenizer.encode(params.prompt!);
       promptTokens = promptIds.length;
       if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);

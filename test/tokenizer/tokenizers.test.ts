@@ -103,4 +103,27 @@ describe('the simulator counts prompts with the same tokenizer and template', { 
       await sim.close();
     }
   });
+
+  test('a chat template that rejects the messages is a 400 naming the reason, as vLLM answers', async () => {
+    const dir = tempDir('strict-template');
+    copyFileSync(join(QWEN3_DIR, 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    const config = JSON.parse(readFileSync(join(QWEN3_DIR, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
+    config.chat_template =
+      "{% if messages[0]['role'] != 'user' %}{{ raise_exception('Conversations must start with a user message') }}{% endif %}" +
+      "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n";
+    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
+    const sim = await startSimulator({ tokenizer: dir, seed: 1 });
+    try {
+      const send = (messages: unknown) =>
+        fetch(`${sim.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'chatload-sim', messages, max_tokens: 2 }) });
+      const rejected = await send([{ role: 'assistant', content: 'hello' }, { role: 'user', content: 'hi' }]);
+      assert.equal(rejected.status, 400);
+      const body = (await rejected.json()) as { error: { message: string; param: string | null } };
+      assert.match(body.error.message, /Conversations must start with a user message/);
+      assert.equal(body.error.param, 'messages');
+      assert.equal((await send([{ role: 'user', content: 'hi' }])).status, 200, 'the same template accepts a valid conversation');
+    } finally {
+      await sim.close();
+    }
+  });
 });

@@ -2,7 +2,7 @@ import type { Clock, TimerHandle } from './clock.js';
 import type { SimConfig } from './config.js';
 import { EngineRejection, EngineRequest, type EngineObserver, type EngineRequestListener, type EngineRequestSpec, type EngineStats } from './engine-types.js';
 import { KvCache, ROOT_BLOCK_HASH, blockHash } from './kv-cache.js';
-import { chooseWord, mix3, wordText, wordTokenId } from './words.js';
+import { APPROX_VOCABULARY, chooseWord, mix3, type WordVocabulary } from './words.js';
 
 /*
  * The simulated continuous-batching engine (vLLM v1's scheduler, simplified). Pure logic over a Clock: one timer
@@ -80,13 +80,19 @@ export class Engine {
   #queried = 0;
   #hits = 0;
   #steps = 0;
+  readonly #vocabulary: WordVocabulary;
 
-  constructor(config: SimConfig, clock: Clock, options: { seed?: number; observer?: EngineObserver } = {}) {
+  /**
+   * `vocabulary`: the generated words and their token ids, built for the tokenizer the server encodes prompts with
+   * (wordVocabulary), so answers re-encode to the ids the engine cached. @default the approximate tokenizer's
+   */
+  constructor(config: SimConfig, clock: Clock, options: { seed?: number; observer?: EngineObserver; vocabulary?: WordVocabulary } = {}) {
     this.config = config;
     this.kv = new KvCache(config.num_gpu_blocks);
     this.#clock = clock;
     this.#seed = options.seed ?? 0;
     this.#observer = options.observer ?? {};
+    this.#vocabulary = options.vocabulary ?? APPROX_VOCABULARY;
   }
 
   /** Number of requests waiting for admission. */
@@ -315,8 +321,8 @@ export class Engine {
       this.#registerFull(req, req.numComputed);
       if (req.numComputed < req.tokens.length) continue; // chunked prefill continues next step
       const position = req.outputTokens;
-      const word = chooseWord(this.#seed, req.key, position);
-      req.tokens.push(wordTokenId(word, position));
+      const word = chooseWord(this.#seed, req.key, position, this.#vocabulary.size);
+      req.tokens.push(this.#vocabulary.id(word, position));
       req.outputTokens += 1;
       req.decoding = true;
       if (req.firstTokenMs === null) {
@@ -337,7 +343,7 @@ export class Engine {
         req.blocks.length = 0;
         finished = true;
       }
-      req.listener.onToken(wordText(word, position), position, nowMs, done ? req.plannedReason : null);
+      req.listener.onToken(this.#vocabulary.text(word, position), position, nowMs, done ? req.plannedReason : null);
       if (done) {
         this.#observer.onFinish?.(req.plannedReason, nowMs - req.arrivalMs);
         req.listener.onFinish(req.plannedReason, nowMs);

@@ -11,6 +11,7 @@ import { FaultInjector, type FaultRule } from './faults.js';
 import { HttpError, parseJsonBody, readBody, sendError, sendJson } from './http-util.js';
 import { SimMetrics } from './metrics.js';
 import { OutputPump } from './output-pump.js';
+import { wordVocabulary } from './words.js';
 import { parseGenerationBody } from './request-parse.js';
 import type { TraceLine } from './trace.js';
 import { TraceWriter } from './trace.js';
@@ -54,7 +55,7 @@ export class SimServer implements ExchangeContext {
     this.#counter = options.counter ?? defaultTokenCounter;
     this.modelName = options.modelName;
     this.metrics = new SimMetrics(options.modelName, () => this.engine);
-    this.engine = new Engine(options.config, realClock, { seed: options.seed, observer: this.metrics });
+    this.engine = new Engine(options.config, realClock, { seed: options.seed, observer: this.metrics, vocabulary: wordVocabulary(this.#counter.tokenizer) });
     this.#faults = new FaultInjector(options.faults, options.seed);
     this.#trace = trace;
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {

@@ -4,7 +4,7 @@ import { VirtualClock } from '../../src/sim/clock.js';
 import { profiles, type SimConfig } from '../../src/sim/config.js';
 import { Engine, type EngineRequest, type EngineRequestSpec, stepDurationMs } from '../../src/sim/engine.js';
 import { KvCache, ROOT_BLOCK_HASH, blockHash } from '../../src/sim/kv-cache.js';
-import { WORD_COUNT, wordText, wordTokenId } from '../../src/sim/words.js';
+import { APPROX_VOCABULARY, WORD_LIST_SIZE } from '../../src/sim/words.js';
 import { approxTokenizer } from '../../src/tokenizer/index.js';
 
 // Round numbers so expected step times are easy to read: 1 ms per step, 0.01 ms per prefill token, 0.1 ms per decode.
@@ -61,10 +61,11 @@ function ttft(o: Observed): number {
 
 describe('generated words', () => {
   test('each word is exactly one approx token, bare first and spaced after, with the precomputed ids', () => {
-    for (let w = 0; w < WORD_COUNT; w++) {
+    assert.equal(APPROX_VOCABULARY.size, WORD_LIST_SIZE, 'every word qualifies under the approximate tokenizer');
+    for (let w = 0; w < APPROX_VOCABULARY.size; w++) {
       for (const position of [0, 1]) {
-        const text = wordText(w, position);
-        assert.deepEqual(approxTokenizer.encode(text), [wordTokenId(w, position)], text);
+        const text = APPROX_VOCABULARY.text(w, position);
+        assert.deepEqual(approxTokenizer.encode(text), [APPROX_VOCABULARY.id(w, position)], text);
       }
     }
   });

@@ -6,7 +6,7 @@ import { Tokenizer as LibraryTokenizer } from '@huggingface/tokenizers';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../src/errors/index.js';
 import { startSimulator } from '../../src/sim/index.js';
-import { countPromptTokens, HfTokenizer, resolveTokenCounter } from '../../src/tokenizer/index.js';
+import { countPromptTokens, encodePrompt, HfTokenizer, resolveTokenCounter, type ChatMessage } from '../../src/tokenizer/index.js';
 import { Rng } from '../../src/synth/rng.js';
 import { tempDir } from '../helpers/tmp.js';
 import { LLAMA2_DIR, QWEN3_DIR } from '../helpers/tokenizers.js';
@@ -99,6 +99,42 @@ describe('the simulator counts prompts with the same tokenizer and template', { 
         const body = (await response.json()) as { usage: { prompt_tokens: number } };
         assert.equal(body.usage.prompt_tokens, countPromptTokens(local, messages));
       }
+    } finally {
+      await sim.close();
+    }
+  });
+
+  test('with a real tokenizer, the next turn\'s cache hit reaches into the previous answer (Qwen3)', async () => {
+    const dir = tempDir('qwen-answer');
+    for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(QWEN3_DIR, f), join(dir, f));
+    const sim = await startSimulator({ tokenizer: dir, seed: 3 });
+    try {
+      const local = await resolveTokenCounter({ tokenizer: QWEN3_DIR });
+      const chat = async (messages: ChatMessage[]) => {
+        const response = await fetch(`${sim.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'chatload-sim', messages, max_tokens: 40, temperature: 0, stream: false }),
+        });
+        assert.equal(response.status, 200);
+        return (await response.json()) as { choices: [{ message: { content: string } }]; usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+      };
+      const first: ChatMessage[] = [conversation[0]!, conversation[1]!];
+      const turn1 = await chat(first);
+      const answer = turn1.choices[0].message.content;
+      // The answer re-encodes to one token per generated word, as the engine appended them.
+      assert.equal(local.tokenizer.encode(answer).length, turn1.usage.completion_tokens);
+      const second: ChatMessage[] = [...first, { role: 'assistant', content: answer }, { role: 'user', content: 'And then?' }];
+      const turn2 = await chat(second);
+      // What the engine cached after turn 1 (its prompt and its answer) against what turn 2's prompt encodes to.
+      const cachedSequence = [...encodePrompt(local, first), ...local.tokenizer.encode(answer)];
+      const nextPrompt = encodePrompt(local, second);
+      let common = 0;
+      while (common < cachedSequence.length && cachedSequence[common] === nextPrompt[common]) common++;
+      const blockAligned = Math.floor(common / 16) * 16;
+      assert.ok(common > turn1.usage.prompt_tokens + 30, `the shared prefix (${common}) runs through the answer`);
+      assert.equal(turn2.usage.prompt_tokens_details.cached_tokens, blockAligned);
+      assert.ok(blockAligned > turn1.usage.prompt_tokens, 'the hit goes past the previous prompt');
     } finally {
       await sim.close();
     }

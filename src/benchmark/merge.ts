@@ -7,7 +7,8 @@ import { conversationStats, ConversationTally } from '../metrics/per-conversatio
 import { PerTurnTally } from '../metrics/per-turn.js';
 import { countsInHistograms, HISTOGRAM_METRICS, LatencyHistograms, type HistogramMetric } from '../metrics/histogram.js';
 import type { RequestRecord } from '../metrics/record.js';
-import { StreamingSummary, type Summary } from '../metrics/summary.js';
+import { StreamingSummary } from '../metrics/streaming-summary.js';
+import type { Summary } from '../metrics/summary.js';
 import { normalizeRunOptions } from '../options/run-options.js';
 import { redactSecrets } from '../report/redact.js';
 import { countJsonlLines, RequestsJsonlSink, streamRequestsJsonl } from '../report/requests-jsonl.js';

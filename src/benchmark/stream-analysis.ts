@@ -1,7 +1,8 @@
 import { parseSlos } from '../metrics/goodput.js';
 import { conversationStats, ConversationTally } from '../metrics/per-conversation.js';
 import { PerTurnTally } from '../metrics/per-turn.js';
-import { StreamingSummary, type Summary } from '../metrics/summary.js';
+import { StreamingSummary } from '../metrics/streaming-summary.js';
+import type { Summary } from '../metrics/summary.js';
 import type { RunOptions } from '../options/run-options.js';
 import { countJsonlLines, readRequestsJsonl, streamRequestsJsonl } from '../report/requests-jsonl.js';
 import { analyzeRecords, type RunAnalysis } from './analysis.js';

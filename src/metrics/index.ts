@@ -4,7 +4,6 @@ export { buildRecord, type RecordContext } from './build-record.js';
 export { describe, percentile, populationStd, type Stats } from './stats.js';
 export {
   EXACT_ITL_LIMIT,
-  StreamingSummary,
   summarize,
   summarizeWarmupPercentages,
   ttftByContext,
@@ -14,6 +13,7 @@ export {
   type SummaryMetrics,
   type TokenSourceCounts,
 } from './summary.js';
+export { StreamingSummary } from './streaming-summary.js';
 export {
   HISTOGRAM_METRICS,
   LatencyHistogram,

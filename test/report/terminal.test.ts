@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { assessClientHealth } from '../../src/metrics/client-health.js';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
-import { StreamingSummary, summarize } from '../../src/metrics/summary.js';
+import { StreamingSummary } from '../../src/metrics/streaming-summary.js';
+import { summarize } from '../../src/metrics/summary.js';
 import { formatSummary } from '../../src/report/terminal.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
 

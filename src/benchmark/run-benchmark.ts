@@ -9,7 +9,7 @@ import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
 import { workerCount } from '../engine/workers/worker-count.js';
 import type { EngineObserver, EngineResult } from '../engine/types.js';
 import { ExitCode } from '../errors/index.js';
-import { ClientHealthMonitor, type ClientHealth } from '../metrics/client-health.js';
+import { ClientHealthMonitor, withStaleConnectionResends, type ClientHealth } from '../metrics/client-health.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { Summary } from '../metrics/summary.js';
@@ -159,6 +159,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
     const sink = RequestsJsonlSink.open(files.requests);
     const health = new ClientHealthMonitor();
+    let staleConnectionResends = 0;
     health.start();
     let engine: EngineResult;
     try {
@@ -173,6 +174,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           ...hooks.observer,
           onRecord: (record: RequestRecord) => {
             sink.write(record);
+            staleConnectionResends += record.stale_connection_resends;
             hooks.observer?.onRecord?.(record);
           },
         },
@@ -191,7 +193,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     } finally {
       sink.close();
     }
-    const clientHealth = health.stop();
+    const clientHealth = withStaleConnectionResends(health.stop(), staleConnectionResends);
     const serverMetrics = await scraper?.stop();
 
     // Summaries read the records back from disk: nothing holds them in memory while the run goes on, and past

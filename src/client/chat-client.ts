@@ -7,6 +7,7 @@ import { readBodyExcerpt, readJsonBody, readSseBody } from './read-body.js';
 import { buildChatBody, normalizeBaseUrl } from './request-body.js';
 import { ResponseCollector, excerpt } from './response-collector.js';
 import { RequestTimer } from './request-timer.js';
+import { staleConnectionFailure, watchConnectionReuse, type StaleConnectionFailure } from './stale-connections.js';
 import type { TimeoutKind } from './request-timer.js';
 import { parseRetryAfterMs } from './retry-after.js';
 import type { ChatRequest, RequestError, StreamResult } from './types.js';
@@ -43,6 +44,20 @@ const READY_POLL_FIRST_MS = 100;
 const READY_POLL_MAX_MS = 1_000;
 /** The least time (ms) worth a further readiness attempt. */
 const READY_MIN_ATTEMPT_MS = 50;
+/**
+ * A stale connection found idle for less than this (ms) means the server closes connections right after its
+ * responses (llama-server after every stream), not at a keep-alive timeout (seconds: 5 s in cpp-httplib and uvicorn,
+ * 75 s in nginx). Such a server gets a fresh connection per chat request from then on.
+ */
+const CLOSES_AFTER_RESPONSE_IDLE_MS = 1_000;
+
+/** How the client used keep-alive connections during a run. */
+export interface ConnectionReuse {
+  /** Requests resent at once on a fresh connection after their reused one turned out closed (not retries). */
+  staleConnectionResends: number;
+  /** False once the server was seen closing connections right after its responses: each request then opens its own. */
+  reuseConnections: boolean;
+}
 
 /**
  * An OpenAI-compatible chat completions client over one undici Agent. `send` never rejects: every failure is data
@@ -50,6 +65,10 @@ const READY_MIN_ATTEMPT_MS = 50;
  */
 export class ChatClient {
   readonly #agent: Agent;
+  /** Opens one connection per request (pipelining 0: `connection: close`). Made on first need. */
+  #freshAgent: Agent | undefined;
+  readonly #agentOptions: Agent.Options;
+  readonly #reuse: ConnectionReuse = { staleConnectionResends: 0, reuseConnections: true };
   readonly #chatUrl: string;
   readonly #modelsUrl: string;
   /** The base URL as shown in messages (no credentials). */
@@ -97,7 +116,7 @@ export class ChatClient {
     this.#headers = headers;
     const { 'content-type': _contentType, ...getHeaders } = headers;
     this.#getHeaders = getHeaders;
-    this.#agent = new Agent({
+    this.#agentOptions = {
       connections: Math.ceil(options.connections),
       pipelining: 1,
       // Our RequestTimer owns every timeout; undici's own header/body timeouts (300 s) would only blur the kinds.
@@ -106,7 +125,14 @@ export class ChatClient {
       // Connecting is part of the wait for the first token: undici's own 10 s connect timeout would cut a slow
       // connect (a server's full listen backlog under thousands of connections) before the TTFT timeout does.
       connect: { timeout: this.#limits.ttftMs, ...(options.lookup ? { lookup: options.lookup } : {}) },
-    });
+    };
+    this.#agent = new Agent(this.#agentOptions);
+    watchConnectionReuse();
+  }
+
+  /** Stale-connection resends so far, and whether connections are still reused. A copy. */
+  get connectionReuse(): ConnectionReuse {
+    return { ...this.#reuse };
   }
 
   /** Sends one chat completion. Never rejects: every failure is returned as `result.error` with its kind. */
@@ -124,7 +150,7 @@ export class ChatClient {
       controller.abort();
     };
     const sentAtMs = performance.now();
-    const collector = new ResponseCollector(sentAtMs, this.#secrets);
+    let collector = new ResponseCollector(sentAtMs, this.#secrets);
     if (signal?.aborted) {
       collector.fail({ kind: 'aborted', message: 'aborted before sending' }, sentAtMs);
       return collector.result;
@@ -137,18 +163,24 @@ export class ChatClient {
     const classify = (error: unknown): RequestError =>
       stopKind === undefined ? classifyNetworkError(error, this.#secrets) : this.#stopError(stopKind);
     try {
-      let response: Awaited<ReturnType<typeof request>>;
-      try {
-        response = await request(this.#chatUrl, {
-          method: 'POST',
-          headers,
-          body,
-          dispatcher: this.#agent,
-          signal: controller.signal,
-        });
-      } catch (error) {
-        collector.fail(classify(error), performance.now());
-        return collector.result;
+      let response: Awaited<ReturnType<typeof request>> | undefined;
+      let dispatcher = this.#reuse.reuseConnections ? this.#agent : this.#fresh();
+      while (response === undefined) {
+        try {
+          response = await request(this.#chatUrl, { method: 'POST', headers, body, dispatcher, signal: controller.signal });
+        } catch (error) {
+          const stale = dispatcher === this.#agent && stopKind === undefined ? this.#staleFailure(error) : undefined;
+          if (stale === undefined) {
+            collector.fail(classify(error), performance.now());
+            return collector.result;
+          }
+          this.#noteStale(stale);
+          // The request died on a connection the server had already closed and never reached its handler: it is
+          // resent at once on a fresh connection, and timed from that send (neither a retry nor a failure).
+          collector = new ResponseCollector(performance.now(), this.#secrets);
+          collector.result.staleConnectionResends = 1;
+          dispatcher = this.#fresh();
+        }
       }
       const headersAtMs = performance.now();
       timer.noteHeaders(headersAtMs);
@@ -239,7 +271,23 @@ export class ChatClient {
 
   /** Closes the agent (aborting nothing still in flight is fine: callers abort first). */
   async close(): Promise<void> {
-    await this.#agent.close();
+    await Promise.all([this.#agent.close(), this.#freshAgent?.close()]);
+  }
+
+  #fresh(): Agent {
+    this.#freshAgent ??= new Agent({ ...this.#agentOptions, pipelining: 0 });
+    return this.#freshAgent;
+  }
+
+  /** The error's stale-connection facts when it is a reset/close of a reused connection before any response byte. */
+  #staleFailure(error: unknown): StaleConnectionFailure | undefined {
+    const stale = staleConnectionFailure(error);
+    return stale !== undefined && classifyNetworkError(error, this.#secrets).kind === 'connect_reset' ? stale : undefined;
+  }
+
+  #noteStale(stale: StaleConnectionFailure): void {
+    this.#reuse.staleConnectionResends += 1;
+    if (stale.idleMs < CLOSES_AFTER_RESPONSE_IDLE_MS) this.#reuse.reuseConnections = false;
   }
 
   async #listModels(timeoutMs: number, signal: AbortSignal | undefined): Promise<ModelInfo[]> {

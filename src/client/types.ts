@@ -95,5 +95,10 @@ export interface StreamResult {
   httpStatus?: number;
   /** From a `Retry-After` header (seconds or HTTP date), in milliseconds. */
   retryAfterMs?: number;
+  /**
+   * 1 when the first send died on a reused connection the server had closed, before any response byte, and this
+   * result is the resend on a fresh connection (its sentAtMs is the resend's). Absent otherwise.
+   */
+  staleConnectionResends?: number;
   error?: RequestError;
 }

@@ -66,16 +66,22 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatR
 }
 
 /** Sends with up to --max-retries retries of retryable failures, with backoff that honours Retry-After. */
-async function sendWithRetries(ctx: TurnContext, request: ChatRequest, rng: Rng): Promise<{ result: StreamResult; retries: number }> {
+async function sendWithRetries(
+  ctx: TurnContext,
+  request: ChatRequest,
+  rng: Rng,
+): Promise<{ result: StreamResult; retries: number; staleConnectionResends: number }> {
   let retries = 0;
+  let staleConnectionResends = 0;
   for (;;) {
     const result = await ctx.client.send(request, ctx.stop.abort);
+    staleConnectionResends += result.staleConnectionResends ?? 0;
     const error = result.error;
-    if (error === undefined || retries >= ctx.options.maxRetries || !isRetryable(error)) return { result, retries };
+    if (error === undefined || retries >= ctx.options.maxRetries || !isRetryable(error)) return { result, retries, staleConnectionResends };
     retries += 1;
     // A soft stop cancels the wait: a retry is a new request, and no new request starts after the stop.
     const waited = await sleep(retryDelayMs(retries, result.retryAfterMs, () => rng.next()), ctx.stop.stopping);
-    if (!waited) return { result, retries: retries - 1 };
+    if (!waited) return { result, retries: retries - 1, staleConnectionResends };
   }
 }
 
@@ -98,7 +104,7 @@ export async function runTurn(
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const request = buildRequest(ctx, conversation);
-  const { result, retries } = await sendWithRetries(ctx, request, rng);
+  const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
   const record = buildRecord(
     {
@@ -108,6 +114,7 @@ export async function runTurn(
       clientId,
       warmup,
       retries,
+      staleConnectionResends,
       runStartMs: ctx.runStartMs,
       inputNumTurns: request.messages.length,
       lastUserMessageTokens: tokenizer.count(conversation.nextUserMessage),

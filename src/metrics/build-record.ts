@@ -14,6 +14,8 @@ export interface RecordContext {
   clientId: number;
   warmup: boolean;
   retries: number;
+  /** Sends resent on a fresh connection after a stale kept-alive one, over the request's attempts. */
+  staleConnectionResends: number;
   /** performance.now() at the run's start: record times are relative to it. */
   runStartMs: number;
   /** Messages sent, system included. */
@@ -72,6 +74,7 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     client_id: ctx.clientId,
     warmup: ctx.warmup,
     retries: ctx.retries,
+    stale_connection_resends: ctx.staleConnectionResends,
     start_time_ms: roundMs(performance.timeOrigin + sentAtMs),
     sent_at_ms: roundMs(sentAtMs - ctx.runStartMs),
     first_token_at_ms: result.firstTokenAtMs === undefined ? null : roundMs(result.firstTokenAtMs - ctx.runStartMs),

@@ -16,6 +16,11 @@ export interface ClientHealth {
   wall_ms: number;
   /** Peak resident set size of the process (MiB). */
   max_rss_mb: number;
+  /**
+   * Requests resent at once on a fresh connection because their kept-alive one had been closed by the server before
+   * any response byte (not retries, not failures; docs/ENGINES.md). Set by the run from its records.
+   */
+  stale_connection_resends?: number;
   /** True when a threshold was crossed: the client may have been the bottleneck. */
   bottleneck: boolean;
   /** One sentence per crossed threshold, saying what to do. */
@@ -37,7 +42,12 @@ export const DEFAULT_HEALTH_THRESHOLDS: Readonly<ClientHealthThresholds> = {
 };
 
 /** The measured part of a ClientHealth, before thresholds are applied. */
-export type ClientHealthMeasurement = Omit<ClientHealth, 'bottleneck' | 'warnings'>;
+export type ClientHealthMeasurement = Omit<ClientHealth, 'bottleneck' | 'warnings' | 'stale_connection_resends'>;
+
+/** Adds the run's stale-connection resend count (summed from its records) to a health reading. */
+export function withStaleConnectionResends(health: ClientHealth, resends: number): ClientHealth {
+  return { ...health, stale_connection_resends: resends };
+}
 
 /** Applies thresholds to a measurement: sets `bottleneck` and writes the warnings. Pure; used by ClientHealthMonitor.stop(). */
 export function assessClientHealth(

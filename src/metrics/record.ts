@@ -19,6 +19,12 @@ export interface RequestRecord {
   warmup: boolean;
   /** Retries made before this final attempt (0 when the first attempt was final). */
   retries: number;
+  /**
+   * Times a send of this request died on a reused keep-alive connection that the server had already closed, before
+   * any response byte, and was resent at once on a fresh connection (llama-server closes after every stream). Not
+   * retries and not failures: the times above are the resend's. 0 almost always.
+   */
+  stale_connection_resends: number;
   /** Wall-clock start, epoch milliseconds (performance.timeOrigin + sent_at). */
   start_time_ms: number;
   /** Monotonic times relative to the run's start (ms): when the request was sent, first token, end. */

@@ -189,7 +189,13 @@ function formatClientHealth(h: ClientHealth, p: Palette): string {
   const line =
     `${p.bold('client')}  event-loop delay p50 ${d.p50.toFixed(2)} ms, p99 ${d.p99.toFixed(2)} ms, max ${d.max.toFixed(2)} ms | ` +
     `CPU ${h.cpu_percent_of_one_core.toFixed(0)}% of one core | max RSS ${h.max_rss_mb.toFixed(0)} MB`;
-  return [line, ...h.warnings.map((w) => p.yellow(`  warning: ${w}`))].join('\n');
+  const resends = h.stale_connection_resends ?? 0;
+  // Not a warning: the requests succeeded; it says why connections were not reused (docs/ENGINES.md).
+  const stale =
+    resends > 0
+      ? [`  note: ${resends} request${resends === 1 ? ' was' : 's were'} resent on a fresh connection: the server closed kept-alive connections after its responses`]
+      : [];
+  return [line, ...stale, ...h.warnings.map((w) => p.yellow(`  warning: ${w}`))].join('\n');
 }
 
 /** Milliseconds with 2 decimals (the reference's display precision). */

@@ -19,6 +19,7 @@ function context(calls: Calls, overrides: Partial<RecordContext> = {}): RecordCo
     clientId: 1,
     warmup: false,
     retries: 0,
+    staleConnectionResends: 0,
     runStartMs: 1000,
     inputNumTurns: 3,
     lastUserMessageTokens: 25,

@@ -10,6 +10,7 @@ export function makeRecord(overrides: Partial<RequestRecord> = {}): RequestRecor
     client_id: 0,
     warmup: false,
     retries: 0,
+    stale_connection_resends: 0,
     start_time_ms: 1_700_000_000_000,
     sent_at_ms: 0,
     first_token_at_ms: 10,

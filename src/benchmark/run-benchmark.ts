@@ -9,6 +9,7 @@ import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
 import { workerCount } from '../engine/workers/worker-count.js';
 import type { EngineObserver, EngineResult } from '../engine/types.js';
 import { ExitCode } from '../errors/index.js';
+import { ErrorTally, type ErrorCount } from '../metrics/error-tally.js';
 import { ClientHealthMonitor, withStaleConnectionResends, type ClientHealth } from '../metrics/client-health.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
@@ -72,7 +73,9 @@ export interface BenchmarkResult {
   engine: EngineResult;
   /** Run-level warnings beyond the engine's (server refusals, coordinated omission). */
   warnings: string[];
-  /** 0 ok, 1 errors over --max-error-rate, 130 interrupted. */
+  /** The most frequent distinct error messages (at most 3), warmup included: why a run failed. */
+  topErrors: ErrorCount[];
+  /** 0 ok, 1 errors over --max-error-rate (requests cut by the run's stop not counted) or nothing succeeded, 130 interrupted. */
   exitCode: number;
 }
 
@@ -100,10 +103,14 @@ function publicConfig(options: RunOptions): Record<string, unknown> {
   });
 }
 
-function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number): number {
+function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
   if (engine.stopReason === 'interrupted') return ExitCode.interrupted;
-  const total = summary.completed + summary.failed;
-  return total > 0 && summary.failed / total > maxErrorRate ? ExitCode.runFailed : ExitCode.ok;
+  // Nothing succeeded, warmup included (a wrong model, a dead route): the run measured nothing, whatever the rate.
+  if (outcomes.failed > 0 && outcomes.ok === 0) return ExitCode.runFailed;
+  // Requests cut by the run's own stop (--benchmark-timeout-sec) are not the server's errors.
+  const failed = summary.failed - summary.failed_by_kind.aborted;
+  const total = summary.completed + failed;
+  return total > 0 && failed / total > maxErrorRate ? ExitCode.runFailed : ExitCode.ok;
 }
 
 /**
@@ -160,6 +167,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     const sink = RequestsJsonlSink.open(files.requests);
     const health = new ClientHealthMonitor();
     let staleConnectionResends = 0;
+    const outcomes = new ErrorTally();
     health.start();
     let engine: EngineResult;
     try {
@@ -175,6 +183,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           onRecord: (record: RequestRecord) => {
             sink.write(record);
             staleConnectionResends += record.stale_connection_resends;
+            outcomes.add(record);
             hooks.observer?.onRecord?.(record);
           },
         },
@@ -229,6 +238,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           token_counts_exact: counter.tokenizer.exact,
           warnings: [...engine.warnings, ...warnings],
           crashed_tasks: engine.crashedTasks,
+          top_errors: outcomes.top(10),
           conversation_stats: analysis.conversationStats,
           per_conversation: analysis.perConversation,
           server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
@@ -263,7 +273,8 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       serverMetrics: serverMetrics ?? null,
       engine,
       warnings,
-      exitCode: exitCodeOf(engine, summary, options.maxErrorRate),
+      topErrors: outcomes.top(3),
+      exitCode: exitCodeOf(engine, summary, options.maxErrorRate, outcomes),
     };
   } finally {
     await client?.close();

@@ -1,11 +1,24 @@
 import type { Command } from 'commander';
-import { runBenchmark, type BenchmarkStartInfo } from '../benchmark/run-benchmark.js';
+import { runBenchmark, type BenchmarkResult, type BenchmarkStartInfo } from '../benchmark/run-benchmark.js';
 import { ExitCode } from '../errors/index.js';
 import { ProgressLine } from '../report/progress.js';
 import { formatSummary } from '../report/terminal.js';
 import { addRunOptions, flagsToRunOptions, type RunFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
+
+/** Why the run exits 1, and its most frequent error messages. */
+function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
+  const s = result.summary;
+  const aborted = s.failed_by_kind.aborted;
+  const lines =
+    s.completed === 0 && result.topErrors.length > 0
+      ? ['chatload: every request failed (warmup included): nothing was measured']
+      : [`chatload: ${s.failed - aborted} of ${s.completed + s.failed - aborted} requests failed, over --max-error-rate ${maxErrorRate}` +
+          (aborted > 0 ? ` (${aborted} cut by the run's stop not counted)` : '')];
+  for (const e of result.topErrors) lines.push(`  ${e.count} × ${e.kind}: ${e.message}`);
+  return `${lines.join('\n')}\n`;
+}
 
 function describeStart(info: BenchmarkStartInfo): string {
   const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : info.url;
@@ -69,9 +82,8 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       );
       const written = Object.values(result.files).join(', ');
       say(`chatload: wrote ${written}\n`);
-      if (result.exitCode === ExitCode.runFailed) {
-        say(`chatload: ${result.summary.failed} of ${result.summary.completed + result.summary.failed} requests failed, over --max-error-rate ${flags.maxErrorRate}\n`);
-      }
+      // Why the exit code is 1 is printed even with -q: a quiet run that fails must still say why.
+      if (result.exitCode === ExitCode.runFailed) err.write(failureLines(result, flags.maxErrorRate));
       setExitCode(result.exitCode);
     } finally {
       progress?.line?.stop();

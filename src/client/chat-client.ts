@@ -161,7 +161,7 @@ export class ChatClient {
       controller.abort();
     });
     const classify = (error: unknown): RequestError =>
-      stopKind === undefined ? classifyNetworkError(error, this.#secrets) : this.#stopError(stopKind);
+      stopKind === undefined ? classifyNetworkError(error, this.#secrets) : this.#stopError(stopKind, signal?.reason);
     try {
       let response: Awaited<ReturnType<typeof request>> | undefined;
       let dispatcher = this.#reuse.reuseConnections ? this.#agent : this.#fresh();
@@ -324,9 +324,10 @@ export class ChatClient {
     if (retryAfterMs !== undefined) collector.result.retryAfterMs = retryAfterMs;
     const text = await readBodyExcerpt(response.body);
     const bodyExcerpt = sanitizeMessage(text, this.#secrets, 200);
+    const said = errorMessageOf(bodyExcerpt);
     const error: RequestError = {
       kind: 'http_status',
-      message: `HTTP ${status}${bodyExcerpt.length > 0 ? `: ${excerpt(bodyExcerpt, 120)}` : ''}`,
+      message: `HTTP ${status}${said.length > 0 ? `: ${excerpt(said, 120)}` : ''}`,
       status,
       bodyExcerpt,
     };
@@ -334,10 +335,11 @@ export class ChatClient {
     collector.fail(error, performance.now());
   }
 
-  #stopError(kind: TimeoutKind | 'aborted'): RequestError {
+  /** The error of a request we stopped; `reason` is the caller's signal's reason (the engine's StopReason). */
+  #stopError(kind: TimeoutKind | 'aborted', reason?: unknown): RequestError {
     switch (kind) {
       case 'aborted':
-        return { kind, message: 'aborted by the caller' };
+        return { kind, message: typeof reason === 'string' ? `aborted by the caller (${reason})` : 'aborted by the caller' };
       case 'timeout_ttft':
         return { kind, message: `no first token within ${this.#limits.ttftMs} ms` };
       case 'timeout_idle':
@@ -345,6 +347,23 @@ export class ChatClient {
       case 'timeout_total':
         return { kind, message: `request took longer than ${this.#limits.totalMs} ms` };
     }
+  }
+}
+
+/**
+ * What an error body says: `error.message` (OpenAI's, vLLM's and SGLang's error shape), `message`, or TGI's `error`
+ * string, else the body as it came. So the run's top errors read "HTTP 404: The model `x` does not exist."
+ */
+function errorMessageOf(body: string): string {
+  if (!body.startsWith('{')) return body;
+  try {
+    const json = JSON.parse(body) as { error?: unknown; message?: unknown };
+    const inner = typeof json.error === 'object' && json.error !== null ? (json.error as { message?: unknown }).message : json.error;
+    const said = typeof inner === 'string' ? inner : json.message;
+    return typeof said === 'string' && said.length > 0 ? said : body;
+  } catch {
+    // Cut at 200 characters, or not JSON at all: show it as it came.
+    return body;
   }
 }
 

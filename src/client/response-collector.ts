@@ -110,7 +110,8 @@ export class ResponseCollector {
     }
     // A server that ignored stream:true may still send deltas in one body; accept both shapes.
     const fields = choice.message ?? choice.delta;
-    if (fields) this.#text(fields, atMs);
+    // One body is no chunk: output_num_chunks stays 0 for a non-streamed reply, as in the reference.
+    if (fields) this.#text(fields, atMs, false);
     if (typeof choice.finish_reason === 'string') this.result.finishReason = choice.finish_reason;
     if (json.usage) this.#usage(json.usage);
     this.finished = true;
@@ -125,7 +126,7 @@ export class ResponseCollector {
     this.result.error = { ...error, message: redact(error.message, this.#secrets) };
   }
 
-  #text(fields: TextFields, atMs: number): void {
+  #text(fields: TextFields, atMs: number, isChunk = true): void {
     const content = typeof fields.content === 'string' ? fields.content : '';
     let reasoning = '';
     if (typeof fields.reasoning_content === 'string') reasoning = fields.reasoning_content;
@@ -145,7 +146,7 @@ export class ResponseCollector {
       result.reasoning += reasoning;
     }
     result.tokenChunkTimesMs.push(atMs);
-    result.numTokenChunks++;
+    if (isChunk) result.numTokenChunks++;
     this.#chars += content.length + reasoning.length;
     if (this.#chars > MAX_RESPONSE_CHARS) {
       this.fail({ kind: 'other', message: `response text exceeds ${MAX_RESPONSE_CHARS} characters` }, atMs);

@@ -68,3 +68,8 @@ export class StopController {
     if (!this.#hard.signal.aborted) this.#hard.abort(reason);
   }
 }
+
+/** "the run stopped (REASON)": why a request or retry was aborted, from the hard-stop signal's reason. */
+export function stopMessage(signal: AbortSignal): string {
+  return typeof signal.reason === 'string' ? `the run stopped (${signal.reason})` : 'the run stopped';
+}

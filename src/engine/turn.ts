@@ -8,7 +8,7 @@ import type { Rng } from '../synth/rng.js';
 import { countPromptTokens, type TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
 import { sleep } from './sleep.js';
-import type { StopController } from './stop.js';
+import { stopMessage, type StopController } from './stop.js';
 import type { EngineObserver } from './types.js';
 
 /** What every turn needs, fixed for the run. */
@@ -79,9 +79,13 @@ async function sendWithRetries(
     const error = result.error;
     if (error === undefined || retries >= ctx.options.maxRetries || !isRetryable(error)) return { result, retries, staleConnectionResends };
     retries += 1;
-    // A soft stop cancels the wait: a retry is a new request, and no new request starts after the stop.
-    const waited = await sleep(retryDelayMs(retries, result.retryAfterMs, () => rng.next()), ctx.stop.stopping);
-    if (!waited) return { result, retries: retries - 1, staleConnectionResends };
+    // A retry chain in flight finishes after a soft stop (-n taken, --duration, early stop): cutting it would record
+    // a failure the retries were there to absorb. Only the hard stop ends it, and the cut is an abort, not a failure.
+    const waited = await sleep(retryDelayMs(retries, result.retryAfterMs, () => rng.next()), ctx.stop.abort);
+    if (!waited) {
+      result.error = { kind: 'aborted', message: `${stopMessage(ctx.stop.abort)} before retry ${retries} (the last attempt: ${error.message})` };
+      return { result, retries: retries - 1, staleConnectionResends };
+    }
   }
 }
 

@@ -59,7 +59,9 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
 
   // The client adds firstTokenChunkText to StreamResult; read it structurally so this compiles before and after it lands.
   const firstChunkText = (result as { firstTokenChunkText?: string }).firstTokenChunkText ?? '';
-  const firstChunkTokens = firstChunkText === '' ? 0 : ctx.countTextTokens(firstChunkText);
+  // A local count of the first chunk can exceed the server's count of the whole answer (a non-streamed body is all
+  // "first chunk"): a part is never larger than the whole.
+  const firstChunkTokens = firstChunkText === '' ? 0 : Math.min(outputNumTokens, ctx.countTextTokens(firstChunkText));
 
   // The reference's upper bound on what a prefix cache could serve: everything but the last user message.
   // Clamped at 0: a server prompt count can be smaller than our local count of the last message.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { closedPort, startFixedTimingServer } from '../helpers/scripted-server.js';
+import { closedPort, jsonStatus, MODELS_RESPONSE, startFixedTimingServer, startScriptedServer } from '../helpers/scripted-server.js';
 import { runCli } from '../helpers/cli.js';
 import { syntheticConversations } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -46,6 +46,25 @@ describe('chatload run: bad input', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr.trim(), /^chatload: cannot reach the server at http:\/\/127\.0\.0\.1:\d+/);
     assert.equal(result.stderr.trim().split('\n').length, 1);
+  });
+});
+
+describe('chatload run: a run that fails says why', () => {
+  test('every request failing (warmup included) exits 1 and prints the top error messages even with -q', { timeout: 60_000 }, async () => {
+    const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : jsonStatus(404)));
+    const dir = tempDir('cli-all-failed');
+    try {
+      const input = join(dir, 'in.json');
+      writeFileSync(input, JSON.stringify(syntheticConversations({ count: 3, userTurns: () => 2 })));
+      const result = await runCli(['run', '-u', server.url, '-i', input, '--warmup-step', '-q', '--output-dir', join(dir, 'out')]);
+      assert.equal(result.code, 1, result.stderr);
+      const lines = result.stderr.trim().split('\n');
+      assert.equal(lines[0], 'chatload: every request failed (warmup included): nothing was measured');
+      assert.match(lines[1] ?? '', /^ {2}\d+ × http_status: HTTP 404: status 404$/);
+      assert.equal(lines.length, 2, 'one distinct message, and nothing else with -q');
+    } finally {
+      await server.close();
+    }
   });
 });
 

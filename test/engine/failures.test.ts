@@ -58,9 +58,10 @@ describe('failures during a run', () => {
     const server = await plannedServer([jsonStatus(400)]);
     const dir = tempDir('no-retry');
     try {
-      const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 1), maxRetries: 5, outputDir: dir, maxErrorRate: 1 });
+      // Two conversations, so that one succeeds: a run in which every request failed exits 1 whatever the rate.
+      const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 2, 1), maxRetries: 5, outputDir: dir, maxErrorRate: 1 });
       assert.equal(result.summary.failed, 1);
-      assert.equal(server.requests.filter((r) => r.method === 'POST').length, 1);
+      assert.equal(server.requests.filter((r) => r.method === 'POST').length, 2, 'the 400 was sent once, the other request once');
       assert.equal(result.exitCode, 0, 'within --max-error-rate 1');
     } finally {
       await server.close();
@@ -105,8 +106,46 @@ describe('failures during a run', () => {
       assert.equal(result.summary.failed, 1);
       assert.equal(result.summary.failed_by_kind.aborted, 1);
       assert.equal(readRequestsJsonl(result.files.requests).length, 1);
+      assert.equal(result.exitCode, 1, 'nothing succeeded: the run measured nothing');
     } finally {
       await server.close();
+    }
+  });
+
+  test('requests cut at --benchmark-timeout-sec are aborts, not errors against --max-error-rate', { timeout: 30_000 }, async () => {
+    // The first turn is answered, the second never: the timeout cuts it.
+    let chats = 0;
+    const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : chats++ === 0 ? SHORT_ANSWER : { noHeaders: true }));
+    const dir = tempDir('deadline-rate');
+    try {
+      const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 2), benchmarkTimeoutSec: 1, outputDir: dir, maxErrorRate: 0 });
+      assert.equal(result.summary.completed, 1);
+      assert.equal(result.summary.failed_by_kind.aborted, 1);
+      const cut = readRequestsJsonl(result.files.requests).find((r) => r.status === 'error')!;
+      assert.match(cut.error ?? '', /benchmark_timeout/);
+      assert.equal(result.exitCode, 0, 'the cut request does not count against --max-error-rate 0');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a retry chain in flight when -n is taken finishes instead of being recorded as a failure', { timeout: 60_000 }, async () => {
+    // The issue's repro: -n 12 -p 4 --max-retries 4 against 40% HTTP 500s recorded a 500 with retries 3 and exited 1.
+    for (const seed of [2, 3, 4]) {
+      const dir = tempDir(`retry-stop-${seed}`);
+      const result = await runBenchmark({
+        maxNumRequests: 12,
+        numClients: 4,
+        maxRetries: 4,
+        simFaults: '500=0.4',
+        simProfile: 'cpu-tiny',
+        seed,
+        outputDir: dir,
+      });
+      const records = readRequestsJsonl(result.files.requests);
+      const cut = records.filter((r) => r.status === 'error' && r.retries < 4);
+      assert.deepEqual(cut.map((r) => `${r.error_kind} after ${r.retries} retries: ${r.error}`), [], `seed ${seed}`);
+      assert.ok(records.some((r) => r.retries > 0), `seed ${seed}: the faults caused retries`);
     }
   });
 });

@@ -187,6 +187,16 @@ describe('buildRecord', () => {
     assert.equal(small.approx_cached_percent, 0);
   });
 
+  test('the first chunk never counts more tokens than the whole answer (a non-streamed body is all first chunk)', () => {
+    const calls: Calls = { input: 0, text: [] };
+    // The local count of the body's ten words against the server's 5 completion tokens.
+    const text = 'one two three four five six seven eight nine ten';
+    const r = buildRecord(context(calls), result({ content: text, firstTokenChunkText: text, numTokenChunks: 0, tokenChunkTimesMs: [1170] }));
+    assert.equal(r.output_num_tokens, 5);
+    assert.equal(r.output_num_first_chunk_tokens, 5);
+    assert.equal(r.output_num_chunks, 0);
+  });
+
   test('rounds derived milliseconds to 3 decimals', () => {
     const calls: Calls = { input: 0, text: [] };
     const r = buildRecord(

@@ -138,8 +138,18 @@ export async function runTurn(
     const replay = ctx.options.replayDatasetAnswers && recorded !== undefined;
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
     const answer = replay ? recorded : result.content;
-    const answerTokens = replay ? tokenizer.count(recorded) : record.output_num_tokens;
+    const answerTokens = replay ? tokenizer.count(recorded) : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
     conversation.advance(answer, record.input_num_tokens, answerTokens);
   }
   return record;
+}
+
+/**
+ * Tokens of the answer that go back into the history: the completion without its reasoning, which is not sent back,
+ * so a prefix cache cannot hold it for the next turn (counting it made efficiency look like a 7% cache loss).
+ * The server's `reasoning_tokens` when it reports them; else a local count of the content when reasoning streamed.
+ */
+function sentBackTokens(record: RequestRecord, result: StreamResult, count: (text: string) => number): number {
+  if (record.reasoning_tokens !== null) return Math.max(0, record.output_num_tokens - record.reasoning_tokens);
+  return result.reasoning.length > 0 ? count(result.content) : record.output_num_tokens;
 }

@@ -92,6 +92,7 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     input_tokens_source: usage !== undefined ? 'server' : 'local',
     output_num_tokens: outputNumTokens,
     output_tokens_source: usage !== undefined ? 'server' : 'local',
+    reasoning_tokens: usage?.reasoningTokens ?? null,
     cached_tokens: usage?.cachedTokens ?? null,
     expected_cached_tokens: ctx.expectedCachedTokens,
     input_num_turns: ctx.inputNumTurns,

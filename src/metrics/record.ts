@@ -47,6 +47,8 @@ export interface RequestRecord {
   input_tokens_source: TokenSource;
   output_num_tokens: number;
   output_tokens_source: TokenSource;
+  /** Reasoning tokens within output_num_tokens (`usage.completion_tokens_details.reasoning_tokens`); null when not reported. */
+  reasoning_tokens: number | null;
   /** Server-reported cached prompt tokens; null when the server does not report them. */
   cached_tokens: number | null;
   /** Prompt + completion tokens of this conversation's previous request: what a perfect prefix cache could reuse. 0 on turn 1. */

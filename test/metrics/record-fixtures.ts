@@ -26,6 +26,7 @@ export function makeRecord(overrides: Partial<RequestRecord> = {}): RequestRecor
     input_tokens_source: 'server',
     output_num_tokens: 10,
     output_tokens_source: 'server',
+    reasoning_tokens: null,
     cached_tokens: null,
     expected_cached_tokens: 0,
     input_num_turns: 1,

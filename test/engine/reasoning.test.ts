@@ -1,0 +1,34 @@
+// Reasoning models (issue 12): reasoning tokens are recorded, and the expected cache does not count the reasoning
+// that is not sent back in the history.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
+import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { writeSyntheticDataset } from '../helpers/datasets.js';
+import { startReasoningServer } from '../helpers/reasoning-server.js';
+import { tempDir } from '../helpers/tmp.js';
+
+describe('reasoning models', () => {
+  for (const field of ['reasoning_content', 'reasoning'] as const) {
+    test(`delta.${field}: reasoning_tokens recorded, ttft_content after the reasoning, expected cache without it`, { timeout: 30_000 }, async () => {
+      const server = await startReasoningServer({ reasoningWords: 30, answerWords: 6, field });
+      const dir = tempDir('reasoning');
+      try {
+        const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 2), outputDir: dir });
+        assert.equal(result.summary.failed, 0);
+        const [first, second] = readRequestsJsonl(result.files.requests);
+        assert.equal(first!.reasoning_tokens, 30);
+        assert.equal(first!.output_num_tokens, 36);
+        assert.ok(first!.ttft_content_ms! >= first!.ttft_ms!, 'the answer starts after the reasoning');
+        assert.ok(first!.ttft_reasoning_ms !== null);
+        // Turn 2 can reuse turn 1's prompt and the 6 answer tokens sent back, not the 30 reasoning tokens.
+        assert.equal(second!.expected_cached_tokens, 50 + 6);
+        // The answer went back into the history without the reasoning.
+        const body = JSON.parse(server.requests.filter((r) => r.method === 'POST')[1]!.body) as { messages: { role: string; content: string }[] };
+        assert.equal(body.messages.at(-2)?.content, 'yes yes yes yes yes yes');
+      } finally {
+        await server.close();
+      }
+    });
+  }
+});

@@ -99,7 +99,8 @@ function publicConfig(options: RunOptions): Record<string, unknown> {
   return redactSecrets({
     ...options,
     apiKey: options.apiKey === undefined ? undefined : REDACTED,
-    headers: options.headers.map((line) => `${line.slice(0, line.indexOf(':'))}: ${REDACTED}`),
+    // Names only: a header's value may be a secret, in either "Name: value" or "Name=value" form.
+    headers: Object.keys(parseHeaders(options.headers)).map((name) => `${name}: ${REDACTED}`),
   });
 }
 

@@ -150,7 +150,7 @@ export function addRunOptions(command: Command): Command {
     .option('--served-model-name <name>', 'model name sent in requests, when it differs from --model')
     .option('-u, --url <url>', 'base URL of the server, e.g. http://localhost:8000 (default: start the built-in simulator)')
     .addOption(new Option('--api-key <key>', 'API key, sent as a Bearer token; never written anywhere').env('OPENAI_API_KEY'))
-    .option('--header <line>', "extra request header 'Name: value' (repeatable)", collect, [])
+    .option('--header <line>', "extra request header 'Name: value' or 'Name=value' (repeatable)", collect, [])
     .option('-p, --num-clients <n>', 'closed-loop clients, one request in flight each (default: 1; 16 for the built-in demo)', positiveInt)
     .option('-k, --max-active-conversations <n>', 'conversations interleaved at a time, spread across clients (default: --num-clients; 32 for the demo)', positiveInt)
     .option('-n, --max-num-requests <n>', 'exact total of requests to send', positiveInt)

@@ -38,7 +38,7 @@ const schema = z
     servedModelName: z.string().min(1).optional(),
     url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).optional(),
     apiKey: z.string().optional(),
-    headers: z.array(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+:\s*.*$/, 'expected "Name: value"')).default([]),
+    headers: z.array(z.string().regex(/^\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+\s*[:=].*$/, 'expected "Name: value" or "Name=value"')).default([]),
     numClients: positiveInt.default(1),
     maxActiveConversations: positiveInt.optional(),
     maxNumRequests: positiveInt.optional(),

@@ -77,9 +77,9 @@ const CASES: SecretCase[] = [
     sentAs: (r) => r.headers.authorization === 'Bearer sk-env-SECRET-41d2e8',
   },
   {
-    name: 'by header (--header Authorization, and a custom one)',
+    name: 'by header (--header Authorization, and a custom one in the Name=value form)',
     secret: 'hdr-SECRET-c0ffee',
-    args: ['--header', 'Authorization: Bearer hdr-SECRET-c0ffee', '--header', 'X-Gateway-Token: hdr-SECRET-c0ffee-2'],
+    args: ['--header', 'Authorization: Bearer hdr-SECRET-c0ffee', '--header', 'X-Gateway-Token=hdr-SECRET-c0ffee-2'],
     env: {},
     sentAs: (r) => r.headers.authorization === 'Bearer hdr-SECRET-c0ffee' && r.headers['x-gateway-token'] === 'hdr-SECRET-c0ffee-2',
   },

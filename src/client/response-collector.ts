@@ -11,6 +11,8 @@ interface CompletionJson {
     finish_reason?: string | null;
   }> | null;
   usage?: UsageJson | null;
+  /** llama-server's per-request timings; `cache_n` is the prompt tokens it reused from its cache. */
+  timings?: { cache_n?: unknown } | null;
   error?: unknown;
   object?: unknown;
   message?: unknown;
@@ -72,7 +74,7 @@ export class ResponseCollector {
       if (delta) this.#text(delta, atMs);
       if (typeof choice.finish_reason === 'string') this.result.finishReason = choice.finish_reason;
     }
-    if (json.usage) this.#usage(json.usage);
+    if (json.usage) this.#usage(json.usage, json.timings);
   };
 
   /**
@@ -113,7 +115,7 @@ export class ResponseCollector {
     // One body is no chunk: output_num_chunks stays 0 for a non-streamed reply, as in the reference.
     if (fields) this.#text(fields, atMs, false);
     if (typeof choice.finish_reason === 'string') this.result.finishReason = choice.finish_reason;
-    if (json.usage) this.#usage(json.usage);
+    if (json.usage) this.#usage(json.usage, json.timings);
     this.finished = true;
     this.result.doneAtMs = atMs;
   }
@@ -153,12 +155,13 @@ export class ResponseCollector {
     }
   }
 
-  #usage(usage: UsageJson): void {
+  #usage(usage: UsageJson, timings: CompletionJson['timings']): void {
     const prompt = usage.prompt_tokens;
     const completion = usage.completion_tokens;
     if (typeof prompt !== 'number' || typeof completion !== 'number') return;
     const parsed: ServerUsage = { promptTokens: prompt, completionTokens: completion };
-    const cached = usage.prompt_tokens_details?.cached_tokens;
+    // llama-server before prompt_tokens_details says what it reused from its cache only in `timings.cache_n`.
+    const cached = usage.prompt_tokens_details?.cached_tokens ?? timings?.cache_n;
     if (typeof cached === 'number') parsed.cachedTokens = cached;
     const reasoning = usage.completion_tokens_details?.reasoning_tokens;
     if (typeof reasoning === 'number') parsed.reasoningTokens = reasoning;

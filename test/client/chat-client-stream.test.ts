@@ -4,6 +4,7 @@ import { ChatClient } from '../../src/client/chat-client.js';
 import { ConfigError } from '../../src/errors/index.js';
 import { chunkJson, sseEvent, usageChunkJson } from '../helpers/scripted-server.js';
 import { chatRequest, withScriptedClient } from '../helpers/client-test-utils.js';
+import { llamacppStream, llamacppUsage } from '../helpers/llamacpp-stream.js';
 
 const TEST_TIMEOUT = { timeout: 5_000 };
 
@@ -185,5 +186,27 @@ describe('ChatClient streaming', () => {
     assert.throws(() => new ChatClient({ baseUrl: 'ftp://x', connections: 1, requestTimeoutMs: 1 }), ConfigError);
     assert.throws(() => new ChatClient({ baseUrl: 'not a url', connections: 1, requestTimeoutMs: 1 }), ConfigError);
     assert.throws(() => new ChatClient({ baseUrl: 'http://127.0.0.1:1', connections: 0, requestTimeoutMs: 1 }), ConfigError);
+  });
+});
+
+describe('llama-server stream shapes', () => {
+  test('usage only in the last content chunk, cached tokens from timings.cache_n', TEST_TIMEOUT, async () => {
+    await withScriptedClient(llamacppStream(['Hel', 'lo', '!'], 120, 96), {}, async (client) => {
+      const result = await client.send(chatRequest());
+      assert.equal(result.error, undefined);
+      assert.equal(result.content, 'Hello!');
+      assert.equal(result.numTokenChunks, 3, 'the role chunk with content null carries no token');
+      assert.equal(result.finishReason, 'stop');
+      assert.deepEqual(result.usage, { promptTokens: 120, completionTokens: 3, cachedTokens: 96 });
+    });
+  });
+
+  test('prompt_tokens_details wins over timings.cache_n when both are there', TEST_TIMEOUT, async () => {
+    const { usage, timings } = llamacppUsage(50, 1, 10);
+    const reply = { choices: [{ message: { content: 'x' }, finish_reason: 'stop' }], usage: { ...usage, prompt_tokens_details: { cached_tokens: 32 } }, timings };
+    await withScriptedClient({ headers: { 'content-type': 'application/json' }, actions: [{ write: JSON.stringify(reply) }, { end: true }] }, {}, async (client) => {
+      const result = await client.send(chatRequest({ stream: false }));
+      assert.equal(result.usage?.cachedTokens, 32);
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { join, relative, resolve } from 'node:path';
 import { ChatClient, type ModelInfo } from '../client/chat-client.js';
 import { chatClientOptionsFor } from '../client/from-run-options.js';
+import { normalizeBaseUrl } from '../client/request-body.js';
 import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
@@ -16,6 +17,9 @@ import type { RequestRecord } from '../metrics/record.js';
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
+import { detectEngine, type EngineInfo } from '../server-engine/detect.js';
+import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
+import { resolveServedModel } from './model-check.js';
 import { scheduleWarning } from './analysis.js';
 import { analyzeRecordsFile } from './stream-analysis.js';
 import { normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
@@ -52,6 +56,8 @@ export interface BenchmarkStartInfo {
   /** True when chatload started its own simulator (no --url). */
   embeddedSimulator: boolean;
   model: string;
+  /** The serving engine detected behind the URL (results.json `engine`). */
+  engine: EngineInfo;
   dataset: string;
   conversations: number;
   outputDir: string;
@@ -64,6 +70,8 @@ export interface BenchmarkResult {
   files: { requests: string; results: string; statsJson?: string; conversations?: string; html?: string; excel?: string; csv?: string };
   model: string;
   url: string;
+  /** The serving engine detected behind the URL (results.json `engine`). */
+  serverEngine: EngineInfo;
   summary: Summary;
   warmupPercentages: Record<string, Summary>;
   perTurn: TurnSummary[];
@@ -140,28 +148,37 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
   let client: ChatClient | undefined;
   try {
     if (options.url === undefined) {
-      simulator = await startSimulatorWorker({ profile: options.simProfile, seed: options.seed, faults: options.simFaults });
+      // It serves the model the run asks for, so -m names a tokenizer and a model at once, as against a real server.
+      simulator = await startSimulatorWorker({ profile: options.simProfile, seed: options.seed, faults: options.simFaults, modelName: options.servedModelName ?? options.model });
     }
     const url = options.url ?? simulator!.url;
     client = new ChatClient(chatClientOptionsFor(options, url, headers));
     const workers = workerCount(options, simulator !== undefined);
     const models: ModelInfo[] = await client.waitReady(options.readyTimeoutSec * 1000, hooks.signal);
-    const model = options.servedModelName ?? options.model ?? models[0]?.id ?? 'default';
+    const base = normalizeBaseUrl(url)!; // the client validated it
+    const rootUrl = `${base.origin}${base.pathname}`;
+    const metricsUrl = scrapeUrl(options, url);
+    // Bounded GETs that never fail the run (issue #12, part 2).
+    const serverEngine = await detectEngine({ rootUrl, headers: client.authHeaders, metricsUrl, signal: hooks.signal });
+    const model = resolveServedModel(options, models, url, serverEngine.name, warn);
     hooks.onStart?.({
       url,
       embeddedSimulator: simulator !== undefined,
       model,
+      engine: serverEngine,
       dataset: dataset.source,
       conversations: dataset.conversations.length,
       outputDir,
     });
 
     if (options.resetPrefixCache) {
-      const reset = await client.resetPrefixCache();
-      if (!reset.ok) warn(`--reset-prefix-cache: the server refused POST /reset_prefix_cache (${reset.detail}); the run starts with whatever its cache holds (vLLM needs VLLM_SERVER_DEV_MODE=1)`);
+      const reset = await resetPrefixCache(serverEngine.name, { rootUrl, headers: client.authHeaders, signal: hooks.signal });
+      if (!reset.ok) warn(resetWarning(serverEngine.name, reset));
     }
-    const metricsUrl = scrapeUrl(options, url);
-    const scraper = metricsUrl === undefined ? undefined : new MetricsScraper(metricsUrl, { intervalMs: options.scrapeIntervalSec * 1000, headers: { ...client.authHeaders } });
+    const scraper =
+      metricsUrl === undefined
+        ? undefined
+        : new MetricsScraper(metricsUrl, { intervalMs: options.scrapeIntervalSec * 1000, headers: { ...client.authHeaders }, engine: serverEngine.name });
     await scraper?.start();
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
@@ -205,6 +222,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     }
     const clientHealth = withStaleConnectionResends(health.stop(), staleConnectionResends);
     const serverMetrics = await scraper?.stop();
+    if (serverMetrics?.warning) warn(serverMetrics.warning);
 
     // Summaries read the records back from disk: nothing holds them in memory while the run goes on, and past
     // EXACT_ANALYSIS_RECORDS they are streamed (statistics from histograms) so that the end of a long run is bounded too.
@@ -228,6 +246,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
         histograms: analysis.histograms,
         extra: {
           model,
+          engine: serverEngine,
           url: simulator === undefined ? url : 'embedded simulator',
           dataset: dataset.source,
           load_model: engine.loadModel,
@@ -267,6 +286,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       files,
       model,
       url,
+      serverEngine,
       summary,
       warmupPercentages,
       perTurn,

@@ -53,7 +53,9 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Be
   let simulator: RunningSimulator | undefined;
   const points: SweepPoint[] = [];
   try {
-    if (checked.url === undefined) simulator = await startSimulatorWorker({ profile: checked.simProfile, seed: checked.seed, faults: checked.simFaults });
+    if (checked.url === undefined) {
+      simulator = await startSimulatorWorker({ profile: checked.simProfile, seed: checked.seed, faults: checked.simFaults, modelName: checked.servedModelName ?? checked.model });
+    }
     const url = checked.url ?? simulator!.url;
     const runPoint = async (kind: SweepPoint['kind'], value: number): Promise<SweepPoint> => {
       const dir = join(outputDir, `${String(points.length + 1).padStart(2, '0')}-${kind}-${value}`);

@@ -21,7 +21,8 @@ function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
 }
 
 function describeStart(info: BenchmarkStartInfo): string {
-  const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : info.url;
+  const engine = info.engine.name === 'unknown' ? '' : ` (${info.engine.name}${info.engine.version === null ? '' : ` ${info.engine.version}`})`;
+  const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : `${info.url}${engine}`;
   return `chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; results in ${info.outputDir}\n`;
 }
 

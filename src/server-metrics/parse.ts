@@ -1,8 +1,10 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { metricNamesFor, type EngineName, type MetricSource } from '../server-engine/profiles.js';
 
 /**
- * The server-side numbers chatload reads from a Prometheus `/metrics` page, under vLLM's names (v1 and older) and
- * SGLang's. Each is summed over label sets (one per model or engine); null when the server exposes none of the names.
+ * The server-side numbers chatload reads from a Prometheus `/metrics` page, under the names of the detected engine
+ * (then every other engine chatload knows: vLLM v1 and older, SGLang, llama.cpp, TGI). Each is summed over label
+ * sets (one per model or engine); null when the server exposes none of the names.
  */
 export interface ServerMetricsSnapshot {
   /** Prompt tokens looked up in the prefix cache (counter). */
@@ -15,42 +17,80 @@ export interface ServerMetricsSnapshot {
   kv_cache_usage: number | null;
 }
 
-/** Names per quantity, first match wins. */
-export const METRIC_NAMES: Record<keyof ServerMetricsSnapshot, readonly string[]> = {
-  prefix_cache_queries: ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total', 'sglang:prompt_tokens_total'],
-  prefix_cache_hits: ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total', 'sglang:cached_tokens_total'],
-  requests_running: ['vllm:num_requests_running', 'sglang:num_running_reqs'],
-  requests_waiting: ['vllm:num_requests_waiting', 'sglang:num_queue_reqs'],
-  kv_cache_usage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage'],
-};
+/** One page read in full: the snapshot, the token counters, and every metric family name on the page. */
+export interface ServerMetricsReading {
+  snapshot: ServerMetricsSnapshot;
+  /** Prompt tokens processed (counter), as the engine counts them; null when absent. */
+  prompt_tokens: number | null;
+  /** Generated tokens (counter); null when absent. */
+  generation_tokens: number | null;
+  /** Every family name on the page, in page order. */
+  families: string[];
+}
 
-/** Reads the quantities above from Prometheus text. Throws on text that is not the exposition format. */
-export function parseServerMetrics(text: string): ServerMetricsSnapshot {
+/** Reads every quantity chatload knows from Prometheus text. Throws on text that is not the exposition format. */
+export function readServerMetrics(text: string, engine: EngineName = 'unknown'): ServerMetricsReading {
   const families = new Map<string, number>();
   for (const family of parsePrometheusTextFormat(text)) {
     let sum = 0;
     let any = false;
     for (const sample of family.metrics) {
-      const value = Number(sample.value);
-      if (sample.value !== undefined && Number.isFinite(value)) {
+      // A histogram or summary has no value of its own: its `_sum` is the total (e.g. TGI's input lengths).
+      const raw = sample.value ?? sample.sum;
+      const value = Number(raw);
+      if (raw !== undefined && Number.isFinite(value)) {
         sum += value;
         any = true;
       }
     }
     if (any) families.set(family.name, sum);
   }
-  const pick = (names: readonly string[]): number | null => {
-    for (const name of names) {
-      const value = families.get(name) ?? families.get(name.replace(/_total$/, ''));
+  const valueOf = (name: string): number | undefined => families.get(name) ?? families.get(name.replace(/_total$/, ''));
+  const read = (source: MetricSource): number | undefined => {
+    if (typeof source === 'string') return valueOf(source);
+    let total = 0;
+    for (const name of source.sum) {
+      const value = valueOf(name);
+      if (value === undefined) return undefined;
+      total += value;
+    }
+    return total;
+  };
+  const pick = (sources: readonly MetricSource[]): number | null => {
+    for (const source of sources) {
+      const value = read(source);
       if (value !== undefined) return value;
     }
     return null;
   };
+  const names = metricNamesFor(engine);
   return {
-    prefix_cache_queries: pick(METRIC_NAMES.prefix_cache_queries),
-    prefix_cache_hits: pick(METRIC_NAMES.prefix_cache_hits),
-    requests_running: pick(METRIC_NAMES.requests_running),
-    requests_waiting: pick(METRIC_NAMES.requests_waiting),
-    kv_cache_usage: pick(METRIC_NAMES.kv_cache_usage),
+    snapshot: {
+      prefix_cache_queries: pick(names.prefix_cache_queries),
+      prefix_cache_hits: pick(names.prefix_cache_hits),
+      requests_running: pick(names.requests_running),
+      requests_waiting: pick(names.requests_waiting),
+      kv_cache_usage: pick(names.kv_cache_usage),
+    },
+    prompt_tokens: pick(names.prompt_tokens),
+    generation_tokens: pick(names.generation_tokens),
+    families: [...families.keys()],
   };
+}
+
+/** Reads the snapshot quantities from Prometheus text. Throws on text that is not the exposition format. */
+export function parseServerMetrics(text: string, engine: EngineName = 'unknown'): ServerMetricsSnapshot {
+  return readServerMetrics(text, engine).snapshot;
+}
+
+/** The distinct name prefixes among `families` (`vllm:`, `tgi_`, `process_`), at most `limit`, for messages. */
+export function metricPrefixes(families: readonly string[], limit = 8): string[] {
+  const prefixes = new Set<string>();
+  for (const name of families) {
+    const colon = name.indexOf(':');
+    const underscore = name.indexOf('_');
+    prefixes.add(colon > 0 ? name.slice(0, colon + 1) : underscore > 0 ? name.slice(0, underscore + 1) : name);
+    if (prefixes.size >= limit) break;
+  }
+  return [...prefixes];
 }

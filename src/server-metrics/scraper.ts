@@ -1,5 +1,6 @@
 import { request } from 'undici';
-import { parseServerMetrics, type ServerMetricsSnapshot } from './parse.js';
+import { engineDisplayName, type EngineName } from '../server-engine/profiles.js';
+import { metricPrefixes, readServerMetrics, type ServerMetricsReading, type ServerMetricsSnapshot } from './parse.js';
 
 /** One scrape during the run: when (ms since the scraper started) and what the gauges said. */
 export interface ServerMetricsSample {
@@ -23,6 +24,13 @@ export interface ServerMetricsReport {
   prefix_cache_hits: number | null;
   /** prefix_cache_hits / prefix_cache_queries over the run, as the server counted them. */
   server_cache_hit_rate: number | null;
+  /** Prompt and generated tokens over the run (after - before), as the engine counts them; null when unknown. */
+  prompt_tokens: number | null;
+  generation_tokens: number | null;
+  /** The engine whose metric names were read first. */
+  engine: EngineName;
+  /** Why the counters are null, when they are: every scrape failed, or the page has no metric chatload knows. */
+  warning: string | null;
   series: ServerMetricsSample[];
 }
 
@@ -45,19 +53,29 @@ export class MetricsScraper {
   #failures = 0;
   #lastError: string | null = null;
   #timer: NodeJS.Timeout | undefined;
-  #inFlight: Promise<ServerMetricsSnapshot | null> | undefined;
+  #inFlight: Promise<ServerMetricsReading | null> | undefined;
   #startMs = 0;
+  readonly #engine: EngineName;
+  #beforeTokens: Pick<ServerMetricsReading, 'prompt_tokens' | 'generation_tokens'> | null = null;
+  /** Family names of the last page that parsed, for the warning when none of them is known. */
+  #lastFamilies: string[] | null = null;
+  #anyKnown = false;
+  #anyCacheCounter = false;
 
-  constructor(url: string, options: { intervalMs: number; headers?: Record<string, string> }) {
+  /** `engine` (from detection) says whose metric names are tried first. @default 'unknown' */
+  constructor(url: string, options: { intervalMs: number; headers?: Record<string, string>; engine?: EngineName }) {
     this.#url = url;
     this.#intervalMs = options.intervalMs;
     this.#headers = options.headers ?? {};
+    this.#engine = options.engine ?? 'unknown';
   }
 
   /** Takes the "before" snapshot and starts the periodic scrapes. */
   async start(): Promise<void> {
     this.#startMs = performance.now();
-    this.#before = await this.#scrape();
+    const before = await this.#scrape();
+    this.#before = before?.snapshot ?? null;
+    this.#beforeTokens = before;
     this.#timer = setInterval(() => {
       if (this.#inFlight === undefined) void this.#scrape();
     }, this.#intervalMs);
@@ -68,10 +86,13 @@ export class MetricsScraper {
   async stop(): Promise<ServerMetricsReport> {
     clearInterval(this.#timer);
     await this.#inFlight;
-    const after = await this.#scrape();
+    const afterReading = await this.#scrape();
+    const after = afterReading?.snapshot ?? null;
     const before = this.#before;
     const delta = (key: 'prefix_cache_queries' | 'prefix_cache_hits'): number | null =>
       before?.[key] == null || after?.[key] == null ? null : after[key]! - before[key]!;
+    const tokenDelta = (key: 'prompt_tokens' | 'generation_tokens'): number | null =>
+      this.#beforeTokens?.[key] == null || afterReading?.[key] == null ? null : afterReading[key]! - this.#beforeTokens[key]!;
     const queries = delta('prefix_cache_queries');
     const hits = delta('prefix_cache_hits');
     return {
@@ -84,18 +105,43 @@ export class MetricsScraper {
       prefix_cache_queries: queries,
       prefix_cache_hits: hits,
       server_cache_hit_rate: queries !== null && hits !== null && queries > 0 ? hits / queries : null,
+      prompt_tokens: tokenDelta('prompt_tokens'),
+      generation_tokens: tokenDelta('generation_tokens'),
+      engine: this.#engine,
+      warning: this.#warning(),
       series: this.#series,
     };
   }
 
-  #scrape(): Promise<ServerMetricsSnapshot | null> {
-    const run = async (): Promise<ServerMetricsSnapshot | null> => {
+  /** One sentence when the scrapes gave nothing chatload could read; null otherwise. */
+  #warning(): string | null {
+    if (this.#anyCacheCounter) return null;
+    const engine = engineDisplayName(this.#engine);
+    if (this.#anyKnown) {
+      return `--scrape-metrics: GET ${this.#url} has no prefix-cache counters for ${engine}, so the server's cache hit rate is unknown (the gauges were read)`;
+    }
+    if (this.#lastFamilies === null) {
+      return `--scrape-metrics: every GET ${this.#url} failed (${this.#scrapes} tries; last: ${this.#lastError ?? 'no answer'}), so the server's counters are unknown`;
+    }
+    const seen = metricPrefixes(this.#lastFamilies);
+    return (
+      `--scrape-metrics: GET ${this.#url} answered but has no metric chatload knows for ${engine} ` +
+      `(saw ${seen.length === 0 ? 'no metric' : `prefixes ${seen.join(' ')}`}), so the server's counters are unknown; docs/ENGINES.md lists the names read`
+    );
+  }
+
+  #scrape(): Promise<ServerMetricsReading | null> {
+    const run = async (): Promise<ServerMetricsReading | null> => {
       this.#scrapes += 1;
       try {
         const response = await request(this.#url, { headers: this.#headers, signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
         const text = await response.body.text();
         if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
-        const snapshot = parseServerMetrics(text);
+        const reading = readServerMetrics(text, this.#engine);
+        const snapshot = reading.snapshot;
+        this.#lastFamilies = reading.families;
+        if (Object.values(snapshot).some((v) => v !== null) || reading.prompt_tokens !== null || reading.generation_tokens !== null) this.#anyKnown = true;
+        if (snapshot.prefix_cache_queries !== null && snapshot.prefix_cache_hits !== null) this.#anyCacheCounter = true;
         if (this.#series.length < MAX_SAMPLES) {
           this.#series.push({
             t_ms: Math.round(performance.now() - this.#startMs),
@@ -104,7 +150,7 @@ export class MetricsScraper {
             kv_cache_usage: snapshot.kv_cache_usage,
           });
         }
-        return snapshot;
+        return reading;
       } catch (error) {
         this.#failures += 1;
         this.#lastError = error instanceof Error ? error.message : String(error);

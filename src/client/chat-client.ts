@@ -248,27 +248,6 @@ export class ChatClient {
     return this.#getHeaders;
   }
 
-  /**
-   * POST /reset_prefix_cache (vLLM with VLLM_SERVER_DEV_MODE=1, and chatload's simulator), so a run starts cold.
-   * Never rejects: says whether the server did it, and if not, why (one line, secrets removed).
-   */
-  async resetPrefixCache(timeoutMs = 10_000): Promise<{ ok: boolean; detail: string }> {
-    const url = `${this.#displayUrl}/reset_prefix_cache`;
-    try {
-      const response = await request(url, {
-        method: 'POST',
-        headers: this.#getHeaders,
-        dispatcher: this.#agent,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await readBodyExcerpt(response.body);
-      if (response.statusCode >= 200 && response.statusCode < 300) return { ok: true, detail: `HTTP ${response.statusCode}` };
-      return { ok: false, detail: `HTTP ${response.statusCode}${text ? `: ${sanitizeMessage(text, this.#secrets, 120)}` : ''}` };
-    } catch (error) {
-      return { ok: false, detail: classifyNetworkError(error, this.#secrets).message };
-    }
-  }
-
   /** Closes the agent (aborting nothing still in flight is fine: callers abort first). */
   async close(): Promise<void> {
     await Promise.all([this.#agent.close(), this.#freshAgent?.close()]);

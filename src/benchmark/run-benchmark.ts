@@ -1,6 +1,5 @@
 import { join, relative, resolve } from 'node:path';
-import { ChatClient, type ModelInfo } from '../client/chat-client.js';
-import { chatClientOptionsFor } from '../client/from-run-options.js';
+import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
@@ -17,8 +16,9 @@ import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scra
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
 import { scheduleWarning } from './analysis.js';
 import { analyzeRecordsFile } from './stream-analysis.js';
-import { normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
-import { parseShard, RequestBudget, shareOf } from '../engine/partition.js';
+import type { RunOptionsInput } from '../options/run-options.js';
+import { isRunPlan, planRun, type DatasetPlan, type RunPlan } from '../options/run-plan.js';
+import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { REDACTED, redactSecrets } from '../report/redact.js';
@@ -30,8 +30,6 @@ import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import type { TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
-import { thinkTimeFromOptions } from '../engine/think-time.js';
-import { parseHeaders } from './headers.js';
 import { defaultOutputDir, prepareOutputDir } from './output-dir.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
@@ -58,7 +56,8 @@ export interface BenchmarkStartInfo {
 
 /** Everything a finished run produced. The files are already on disk. */
 export interface BenchmarkResult {
-  options: RunOptions;
+  /** The validated plan the run followed. */
+  plan: RunPlan;
   outputDir: string;
   files: { requests: string; results: string; statsJson?: string; conversations?: string; html?: string; excel?: string; csv?: string };
   model: string;
@@ -78,26 +77,33 @@ export interface BenchmarkResult {
 
 /** The run's dataset: the -i file (conversations, JSONL, ShareGPT, or a generation config generated in memory) or the demo. */
 async function loadRunDataset(
-  options: RunOptions,
+  dataset: DatasetPlan,
   counter: TokenCounter,
   warn: (message: string) => void,
 ): Promise<{ conversations: Conversation[]; source: string; stats?: string }> {
-  if (options.inputFile === undefined) return { conversations: demoConversations({ seed: options.seed }), source: 'built-in demo' };
-  const loaded = await loadDataset(options.inputFile, { seed: options.seed, counter, warn });
+  if (dataset.inputFile === undefined) return { conversations: demoConversations({ seed: dataset.seed }), source: 'built-in demo' };
+  const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn });
   const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
-  return { conversations: loaded.conversations, source: options.inputFile, stats };
+  return { conversations: loaded.conversations, source: dataset.inputFile, stats };
 }
 
 /**
  * The options as results.json shows them: secrets replaced (redactSecrets also covers URL passwords), and every
  * --header value hidden, since any header may carry a credential.
  */
-function publicConfig(options: RunOptions): Record<string, unknown> {
+function publicConfig(config: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const headers = Array.isArray(config.headers) ? (config.headers as string[]) : [];
   return redactSecrets({
-    ...options,
-    apiKey: options.apiKey === undefined ? undefined : REDACTED,
-    headers: options.headers.map((line) => `${line.slice(0, line.indexOf(':'))}: ${REDACTED}`),
+    ...config,
+    apiKey: config.apiKey === undefined ? undefined : REDACTED,
+    headers: headers.map((line) => `${line.slice(0, line.indexOf(':'))}: ${REDACTED}`),
   });
+}
+
+/** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */
+function clientOptions(plan: RunPlan, url: string): ChatClientOptions {
+  const { apiKey, headers } = plan.target;
+  return { baseUrl: url, apiKey, headers, connections: plan.load.connections, ...plan.deadlines.request };
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number): number {
@@ -111,34 +117,32 @@ function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number
  * records (appended to requests.jsonl as they end) → summaries → results.json and the other files.
  * Bad input throws a ChatloadError before anything is sent; after that, nothing that was measured is lost.
  */
-export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks = {}): Promise<BenchmarkResult> {
-  const options = normalizeRunOptions(input);
-  const headers = parseHeaders(options.headers);
+export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: BenchmarkHooks = {}): Promise<BenchmarkResult> {
+  const plan = isRunPlan(input) ? input : planRun(input);
+  const { target, scale } = plan;
   const warnings: string[] = [];
   const warn = (message: string): void => {
     warnings.push(message);
     hooks.observer?.onWarning?.(message);
   };
-  const counter = await resolveTokenCounter({ tokenizer: options.tokenizer, model: options.model, trustRemoteCode: options.trustRemoteCode, warn });
-  const dataset = await loadRunDataset(options, counter, warn);
+  const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn });
+  const dataset = await loadRunDataset(plan.dataset, counter, warn);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
   // A shard runs its share of the whole: the conversations it owns and its exact share of -n.
-  const shard = options.shard === undefined ? undefined : parseShard(options.shard);
-  const maxRequests = options.maxNumRequests === undefined || shard === undefined ? options.maxNumRequests : shareOf(options.maxNumRequests, shard.index, shard.count);
-  const startAtEpochMs = options.startAt === undefined ? undefined : parseStartAt(options.startAt);
-  const outputDir = prepareOutputDir(options.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
+  const { shard, startAtEpochMs } = scale;
+  const maxNumRequests = plan.load.maxNumRequests;
+  const maxRequests = maxNumRequests === undefined || shard === undefined ? maxNumRequests : shareOf(maxNumRequests, shard.index, shard.count);
+  const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
 
   let simulator: RunningSimulator | undefined;
   let client: ChatClient | undefined;
   try {
-    if (options.url === undefined) {
-      simulator = await startSimulatorWorker({ profile: options.simProfile, seed: options.seed, faults: options.simFaults });
-    }
-    const url = options.url ?? simulator!.url;
-    client = new ChatClient(chatClientOptionsFor(options, url, headers));
-    const workers = workerCount(options, simulator !== undefined);
-    const models: ModelInfo[] = await client.waitReady(options.readyTimeoutSec * 1000, hooks.signal);
-    const model = options.servedModelName ?? options.model ?? models[0]?.id ?? 'default';
+    if (target.url === undefined) simulator = await startSimulatorWorker({ ...plan.simulator });
+    const url = target.url ?? simulator!.url;
+    client = new ChatClient(clientOptions(plan, url));
+    const workers = workerCount(scale.workers, plan.load.peakConcurrency, simulator !== undefined);
+    const models: ModelInfo[] = await client.waitReady(plan.deadlines.readyMs, hooks.signal);
+    const model = target.servedModelName ?? target.model ?? models[0]?.id ?? 'default';
     hooks.onStart?.({
       url,
       embeddedSimulator: simulator !== undefined,
@@ -148,12 +152,12 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       outputDir,
     });
 
-    if (options.resetPrefixCache) {
+    if (target.resetPrefixCache) {
       const reset = await client.resetPrefixCache();
       if (!reset.ok) warn(`--reset-prefix-cache: the server refused POST /reset_prefix_cache (${reset.detail}); the run starts with whatever its cache holds (vLLM needs VLLM_SERVER_DEV_MODE=1)`);
     }
-    const metricsUrl = scrapeUrl(options, url);
-    const scraper = metricsUrl === undefined ? undefined : new MetricsScraper(metricsUrl, { intervalMs: options.scrapeIntervalSec * 1000, headers: { ...client.authHeaders } });
+    const metricsUrl = scrapeUrl(target, url);
+    const scraper = metricsUrl === undefined ? undefined : new MetricsScraper(metricsUrl, { intervalMs: target.scrapeIntervalMs, headers: { ...client.authHeaders } });
     await scraper?.start();
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
@@ -163,11 +167,13 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     let engine: EngineResult;
     try {
       const engineInput = {
-        options,
+        load: plan.load,
+        request: plan.request,
+        deadlines: plan.deadlines,
+        keepFinishedConversations: plan.outputs.outputFile !== undefined,
         conversations: dataset.conversations,
         model,
         counter,
-        thinkTime: thinkTimeFromOptions(options),
         signal: hooks.signal,
         observer: {
           ...hooks.observer,
@@ -179,7 +185,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       };
       engine =
         workers > 1
-          ? await runEngineInWorkers({ ...engineInput, url, headers, workers, shard, maxRequests, startAtEpochMs })
+          ? await runEngineInWorkers({ ...engineInput, client: clientOptions(plan, url), tokenizer: plan.dataset.tokenizer, workers, shard, maxRequests, startAtEpochMs })
           : await runEngine({
               ...engineInput,
               client,
@@ -196,7 +202,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
 
     // Summaries read the records back from disk: nothing holds them in memory while the run goes on, and past
     // EXACT_ANALYSIS_RECORDS they are streamed (statistics from histograms) so that the end of a long run is bounded too.
-    const analysis = await analyzeRecordsFile(files.requests, options);
+    const analysis = await analyzeRecordsFile(files.requests, plan.summary);
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
     const lagWarning = scheduleWarning(summary);
@@ -207,7 +213,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     writeJsonAtomic(
       files.results,
       buildResultsDocument({
-        config: publicConfig(options),
+        config: publicConfig(plan.config),
         summary,
         warmupPercentages,
         perTurn,
@@ -221,7 +227,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           load_model: engine.loadModel,
           workers,
           worker_health: engine.workerHealth ?? null,
-          shard: options.shard ?? null,
+          shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
           stop_reason: engine.stopReason,
           tokenizer: counter.source ?? counter.tokenizer.name,
           token_counts_exact: counter.tokenizer.exact,
@@ -233,23 +239,24 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
         },
       }),
     );
-    if (options.statsJsonOutput !== undefined) {
-      files.statsJson = options.statsJsonOutput;
-      await writeReferenceStatsFile(options.statsJsonOutput, files.requests);
+    const { statsJsonOutput, outputFile } = plan.outputs;
+    if (statsJsonOutput !== undefined) {
+      files.statsJson = statsJsonOutput;
+      await writeReferenceStatsFile(statsJsonOutput, files.requests);
     }
-    if (options.outputFile !== undefined) {
-      files.conversations = options.outputFile;
-      writeConversationsJson(options.outputFile, engine.finishedConversations);
+    if (outputFile !== undefined) {
+      files.conversations = outputFile;
+      writeConversationsJson(outputFile, engine.finishedConversations);
     }
     // Reports render from the files just written, exactly as `chatload report` would.
-    const reports = await writeRunReports(outputDir, { html: options.report, excel: options.excelOutput, csv: options.csv });
+    const reports = await writeRunReports(outputDir, { html: plan.outputs.report, excel: plan.outputs.excel, csv: plan.outputs.csv });
     // Named as the output folder was given (relative stays relative), like the other files.
     const asGiven = (path: string): string => (path.startsWith(resolve(outputDir)) ? join(outputDir, relative(resolve(outputDir), path)) : path);
     if (reports.html !== undefined) files.html = asGiven(reports.html);
     if (reports.excel !== undefined) files.excel = asGiven(reports.excel);
     if (reports.csv !== undefined) files.csv = asGiven(reports.csv);
     return {
-      options,
+      plan,
       outputDir,
       files,
       model,
@@ -261,7 +268,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       serverMetrics: serverMetrics ?? null,
       engine,
       warnings,
-      exitCode: exitCodeOf(engine, summary, options.maxErrorRate),
+      exitCode: exitCodeOf(engine, summary, plan.summary.maxErrorRate),
     };
   } finally {
     await client?.close();

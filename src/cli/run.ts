@@ -3,7 +3,7 @@ import { runBenchmark, type BenchmarkStartInfo } from '../benchmark/run-benchmar
 import { ExitCode } from '../errors/index.js';
 import { ProgressLine } from '../report/progress.js';
 import { formatSummary } from '../report/terminal.js';
-import { addRunOptions, flagsToRunOptions, type RunFlags } from './run-options.js';
+import { addRunOptions, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 
@@ -18,8 +18,10 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .command('run')
     .description('Replay multi-turn conversations against an OpenAI-compatible server and measure it. Without --url, runs the built-in simulator.');
   addRunOptions(command);
-  command.action(async (flags: RunFlags) => {
-    const quiet = flags.quiet ?? false;
+  command.action(async () => {
+    const flags = terminalFlags(command);
+    const { plan } = runOptionsFromCommand(command, process.env);
+    const quiet = flags.quiet;
     const err = process.stderr;
     const progress = !quiet && err.isTTY ? { line: undefined as ProgressLine | undefined } : undefined;
     const say = (line: string): void => {
@@ -32,11 +34,11 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       stop.abort();
     });
     try {
-      const result = await runBenchmark(flagsToRunOptions(flags, process.env), {
+      const result = await runBenchmark(plan, {
         signal: stop.signal,
         onStart: (info) => {
           say(describeStart(info));
-          if (progress) progress.line = new ProgressLine(err, { total: flags.maxNumRequests });
+          if (progress) progress.line = new ProgressLine(err, { total: plan.load.maxNumRequests });
         },
         observer: {
           onRecord: (record) => {
@@ -70,7 +72,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       const written = Object.values(result.files).join(', ');
       say(`chatload: wrote ${written}\n`);
       if (result.exitCode === ExitCode.runFailed) {
-        say(`chatload: ${result.summary.failed} of ${result.summary.completed + result.summary.failed} requests failed, over --max-error-rate ${flags.maxErrorRate}\n`);
+        say(`chatload: ${result.summary.failed} of ${result.summary.completed + result.summary.failed} requests failed, over --max-error-rate ${plan.summary.maxErrorRate}\n`);
       }
       setExitCode(result.exitCode);
     } finally {

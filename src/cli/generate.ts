@@ -6,8 +6,8 @@ import { datasetStats, formatStats } from '../synth/dataset-stats.js';
 import { resolveTokenCounter } from '../tokenizer/index.js';
 import { z } from 'zod';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
-import { option, retold, text } from '../options/define.js';
-import { fieldsOf, optionsError, problemsOf, RUN_OPTIONS } from '../options/run-options.js';
+import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
+import { generateOptions } from '../options/table/generate.js';
 import { problemLines } from './run-options.js';
 
 /** Flags of `chatload generate`, as commander parses them. */
@@ -50,20 +50,6 @@ export async function runGenerate(
   if (flags.printStats === true || dataset.printStats === true) out(`${formatStats(datasetStats(dataset.conversations, counter.tokenizer))}\n`);
 }
 
-/**
- * The options of `chatload generate`: its own -i and -o, and the run options it shares (--seed, --tokenizer,
- * --trust-remote-code, and -m with the help that fits here), declared once in the run option table.
- */
-const generateOptions = {
-  inputFile: option({ flags: '-i, --input-file <file>', group: 'dataset', help: 'generation config (JSON, "filetype": "generate_conversations")', schema: text }),
-  outputFile: option({ flags: '-o, --output-file <file>', group: 'outputs', help: 'where to write the conversations: .json (the reference list) or .jsonl', schema: text }),
-  seed: RUN_OPTIONS.seed,
-  tokenizer: RUN_OPTIONS.tokenizer,
-  model: retold(RUN_OPTIONS.model, { group: 'dataset', help: 'model whose tokenizer to use when --tokenizer is not given (local folder or HF cache)', defaultText: undefined }),
-  printStats: option({ flags: '--print-stats', group: 'outputs', help: 'print the distributions of turns, user, assistant and request tokens', schema: z.boolean(), default: false }),
-  trustRemoteCode: RUN_OPTIONS.trustRemoteCode,
-};
-
 const generateSchema = z.object(fieldsOf(generateOptions)).strict();
 
 /** The flags of a parsed `generate` command, validated (one ConfigError with every problem). */
@@ -80,7 +66,7 @@ export function registerGenerateCommand(program: Command): void {
   const command = program
     .command('generate')
     .description('Generate conversations from a generate_conversations config (the reference format) and write them. See docs/DATASETS.md.');
-  addTableOptions(command, generateOptions, { required: ['inputFile', 'outputFile'] });
+  addTableOptions(command, generateOptions);
   command.action(async () => {
     await runGenerate(generateFlags(command));
   });

@@ -19,21 +19,19 @@ function collect(value: string, previous: string[] | undefined): string[] {
 }
 
 /** The commander options of one table entry: its flag, and its negation if it has one. */
-function commanderOptions(spec: OptionSpec, table: OptionTable, required: boolean): Option[] {
+function commanderOptions(spec: OptionSpec, table: OptionTable): Option[] {
   return flagHelp(spec, table).map(({ flags, help }, i) => {
     const option = new Option(flags, help).helpGroup(groupHeading(spec.group));
     if (i === 0 && spec.env !== undefined) option.env(spec.env);
-    if (required) option.makeOptionMandatory();
+    if (spec.required === true) option.makeOptionMandatory();
     if (spec.repeatable === true) option.argParser(collect);
     return option;
   });
 }
 
-/** Adds every option of `table` to `command`, each under its help group; those `required` lists (by key) must be given. */
-export function addTableOptions(command: Command, table: OptionTable, settings: { required?: readonly string[] } = {}): Command {
-  for (const [key, spec] of Object.entries(table)) {
-    for (const option of commanderOptions(spec, table, settings.required?.includes(key) === true)) command.addOption(option);
-  }
+/** Adds every option of `table` to `command`, each under its help group. */
+export function addTableOptions(command: Command, table: OptionTable): Command {
+  for (const spec of Object.values(table)) for (const option of commanderOptions(spec, table)) command.addOption(option);
   return command;
 }
 

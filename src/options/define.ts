@@ -41,6 +41,8 @@ export interface OptionText {
   readonly env?: string;
   /** A boolean's second flag that sets it false (`--no-early-stop`), with its own help. */
   readonly negation?: { readonly flags: string; readonly help: string };
+  /** The option must be given (commander's mandatory option): for a command's own inputs, never a run option. */
+  readonly required?: boolean;
   /** The flag may be given many times; the values collect into a list (`--header`). */
   readonly repeatable?: boolean;
   /**

@@ -5,12 +5,14 @@ import { InvalidArgumentError } from 'commander';
  * or throws InvalidArgumentError with what was expected. The run options read their values through options/define.ts.
  */
 
+/** A whole number >= 1. */
 export function positiveInt(value: string): number {
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer.');
   return n;
 }
 
+/** A whole number. */
 export function integer(value: string): number {
   const n = Number(value);
   if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected an integer.');

@@ -77,16 +77,16 @@ async function sendWithRetries(ctx: TurnContext, request: ChatRequest, rng: Rng)
   }
 }
 
-/**
- * Sends the conversation's next turn (with retries), builds its record, and on success moves the conversation
- * on with the answer that goes into the history: the server's, or the recorded one with --replay-dataset-answers.
- */
 /** When the load model meant to send a turn (performance.now() ms) and how long it waited for a concurrency slot. */
 export interface TurnSchedule {
   scheduledAtMs: number;
   queueMs: number;
 }
 
+/**
+ * Sends the conversation's next turn (with retries), builds its record, and on success moves the conversation
+ * on with the answer that goes into the history: the server's, or the recorded one with --replay-dataset-answers.
+ */
 export async function runTurn(
   ctx: TurnContext,
   conversation: ActiveConversation,

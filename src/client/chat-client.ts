@@ -1,4 +1,3 @@
-import { ok } from 'node:assert';
 import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
@@ -71,8 +70,10 @@ export class ChatClient {
     this.#chatUrl = `${root}/v1/chat/completions`;
     this.#modelsUrl = `${root}/v1/models`;
     this.#displayUrl = root;
-    // The run options' schema validated these (the plan's deadlines part); a library caller gets only this cheap check.
-    ok(options.connections > 0 && options.requestTimeoutMs > 0 && (options.ttftTimeoutMs ?? 1) > 0 && (options.idleTimeoutMs ?? 1) > 0, 'ChatClient: connections and timeouts must be > 0');
+    // The run options' schema validated the timeouts (the plan's deadlines part): one cheap guard for library callers.
+    if (!(options.connections > 0 && options.requestTimeoutMs > 0 && (options.ttftTimeoutMs ?? 1) > 0 && (options.idleTimeoutMs ?? 1) > 0)) {
+      throw new ConfigError('ChatClient: connections and timeouts must be positive numbers');
+    }
     this.#requestTimeoutMs = options.requestTimeoutMs;
     this.#limits = {
       totalMs: options.requestTimeoutMs,

@@ -9,7 +9,8 @@
  * await sim.close();
  */
 export { runBenchmark, type BenchmarkHooks, type BenchmarkResult, type BenchmarkStartInfo } from './benchmark/run-benchmark.js';
-export { normalizeRunOptions, type RunOptions, type RunOptionsInput } from './options/run-options.js';
+export { normalizeRunOptions, RUN_OPTIONS, type RunOptions, type RunOptionsInput } from './options/run-options.js';
+export { planRun, type RunPlan } from './options/run-plan.js';
 export { runEngine, type ConversationCounts, type EngineInput, type EngineObserver, type EngineResult, type StopReason } from './engine/index.js';
 export { loadConversations, demoConversations, validateConversation, type Conversation } from './conversation/index.js';
 export { startSimulator, startSimulatorWorker, type RunningSimulator, type SimulatorOptions } from './sim/index.js';

@@ -1,10 +1,9 @@
-import { parseSlos } from '../metrics/goodput.js';
 import { LatencyHistograms, type SerializedHistograms } from '../metrics/histogram.js';
 import { conversationStats, summarizePerConversation, type ConversationStats, type ConversationSummary } from '../metrics/per-conversation.js';
 import { summarizePerTurn, type TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
 import { summarize, summarizeWarmupPercentages, type Summary } from '../metrics/summary.js';
-import type { RunOptions } from '../options/run-options.js';
+import type { SummaryPlan } from '../options/run-plan.js';
 
 /** Everything derived from a run's records. */
 export interface RunAnalysis {
@@ -18,8 +17,8 @@ export interface RunAnalysis {
 }
 
 /** Summarizes the records (each summary leaves warmup records out itself, and counts them). */
-export function analyzeRecords(records: readonly RequestRecord[], options: RunOptions): RunAnalysis {
-  const slos = parseSlos(options.goodput ?? []);
+export function analyzeRecords(records: readonly RequestRecord[], options: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>): RunAnalysis {
+  const slos = options.goodput ?? {};
   const perConversation = summarizePerConversation(records);
   return {
     summary: summarize(records, { slos }),

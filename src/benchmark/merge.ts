@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
 import type { ClientHealth } from '../metrics/client-health.js';
-import { parseSlos } from '../metrics/goodput.js';
 import { conversationStats, ConversationTally } from '../metrics/per-conversation.js';
 import { PerTurnTally } from '../metrics/per-turn.js';
 import { countsInHistograms, HISTOGRAM_METRICS, LatencyHistograms, type HistogramMetric } from '../metrics/histogram.js';
@@ -234,7 +233,7 @@ async function mergeStreaming(dirs: readonly string[], requestFiles: readonly st
 
   const first = runs.find((r) => r.finished) ?? runs[0]!;
   const options = summaryOptions(first.config);
-  const slos = parseSlos(options.goodput ?? []);
+  const slos = options.goodput ?? {};
   const builder = new StreamingSummary({ slos, recordLatencies: false });
   const perTurn = new PerTurnTally({ slos });
   const perConversation = new ConversationTally();

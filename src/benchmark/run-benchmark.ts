@@ -1,6 +1,5 @@
 import { join, relative, resolve } from 'node:path';
-import { ChatClient, type ModelInfo } from '../client/chat-client.js';
-import { chatClientOptionsFor } from '../client/from-run-options.js';
+import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { normalizeBaseUrl } from '../client/request-body.js';
 import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
@@ -22,8 +21,9 @@ import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js'
 import { resolveServedModel } from './model-check.js';
 import { scheduleWarning } from './analysis.js';
 import { analyzeRecordsFile } from './stream-analysis.js';
-import { normalizeRunOptions, parseStartAt, type RunOptions, type RunOptionsInput } from '../options/run-options.js';
-import { parseShard, RequestBudget, shareOf } from '../engine/partition.js';
+import type { RunOptionsInput } from '../options/run-options.js';
+import { isRunPlan, planRun, type DatasetPlan, type RunPlan } from '../options/run-plan.js';
+import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { REDACTED, redactSecrets } from '../report/redact.js';
@@ -35,8 +35,6 @@ import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import type { TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
-import { thinkTimeFromOptions } from '../engine/think-time.js';
-import { parseHeaders } from './headers.js';
 import { defaultOutputDir, prepareOutputDir } from './output-dir.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
@@ -65,7 +63,8 @@ export interface BenchmarkStartInfo {
 
 /** Everything a finished run produced. The files are already on disk. */
 export interface BenchmarkResult {
-  options: RunOptions;
+  /** The validated plan the run followed. */
+  plan: RunPlan;
   outputDir: string;
   files: { requests: string; results: string; statsJson?: string; conversations?: string; html?: string; excel?: string; csv?: string };
   model: string;
@@ -89,27 +88,34 @@ export interface BenchmarkResult {
 
 /** The run's dataset: the -i file (conversations, JSONL, ShareGPT, or a generation config generated in memory) or the demo. */
 async function loadRunDataset(
-  options: RunOptions,
+  dataset: DatasetPlan,
   counter: TokenCounter,
   warn: (message: string) => void,
 ): Promise<{ conversations: Conversation[]; source: string; stats?: string }> {
-  if (options.inputFile === undefined) return { conversations: demoConversations({ seed: options.seed }), source: 'built-in demo' };
-  const loaded = await loadDataset(options.inputFile, { seed: options.seed, counter, warn });
+  if (dataset.inputFile === undefined) return { conversations: demoConversations({ seed: dataset.seed }), source: 'built-in demo' };
+  const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn });
   const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
-  return { conversations: loaded.conversations, source: options.inputFile, stats };
+  return { conversations: loaded.conversations, source: dataset.inputFile, stats };
 }
 
 /**
  * The options as results.json shows them: secrets replaced (redactSecrets also covers URL passwords), and every
  * --header value hidden, since any header may carry a credential.
  */
-function publicConfig(options: RunOptions): Record<string, unknown> {
+function publicConfig(config: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const headers = Array.isArray(config.headers) ? (config.headers as string[]) : [];
   return redactSecrets({
-    ...options,
-    apiKey: options.apiKey === undefined ? undefined : REDACTED,
+    ...config,
+    apiKey: config.apiKey === undefined ? undefined : REDACTED,
     // Names only: a header's value may be a secret, in either "Name: value" or "Name=value" form.
-    headers: Object.keys(parseHeaders(options.headers)).map((name) => `${name}: ${REDACTED}`),
+    headers: headers.map((line) => `${line.split(/[:=]/)[0]!.trim()}: ${REDACTED}`),
   });
+}
+
+/** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */
+function clientOptions(plan: RunPlan, url: string): ChatClientOptions {
+  const { apiKey, headers } = plan.target;
+  return { baseUrl: url, apiKey, headers, connections: plan.load.connections, ...plan.deadlines.request };
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
@@ -127,40 +133,40 @@ function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number
  * records (appended to requests.jsonl as they end) → summaries → results.json and the other files.
  * Bad input throws a ChatloadError before anything is sent; after that, nothing that was measured is lost.
  */
-export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks = {}): Promise<BenchmarkResult> {
-  const options = normalizeRunOptions(input);
-  const headers = parseHeaders(options.headers);
+export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: BenchmarkHooks = {}): Promise<BenchmarkResult> {
+  const plan = isRunPlan(input) ? input : planRun(input);
+  const { target, scale } = plan;
   const warnings: string[] = [];
   const warn = (message: string): void => {
     warnings.push(message);
     hooks.observer?.onWarning?.(message);
   };
-  const counter = await resolveTokenCounter({ tokenizer: options.tokenizer, model: options.model, trustRemoteCode: options.trustRemoteCode, warn });
-  const dataset = await loadRunDataset(options, counter, warn);
+  const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn });
+  const dataset = await loadRunDataset(plan.dataset, counter, warn);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
   // A shard runs its share of the whole: the conversations it owns and its exact share of -n.
-  const shard = options.shard === undefined ? undefined : parseShard(options.shard);
-  const maxRequests = options.maxNumRequests === undefined || shard === undefined ? options.maxNumRequests : shareOf(options.maxNumRequests, shard.index, shard.count);
-  const startAtEpochMs = options.startAt === undefined ? undefined : parseStartAt(options.startAt);
-  const outputDir = prepareOutputDir(options.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
+  const { shard, startAtEpochMs } = scale;
+  const maxNumRequests = plan.load.maxNumRequests;
+  const maxRequests = maxNumRequests === undefined || shard === undefined ? maxNumRequests : shareOf(maxNumRequests, shard.index, shard.count);
+  const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
 
   let simulator: RunningSimulator | undefined;
   let client: ChatClient | undefined;
   try {
-    if (options.url === undefined) {
+    if (target.url === undefined) {
       // It serves the model the run asks for, so -m names a tokenizer and a model at once, as against a real server.
-      simulator = await startSimulatorWorker({ profile: options.simProfile, seed: options.seed, faults: options.simFaults, modelName: options.servedModelName ?? options.model });
+      simulator = await startSimulatorWorker({ ...plan.simulator, modelName: target.servedModelName ?? target.model });
     }
-    const url = options.url ?? simulator!.url;
-    client = new ChatClient(chatClientOptionsFor(options, url, headers));
-    const workers = workerCount(options, simulator !== undefined);
-    const models: ModelInfo[] = await client.waitReady(options.readyTimeoutSec * 1000, hooks.signal);
+    const url = target.url ?? simulator!.url;
+    client = new ChatClient(clientOptions(plan, url));
+    const workers = workerCount(scale.workers, plan.load.peakConcurrency, simulator !== undefined);
+    const models: ModelInfo[] = await client.waitReady(plan.deadlines.readyMs, hooks.signal);
     const base = normalizeBaseUrl(url)!; // the client validated it
     const rootUrl = `${base.origin}${base.pathname}`;
-    const metricsUrl = scrapeUrl(options, url);
+    const metricsUrl = scrapeUrl(target, url);
     // Bounded GETs that never fail the run (issue #12, part 2).
     const serverEngine = await detectEngine({ rootUrl, headers: client.authHeaders, metricsUrl, signal: hooks.signal });
-    const model = resolveServedModel(options, models, url, serverEngine.name, warn);
+    const model = resolveServedModel(target, models, url, serverEngine.name, warn);
     hooks.onStart?.({
       url,
       embeddedSimulator: simulator !== undefined,
@@ -171,14 +177,14 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       outputDir,
     });
 
-    if (options.resetPrefixCache) {
+    if (target.resetPrefixCache) {
       const reset = await resetPrefixCache(serverEngine.name, { rootUrl, headers: client.authHeaders, signal: hooks.signal });
       if (!reset.ok) warn(resetWarning(serverEngine.name, reset));
     }
     const scraper =
       metricsUrl === undefined
         ? undefined
-        : new MetricsScraper(metricsUrl, { intervalMs: options.scrapeIntervalSec * 1000, headers: { ...client.authHeaders }, engine: serverEngine.name });
+        : new MetricsScraper(metricsUrl, { intervalMs: target.scrapeIntervalMs, headers: { ...client.authHeaders }, engine: serverEngine.name });
     await scraper?.start();
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
@@ -190,11 +196,13 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     let engine: EngineResult;
     try {
       const engineInput = {
-        options,
+        load: plan.load,
+        request: plan.request,
+        deadlines: plan.deadlines,
+        keepFinishedConversations: plan.outputs.outputFile !== undefined,
         conversations: dataset.conversations,
         model,
         counter,
-        thinkTime: thinkTimeFromOptions(options),
         signal: hooks.signal,
         observer: {
           ...hooks.observer,
@@ -208,7 +216,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       };
       engine =
         workers > 1
-          ? await runEngineInWorkers({ ...engineInput, url, headers, workers, shard, maxRequests, startAtEpochMs })
+          ? await runEngineInWorkers({ ...engineInput, client: clientOptions(plan, url), tokenizer: plan.dataset.tokenizer, workers, shard, maxRequests, startAtEpochMs })
           : await runEngine({
               ...engineInput,
               client,
@@ -226,7 +234,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
 
     // Summaries read the records back from disk: nothing holds them in memory while the run goes on, and past
     // EXACT_ANALYSIS_RECORDS they are streamed (statistics from histograms) so that the end of a long run is bounded too.
-    const analysis = await analyzeRecordsFile(files.requests, options);
+    const analysis = await analyzeRecordsFile(files.requests, plan.summary);
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
     const lagWarning = scheduleWarning(summary);
@@ -237,7 +245,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     writeJsonAtomic(
       files.results,
       buildResultsDocument({
-        config: publicConfig(options),
+        config: publicConfig(plan.config),
         summary,
         warmupPercentages,
         perTurn,
@@ -252,7 +260,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           load_model: engine.loadModel,
           workers,
           worker_health: engine.workerHealth ?? null,
-          shard: options.shard ?? null,
+          shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
           stop_reason: engine.stopReason,
           tokenizer: counter.source ?? counter.tokenizer.name,
           token_counts_exact: counter.tokenizer.exact,
@@ -265,23 +273,24 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
         },
       }),
     );
-    if (options.statsJsonOutput !== undefined) {
-      files.statsJson = options.statsJsonOutput;
-      await writeReferenceStatsFile(options.statsJsonOutput, files.requests);
+    const { statsJsonOutput, outputFile } = plan.outputs;
+    if (statsJsonOutput !== undefined) {
+      files.statsJson = statsJsonOutput;
+      await writeReferenceStatsFile(statsJsonOutput, files.requests);
     }
-    if (options.outputFile !== undefined) {
-      files.conversations = options.outputFile;
-      writeConversationsJson(options.outputFile, engine.finishedConversations);
+    if (outputFile !== undefined) {
+      files.conversations = outputFile;
+      writeConversationsJson(outputFile, engine.finishedConversations);
     }
     // Reports render from the files just written, exactly as `chatload report` would.
-    const reports = await writeRunReports(outputDir, { html: options.report, excel: options.excelOutput, csv: options.csv });
+    const reports = await writeRunReports(outputDir, { html: plan.outputs.report, excel: plan.outputs.excel, csv: plan.outputs.csv });
     // Named as the output folder was given (relative stays relative), like the other files.
     const asGiven = (path: string): string => (path.startsWith(resolve(outputDir)) ? join(outputDir, relative(resolve(outputDir), path)) : path);
     if (reports.html !== undefined) files.html = asGiven(reports.html);
     if (reports.excel !== undefined) files.excel = asGiven(reports.excel);
     if (reports.csv !== undefined) files.csv = asGiven(reports.csv);
     return {
-      options,
+      plan,
       outputDir,
       files,
       model,
@@ -295,7 +304,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       engine,
       warnings,
       topErrors: outcomes.top(3),
-      exitCode: exitCodeOf(engine, summary, options.maxErrorRate, outcomes),
+      exitCode: exitCodeOf(engine, summary, plan.summary.maxErrorRate, outcomes),
     };
   } finally {
     await client?.close();

@@ -1,9 +1,8 @@
-import { parseSlos } from '../metrics/goodput.js';
 import { conversationStats, ConversationTally } from '../metrics/per-conversation.js';
 import { PerTurnTally } from '../metrics/per-turn.js';
 import { StreamingSummary } from '../metrics/streaming-summary.js';
 import type { Summary } from '../metrics/summary.js';
-import type { RunOptions } from '../options/run-options.js';
+import type { SummaryPlan } from '../options/run-plan.js';
 import { countJsonlLines, readRequestsJsonl, streamRequestsJsonl } from '../report/requests-jsonl.js';
 import { analyzeRecords, type RunAnalysis } from './analysis.js';
 
@@ -27,11 +26,11 @@ export interface FileAnalysis extends RunAnalysis {
  * every count, total, ratio, throughput, goodput and warmup-percentage cut is exact, and every Stats (summary, per
  * turn, warmup percentages) comes from LatencyHistograms, listed in summary.approximate_metrics.
  */
-export async function analyzeRecordsFile(path: string, options: RunOptions, limits: { exactRecords?: number } = {}): Promise<FileAnalysis> {
+export async function analyzeRecordsFile(path: string, options: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>, limits: { exactRecords?: number } = {}): Promise<FileAnalysis> {
   const exactRecords = limits.exactRecords ?? EXACT_ANALYSIS_RECORDS;
   if ((await countJsonlLines(path)) <= exactRecords) return { ...analyzeRecords(readRequestsJsonl(path), options), mode: 'exact', warnings: [] };
 
-  const slos = parseSlos(options.goodput ?? []);
+  const slos = options.goodput ?? {};
   const cuts = await warmupCuts(path, options.warmupPercentages);
   const summary = new StreamingSummary({ slos });
   const perTurn = new PerTurnTally({ slos });

@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import { ConfigError } from '../errors/index.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { Summary } from '../metrics/summary.js';
-import { normalizeRunOptions, type RunOptionsInput } from '../options/run-options.js';
+import type { RunOptionsInput } from '../options/run-options.js';
+import { planRun } from '../options/run-plan.js';
+import { hasSlos } from '../metrics/goodput.js';
 import { writeJsonAtomic, writeTextAtomic } from '../report/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { prepareOutputDir, defaultOutputDir } from './output-dir.js';
@@ -47,16 +49,17 @@ function meets(summary: Summary, targetShare: number): boolean | null {
  * --reset-prefix-cache every point starts cold.
  */
 export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: BenchmarkHooks & { onPoint?: (point: SweepPoint) => void } = {}): Promise<SweepResult> {
-  const checked = normalizeRunOptions(base); // every problem of the shared options, before anything runs
-  if (plan.kind === 'search' && (checked.goodput ?? []).length === 0) throw new ConfigError('sweep --search needs --goodput SLOs to search against');
-  const outputDir = prepareOutputDir(checked.outputDir ?? defaultOutputDir());
+  const checked = planRun(base); // every problem of the shared options, before anything runs
+  if (plan.kind === 'search' && !hasSlos(checked.summary.goodput)) throw new ConfigError('sweep --search needs --goodput SLOs to search against');
+  const outputDir = prepareOutputDir(checked.outputs.outputDir ?? defaultOutputDir());
   let simulator: RunningSimulator | undefined;
   const points: SweepPoint[] = [];
   try {
-    if (checked.url === undefined) {
-      simulator = await startSimulatorWorker({ profile: checked.simProfile, seed: checked.seed, faults: checked.simFaults, modelName: checked.servedModelName ?? checked.model });
+    if (checked.target.url === undefined) {
+      // It serves the model the run asks for, as in runBenchmark.
+      simulator = await startSimulatorWorker({ ...checked.simulator, modelName: checked.target.servedModelName ?? checked.target.model });
     }
-    const url = checked.url ?? simulator!.url;
+    const url = checked.target.url ?? simulator!.url;
     const runPoint = async (kind: SweepPoint['kind'], value: number): Promise<SweepPoint> => {
       const dir = join(outputDir, `${String(points.length + 1).padStart(2, '0')}-${kind}-${value}`);
       const load: RunOptionsInput = kind === 'concurrency' ? { numClients: value, maxActiveConversations: undefined } : { sessionRate: value };

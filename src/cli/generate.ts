@@ -4,7 +4,11 @@ import { loadDataset, writeConversations } from '../conversation/index.js';
 import { ConfigError } from '../errors/index.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
 import { resolveTokenCounter } from '../tokenizer/index.js';
-import { integer } from './parse.js';
+import { z } from 'zod';
+import { addTableOptions, readTableOptions } from '../options/commander.js';
+import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
+import { generateOptions } from '../options/table/generate.js';
+import { problemLines } from './run-options.js';
 
 /** Flags of `chatload generate`, as commander parses them. */
 export interface GenerateFlags {
@@ -46,19 +50,24 @@ export async function runGenerate(
   if (flags.printStats === true || dataset.printStats === true) out(`${formatStats(datasetStats(dataset.conversations, counter.tokenizer))}\n`);
 }
 
+const generateSchema = z.object(fieldsOf(generateOptions)).strict();
+
+/** The flags of a parsed `generate` command, validated (one ConfigError with every problem). */
+function generateFlags(command: Command): GenerateFlags {
+  const { values, problems, fromEnv } = readTableOptions(command, generateOptions);
+  const parsed = generateSchema.safeParse(values);
+  const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
+  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, generateOptions, fromEnv));
+  return { ...parsed.data, inputFile: parsed.data.inputFile!, outputFile: parsed.data.outputFile! };
+}
+
 /** Adds `chatload generate` (the reference's --generate-only). */
 export function registerGenerateCommand(program: Command): void {
-  program
+  const command = program
     .command('generate')
-    .description('Generate conversations from a generate_conversations config (the reference format) and write them. See docs/DATASETS.md.')
-    .requiredOption('-i, --input-file <file>', 'generation config (JSON, "filetype": "generate_conversations")')
-    .requiredOption('-o, --output-file <file>', 'where to write the conversations: .json (the reference list) or .jsonl')
-    .option('--seed <n>', 'seed of every random choice', integer, 0)
-    .option('--tokenizer <spec>', 'approx, tiktoken:cl100k_base|o200k_base, a tokenizer.json or model folder, or a Hugging Face model id')
-    .option('-m, --model <model>', 'model whose tokenizer to use when --tokenizer is not given (local folder or HF cache)')
-    .option('--print-stats', 'print the distributions of turns, user, assistant and request tokens')
-    .option('--trust-remote-code', 'accepted for compatibility (no effect: tokenizers run no remote code)')
-    .action(async (flags: GenerateFlags) => {
-      await runGenerate(flags);
-    });
+    .description('Generate conversations from a generate_conversations config (the reference format) and write them. See docs/DATASETS.md.');
+  addTableOptions(command, generateOptions);
+  command.action(async () => {
+    await runGenerate(generateFlags(command));
+  });
 }

@@ -3,7 +3,7 @@ import { runBenchmark, type BenchmarkResult, type BenchmarkStartInfo } from '../
 import { ExitCode } from '../errors/index.js';
 import { ProgressLine } from '../report/progress.js';
 import { formatSummary } from '../report/terminal.js';
-import { addRunOptions, flagsToRunOptions, type RunFlags } from './run-options.js';
+import { addRunOptions, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 
@@ -32,8 +32,10 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .command('run')
     .description('Replay multi-turn conversations against an OpenAI-compatible server and measure it. Without --url, runs the built-in simulator.');
   addRunOptions(command);
-  command.action(async (flags: RunFlags) => {
-    const quiet = flags.quiet ?? false;
+  command.action(async () => {
+    const flags = terminalFlags(command);
+    const { plan } = runOptionsFromCommand(command, process.env);
+    const quiet = flags.quiet;
     const err = process.stderr;
     const progress = !quiet && err.isTTY ? { line: undefined as ProgressLine | undefined } : undefined;
     const say = (line: string): void => {
@@ -46,11 +48,11 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       stop.abort();
     });
     try {
-      const result = await runBenchmark(flagsToRunOptions(flags, process.env), {
+      const result = await runBenchmark(plan, {
         signal: stop.signal,
         onStart: (info) => {
           say(describeStart(info));
-          if (progress) progress.line = new ProgressLine(err, { total: flags.maxNumRequests });
+          if (progress) progress.line = new ProgressLine(err, { total: plan.load.maxNumRequests });
         },
         observer: {
           onRecord: (record) => {
@@ -84,7 +86,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       const written = Object.values(result.files).join(', ');
       say(`chatload: wrote ${written}\n`);
       // Why the exit code is 1 is printed even with -q: a quiet run that fails must still say why.
-      if (result.exitCode === ExitCode.runFailed) err.write(failureLines(result, flags.maxErrorRate));
+      if (result.exitCode === ExitCode.runFailed) err.write(failureLines(result, plan.summary.maxErrorRate));
       setExitCode(result.exitCode);
     } finally {
       progress?.line?.stop();

@@ -1,35 +1,32 @@
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { z } from 'zod';
 import { describePlan, runSweep, type SweepPlan } from '../benchmark/sweep.js';
 import { ConfigError } from '../errors/index.js';
+import { addTableOptions, readTableOptions } from '../options/commander.js';
+import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
+import { sweepOptions } from '../options/table/sweep.js';
 import { fmtNum } from '../report/html-util.js';
-import { positiveInt, positiveNumber } from './parse.js';
-import { addRunOptions, flagsToRunOptions, type RunFlags } from './run-options.js';
+import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 
-interface SweepFlags extends RunFlags {
-  concurrency?: number[];
-  sessionRates?: number[];
-  search?: boolean;
-  minRate?: number;
-  maxRate?: number;
-  searchSteps: number;
-  sloShare: number;
-}
+const sweepSchema = z.object(fieldsOf(sweepOptions)).strict();
 
-function positiveList(value: string): number[] {
-  const values = value.split(',').map((part) => Number(part.trim()));
-  if (values.length === 0 || values.some((v) => !Number.isFinite(v) || v <= 0)) throw new InvalidArgumentError('expected comma-separated positive numbers, e.g. 1,4,16.');
-  return values;
+/** The sweep's own flags, validated. */
+type SweepFlags = z.output<typeof sweepSchema>;
+
+/** The sweep flags of a parsed command, validated (one ConfigError with every problem). */
+function sweepFlags(command: Command): SweepFlags {
+  const { values, problems, fromEnv } = readTableOptions(command, sweepOptions);
+  const parsed = sweepSchema.safeParse(values);
+  const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
+  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, sweepOptions, fromEnv));
+  return parsed.data;
 }
 
 function planOf(flags: SweepFlags): SweepPlan {
-  const chosen = [flags.concurrency !== undefined, flags.sessionRates !== undefined, flags.search === true].filter(Boolean).length;
+  const chosen = [flags.concurrency !== undefined, flags.sessionRates !== undefined, flags.search].filter(Boolean).length;
   if (chosen !== 1) throw new ConfigError('sweep: give exactly one of --concurrency LIST, --session-rates LIST or --search');
-  if (flags.concurrency) {
-    if (flags.concurrency.some((v) => !Number.isInteger(v))) throw new ConfigError('sweep --concurrency: expected whole numbers of clients');
-    return { kind: 'concurrency', values: flags.concurrency };
-  }
+  if (flags.concurrency) return { kind: 'concurrency', values: flags.concurrency };
   if (flags.sessionRates) return { kind: 'session-rate', values: flags.sessionRates };
   if (flags.minRate === undefined || flags.maxRate === undefined || flags.minRate >= flags.maxRate) {
     throw new ConfigError('sweep --search: give --min-rate and --max-rate with min < max (sessions/s)');
@@ -41,25 +38,21 @@ function planOf(flags: SweepFlags): SweepPlan {
 export function registerSweepCommand(program: Command): void {
   const command = program
     .command('sweep')
-    .description('Run a series of load points (clients or session rates), or search for the highest session rate that meets the --goodput SLOs; writes each run, sweep.json and sweep.html.')
-    .option('--concurrency <list>', 'closed-loop client counts, e.g. 1,4,16', positiveList)
-    .option('--session-rates <list>', 'open-loop session rates (sessions/s), e.g. 1,2,4', positiveList)
-    .option('--search', 'bisect the session rate between --min-rate and --max-rate for the highest that meets the SLOs')
-    .option('--min-rate <r>', 'lowest session rate of --search', positiveNumber)
-    .option('--max-rate <r>', 'highest session rate of --search', positiveNumber)
-    .option('--search-steps <n>', 'bisection steps of --search', positiveInt, 5)
-    .option('--slo-share <fraction>', 'share of requests that must meet the SLOs for a rate to pass', positiveNumber, 0.9);
+    .description('Run a series of load points (clients or session rates), or search for the highest session rate that meets the --goodput SLOs; writes each run, sweep.json and sweep.html.');
+  addTableOptions(command, sweepOptions);
   addRunOptions(command);
-  command.action(async (flags: SweepFlags) => {
-    const plan = planOf(flags);
+  command.action(async () => {
+    const plan = planOf(sweepFlags(command));
+    const { input } = runOptionsFromCommand(command, process.env);
+    const { quiet } = terminalFlags(command);
     const say = (line: string): void => {
-      if (!flags.quiet) process.stderr.write(line);
+      if (!quiet) process.stderr.write(line);
     };
     const stop = new AbortController();
     const release = onStopSignals(() => stop.abort());
     try {
       say(`chatload sweep: ${describePlan(plan)}\n`);
-      const result = await runSweep(flagsToRunOptions(flags, process.env), plan, {
+      const result = await runSweep(input, plan, {
         signal: stop.signal,
         observer: { onWarning: (m) => say(`chatload: warning: ${m}\n`) },
         onPoint: (p) => {

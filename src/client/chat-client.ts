@@ -81,7 +81,7 @@ export class ChatClient {
   readonly #limits: { totalMs: number; ttftMs: number; idleMs: number };
   readonly #requestTimeoutMs: number;
 
-  /** Validates the options (ConfigError on a bad URL or limit) and creates the connection pool. */
+  /** Creates the connection pool (ConfigError on a URL that is not http(s); the limits must be positive). */
   constructor(options: ChatClientOptions) {
     const base = normalizeBaseUrl(options.baseUrl);
     if (base === undefined) throw new ConfigError(`not an http(s) URL: ${JSON.stringify(options.baseUrl)}`);
@@ -89,13 +89,9 @@ export class ChatClient {
     this.#chatUrl = `${root}/v1/chat/completions`;
     this.#modelsUrl = `${root}/v1/models`;
     this.#displayUrl = root;
-    for (const [name, value] of [
-      ['connections', options.connections],
-      ['requestTimeoutMs', options.requestTimeoutMs],
-      ['ttftTimeoutMs', options.ttftTimeoutMs ?? 1],
-      ['idleTimeoutMs', options.idleTimeoutMs ?? 1],
-    ] as const) {
-      if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got ${value}`);
+    // The run options' schema validated the timeouts (the plan's deadlines part): one cheap guard for library callers.
+    if (!(options.connections > 0 && options.requestTimeoutMs > 0 && (options.ttftTimeoutMs ?? 1) > 0 && (options.idleTimeoutMs ?? 1) > 0)) {
+      throw new ConfigError('ChatClient: connections and timeouts must be positive numbers');
     }
     this.#requestTimeoutMs = options.requestTimeoutMs;
     this.#limits = {

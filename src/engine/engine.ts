@@ -1,5 +1,5 @@
 import { ActiveConversation } from './active-conversation.js';
-import { describeLoadModel, loadModelFromOptions, runLoadModel, type ThinkTime } from './load/from-options.js';
+import { describeLoadModel, loadModelFor, runLoadModel } from './load/from-options.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
 import { sleep } from './sleep.js';
 import { StopController, type StopReason } from './stop.js';
@@ -7,8 +7,6 @@ import type { TurnContext } from './turn.js';
 import type { ConversationCounts, EngineInput, EngineResult } from './types.js';
 import { runWarmup } from './warmup.js';
 import { WorkPool } from './work-pool.js';
-
-const noThinkTime: ThinkTime = () => 0;
 
 /** The run's stop reason: an early stop that found nothing left anywhere is simply completion. */
 export function finalStopReason(reason: StopReason | undefined, counts: ConversationCounts): StopReason {
@@ -34,9 +32,9 @@ function crashMessage(what: string, error: unknown): string {
  * requests). Every wait is bounded, so it always resolves, with every conversation accounted for.
  */
 export async function runEngine(input: EngineInput): Promise<EngineResult> {
-  const { options, observer = {}, part } = input;
+  const { load, deadlines, observer = {}, part } = input;
   const stop = part?.stop ?? new StopController();
-  const budget = part?.budget ?? new RequestBudget(options.maxNumRequests);
+  const budget = part?.budget ?? new RequestBudget(load.maxNumRequests);
   const warnings: string[] = [];
   const warn = (message: string): void => {
     warnings.push(message);
@@ -52,11 +50,11 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const timers: NodeJS.Timeout[] = [];
   const onStopping = (): void => observer.onPhase?.('stopping', String(stop.reason));
   stop.stopping.addEventListener('abort', onStopping, { once: true });
-  timers.push(setTimeout(() => stop.abortInFlight('benchmark_timeout'), options.benchmarkTimeoutSec * 1000));
-  const unfollow = stop.followSignal(input.signal, options.stopGraceSec * 1000);
+  timers.push(setTimeout(() => stop.abortInFlight('benchmark_timeout'), deadlines.benchmarkMs));
+  const unfollow = stop.followSignal(input.signal, deadlines.stopGraceMs);
 
   const ctx: TurnContext = {
-    options,
+    request: input.request,
     client: input.client,
     model: input.model,
     counter: input.counter,
@@ -79,21 +77,21 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     let conversations: ActiveConversation[] = [];
     input.conversations.forEach((c, i) => {
       const datasetIndex = input.datasetIndices?.[i];
-      if (datasetIndex !== undefined) conversations.push(new ActiveConversation(c, datasetIndex, options.maxTurns));
-      else if (part === undefined || ownsConversation(i, part.index, part.count)) conversations.push(new ActiveConversation(c, i, options.maxTurns));
+      if (datasetIndex !== undefined) conversations.push(new ActiveConversation(c, datasetIndex, load.maxTurns));
+      else if (part === undefined || ownsConversation(i, part.index, part.count)) conversations.push(new ActiveConversation(c, i, load.maxTurns));
     });
     const owned = conversations.length;
-    const clientsHere = part === undefined ? options.numClients : shareOf(options.numClients, part.index, part.count);
+    const clientsHere = part === undefined ? load.clients : shareOf(load.clients, part.index, part.count);
     const warmupOutcomes: Array<{ conversation: ActiveConversation; ok: boolean }> = [];
     let warmupRequestsSent = 0;
-    if (options.warmupStep) {
+    if (load.warmupStep) {
       observer.onPhase?.('warmup');
-      const warmup = await runWarmup(conversations, ctx, Math.max(1, clientsHere), options.seed, (conversation, ok) => warmupOutcomes.push({ conversation, ok }), onCrash);
+      const warmup = await runWarmup(conversations, ctx, Math.max(1, clientsHere), load.seed, (conversation, ok) => warmupOutcomes.push({ conversation, ok }), onCrash);
       conversations = warmup.remaining;
       warmupRequestsSent = warmup.sent;
     }
 
-    const pool = new WorkPool(conversations, owned, budget, options.outputFile !== undefined);
+    const pool = new WorkPool(conversations, owned, budget, input.keepFinishedConversations);
     // From here the pool alone holds the conversations, and lets each go once it ends: holding this list too would
     // keep every finished history (and its answers) for the whole run.
     const remaining = conversations.length;
@@ -104,15 +102,17 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     }
     warmupOutcomes.length = 0;
 
-    const load = loadModelFromOptions(options, remaining, input.thinkTime ?? noThinkTime, part);
-    if (load.type === 'fixed-clients' && remaining < load.config.numClients && !stop.stopping.aborted) {
-      warn(`only ${remaining} conversations for ${load.config.numClients} clients: some clients have no work${options.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : ''}`);
+    const loadModel = loadModelFor(load, remaining, part);
+    if (loadModel.type === 'fixed-clients' && remaining < loadModel.config.numClients && !stop.stopping.aborted) {
+      const earlyStop = loadModel.config.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : '';
+      warn(`only ${remaining} conversations for ${loadModel.config.numClients} clients: some clients have no work${earlyStop}`);
     }
-    if (options.durationSec !== undefined) timers.push(setTimeout(() => stop.stop('duration'), options.durationSec * 1000));
-    observer.onPhase?.('benchmark', describeLoadModel(load));
+    const durationMs = deadlines.durationMs;
+    if (durationMs !== undefined) timers.push(setTimeout(() => stop.stop('duration'), durationMs));
+    observer.onPhase?.('benchmark', describeLoadModel(loadModel));
     if (part?.startEpochMs === undefined) ctx.runStartMs = performance.now(); // the measured phase starts here
-    ctx.loadStartMs = options.warmupStep ? performance.now() : ctx.runStartMs;
-    await runLoadModel(load, ctx, pool, onCrash);
+    ctx.loadStartMs = load.warmupStep ? performance.now() : ctx.runStartMs;
+    await runLoadModel(loadModel, ctx, pool, onCrash);
     const counts = pool.counts();
     stop.stop(pool.budgetSpent ? 'max_requests' : 'completed');
     const stopReason = finalStopReason(stop.reason, counts);
@@ -124,7 +124,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     if (answerMismatches > 0) warn(`--verify-output: ${answerMismatches} answers differ from the dataset's`);
     return {
       stopReason,
-      loadModel: describeLoadModel(load),
+      loadModel: describeLoadModel(loadModel),
       conversations: counts,
       finishedConversations: pool.finishedConversations,
       runStartMs: ctx.runStartMs,

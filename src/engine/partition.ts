@@ -22,15 +22,6 @@ export function ownsConversation(datasetIndex: number, index: number, count: num
   return datasetIndex % count === index;
 }
 
-/** Parses `--shard I/N` (0-based I < N). Returns undefined for malformed text. */
-export function parseShard(text: string): { index: number; count: number } | undefined {
-  const match = /^(\d+)\/(\d+)$/.exec(text.trim());
-  if (match === null) return undefined;
-  const index = Number(match[1]);
-  const count = Number(match[2]);
-  return count >= 1 && index < count ? { index, count } : undefined;
-}
-
 /**
  * The exact -n budget, taken one request at a time. Local to one event loop, or shared between worker threads
  * through a SharedArrayBuffer (Atomics make a take exact even when threads race).

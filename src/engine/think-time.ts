@@ -1,14 +1,18 @@
-import { parseDistributionFlag } from '../synth/distributions.js';
-import type { RunOptions } from '../options/run-options.js';
-import type { ThinkTime } from './load/from-options.js';
+import type { DistributionSpec } from '../options/values/distribution-spec.js';
+import { distributionOf } from '../synth/distributions.js';
+import type { Rng } from '../synth/rng.js';
+import type { ActiveConversation } from './active-conversation.js';
+
+/** Think time in ms before a conversation's next turn. */
+export type ThinkTime = (conversation: ActiveConversation, turn: number, rng: Rng) => number;
 
 /**
- * The open loop's think time before a conversation's next turn, in ms: `--think-time DIST` (seconds) when given,
- * else the dataset's per-turn `think_time_sec`, else none. Throws a ConfigError for a bad distribution.
+ * The open loop's think time before a conversation's next turn, in ms: the `--think-time` distribution (seconds)
+ * when given, else the dataset's per-turn `think_time_sec`, else none.
  */
-export function thinkTimeFromOptions(options: RunOptions): ThinkTime {
-  if (options.thinkTime !== undefined) {
-    const distribution = parseDistributionFlag(options.thinkTime, '--think-time');
+export function thinkTimeOf(thinkTimeSec: DistributionSpec | undefined): ThinkTime {
+  if (thinkTimeSec !== undefined) {
+    const distribution = distributionOf(thinkTimeSec);
     return (_conversation, _turn, rng) => Math.max(0, distribution.sample(rng)) * 1000;
   }
   return (conversation, turn) => (conversation.conversation.turns?.[turn - 1]?.thinkTimeSec ?? 0) * 1000;

@@ -3,7 +3,7 @@ import { isRetryable, retryDelayMs } from '../client/retry.js';
 import type { ChatRequest, StreamResult } from '../client/types.js';
 import { buildRecord } from '../metrics/build-record.js';
 import type { RequestRecord } from '../metrics/record.js';
-import type { RunOptions } from '../options/run-options.js';
+import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
 import { countPromptTokens, type TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
@@ -13,7 +13,7 @@ import type { EngineObserver } from './types.js';
 
 /** What every turn needs, fixed for the run. */
 export interface TurnContext {
-  options: RunOptions;
+  request: RequestPlan;
   client: ChatClient;
   model: string;
   counter: TokenCounter;
@@ -27,17 +27,16 @@ export interface TurnContext {
   onAnswerMismatch(): void;
 }
 
-/** max_tokens as the reference computes it: negative = none, 0 = the recorded answer's length (none without one), else the value. */
-function tokenLimit(limit: number, recordedAnswerTokens: () => number | undefined): number | undefined {
-  if (limit < 0) return undefined;
-  if (limit > 0) return limit;
+/** max_tokens of a turn: the plan's number, or with `recorded` the recorded answer's length (none without one). */
+function tokenLimit(limit: RequestPlan['maxTokens'], recordedAnswerTokens: () => number | undefined): number | undefined {
+  if (limit !== 'recorded') return limit;
   const n = recordedAnswerTokens();
   return n === undefined ? undefined : Math.max(1, n);
 }
 
 /** The request for the conversation's next turn. */
 function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatRequest {
-  const { options } = ctx;
+  const template = ctx.request;
   let answerTokens: number | undefined | null = null;
   const recordedAnswerTokens = (): number | undefined => {
     // A generated dataset says each turn's output length itself; otherwise count the recorded answer, as the reference.
@@ -52,16 +51,15 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatR
   const request: ChatRequest = {
     model: ctx.model,
     messages: conversation.requestMessages(),
-    stream: options.stream,
+    stream: template.stream,
   };
-  const maxTokens = tokenLimit(options.limitMaxTokens, recordedAnswerTokens);
+  const maxTokens = tokenLimit(template.maxTokens, recordedAnswerTokens);
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
-  // min_tokens goes out only when the user limited it: not every server accepts the field.
-  if (options.limitMinTokens > 0) request.minTokens = options.limitMinTokens;
-  if (options.ignoreEos) request.ignoreEos = true;
-  if (options.temperature !== undefined) request.temperature = options.temperature;
-  if (options.extraBody !== undefined) request.extraBody = options.extraBody;
-  if (options.sendConversationId) request.conversationId = conversation.id;
+  if (template.minTokens !== undefined) request.minTokens = template.minTokens;
+  if (template.ignoreEos) request.ignoreEos = true;
+  if (template.temperature !== undefined) request.temperature = template.temperature;
+  if (template.extraBody !== undefined) request.extraBody = template.extraBody;
+  if (template.sendConversationId) request.conversationId = conversation.id;
   return request;
 }
 
@@ -77,7 +75,7 @@ async function sendWithRetries(
     const result = await ctx.client.send(request, ctx.stop.abort);
     staleConnectionResends += result.staleConnectionResends ?? 0;
     const error = result.error;
-    if (error === undefined || retries >= ctx.options.maxRetries || !isRetryable(error)) return { result, retries, staleConnectionResends };
+    if (error === undefined || retries >= ctx.request.maxRetries || !isRetryable(error)) return { result, retries, staleConnectionResends };
     retries += 1;
     // A retry chain in flight finishes after a soft stop (-n taken, --duration, early stop): cutting it would record
     // a failure the retries were there to absorb. Only the hard stop ends it, and the cut is an abort, not a failure.
@@ -89,16 +87,16 @@ async function sendWithRetries(
   }
 }
 
-/**
- * Sends the conversation's next turn (with retries), builds its record, and on success moves the conversation
- * on with the answer that goes into the history: the server's, or the recorded one with --replay-dataset-answers.
- */
 /** When the load model meant to send a turn (performance.now() ms) and how long it waited for a concurrency slot. */
 export interface TurnSchedule {
   scheduledAtMs: number;
   queueMs: number;
 }
 
+/**
+ * Sends the conversation's next turn (with retries), builds its record, and on success moves the conversation
+ * on with the answer that goes into the history: the server's, or the recorded one with --replay-dataset-answers.
+ */
 export async function runTurn(
   ctx: TurnContext,
   conversation: ActiveConversation,
@@ -133,9 +131,9 @@ export async function runTurn(
   );
   if (record.status === 'ok') {
     const recorded = conversation.recordedAnswer;
-    if (ctx.options.verifyOutput && recorded !== undefined && recorded !== result.content) ctx.onAnswerMismatch();
+    if (ctx.request.verifyOutput && recorded !== undefined && recorded !== result.content) ctx.onAnswerMismatch();
     ctx.observer.onContent?.({ conversationId: conversation.id, turn: record.turn, user: conversation.nextUserMessage, answer: result.content });
-    const replay = ctx.options.replayDatasetAnswers && recorded !== undefined;
+    const replay = ctx.request.replayDatasetAnswers && recorded !== undefined;
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
     const answer = replay ? recorded : result.content;
     const answerTokens = replay ? tokenizer.count(recorded) : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));

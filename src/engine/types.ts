@@ -2,9 +2,8 @@ import type { ChatClient } from '../client/chat-client.js';
 import type { ClientHealth } from '../metrics/client-health.js';
 import type { Conversation } from '../conversation/types.js';
 import type { RequestRecord } from '../metrics/record.js';
-import type { RunOptions } from '../options/run-options.js';
+import type { DeadlinesPlan, LoadPlan, RequestPlan } from '../options/run-plan.js';
 import type { TokenCounter } from '../tokenizer/index.js';
-import type { ThinkTime } from './load/from-options.js';
 import type { RequestBudget } from './partition.js';
 import type { StopController, StopReason } from './stop.js';
 
@@ -23,9 +22,18 @@ export interface EngineObserver {
   onPhase?(phase: 'warmup' | 'benchmark' | 'stopping', detail?: string): void;
 }
 
-/** What the engine needs to run: validated options, the dataset, a client, the model name, a token counter. */
+/** The deadlines the engine keeps (the per-request ones are the client's). */
+export type EngineDeadlines = Pick<DeadlinesPlan, 'benchmarkMs' | 'durationMs' | 'stopGraceMs'>;
+
+/** What the engine needs to run: its parts of the run plan, the dataset, a client, the model name, a token counter. */
 export interface EngineInput {
-  options: RunOptions;
+  /** The load model, the -n budget, warmup and seed. */
+  load: LoadPlan;
+  /** The request template: what every request carries, retries, and which answer goes into the history. */
+  request: RequestPlan;
+  deadlines: EngineDeadlines;
+  /** Keep finished conversations with their answers (for -o); otherwise each is let go as it ends. */
+  keepFinishedConversations: boolean;
   conversations: readonly Conversation[];
   /**
    * When `conversations` is already this part's share (a worker thread gets only its own, to save memory): their
@@ -39,8 +47,6 @@ export interface EngineInput {
   observer?: EngineObserver;
   /** Aborting it stops the run gracefully (as SIGINT does): no new turns, in-flight requests get a grace period. */
   signal?: AbortSignal;
-  /** Open-loop think time before each next turn (default none). */
-  thinkTime?: ThinkTime;
   /** When this engine runs one part of a larger run (a worker thread, or a shard): which part, and what it shares. */
   part?: EnginePart;
 }

@@ -1,184 +1,145 @@
 import { z } from 'zod';
-import { ConfigError } from '../errors/index.js';
-import { parseShard } from '../engine/partition.js';
-import { parseDistributionFlag } from '../synth/distributions.js';
-import { parseFaultSpec } from '../sim/faults.js';
-
-/** --start-at as epoch ms: an ISO 8601 time, or epoch seconds (below 1e11) or milliseconds. Undefined when unreadable. */
-export function parseStartAt(text: string): number | undefined {
-  const trimmed = text.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) {
-    const n = Number(trimmed);
-    return n < 1e11 ? n * 1000 : n;
-  }
-  const ms = Date.parse(trimmed);
-  return Number.isFinite(ms) && /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? ms : undefined;
-}
+import { ConfigError } from '../errors/config-error.js';
+import { longFlag, type OptionSpec, type OptionTable } from './define.js';
+import { datasetOptions } from './table/dataset.js';
+import { limitOptions } from './table/limits.js';
+import { loadOptions } from './table/load.js';
+import { outputOptions } from './table/outputs.js';
+import { requestOptions } from './table/requests.js';
+import { scaleOptions } from './table/scale.js';
+import { simulatorOptions } from './table/simulator.js';
+import { targetOptions } from './table/target.js';
 
 /*
- * The one schema and defaults table for `chatload run`, shared by the CLI and the library API. Options are
- * validated and defaulted here once; past this point code takes a readonly RunOptions and never checks again.
- * Names follow the reference tool's flags (camelCase of --num-clients, --max-active-conversations, ...).
+ * The options of `chatload run`, shared by the CLI (run, sweep) and the library API: one table (./table/*.ts, one
+ * file per help group), one zod schema made from it, validated once. Names are the camelCase of the reference tool's
+ * flags (--num-clients → numClients), except where a unit is added (--duration → durationSec).
  */
 
-const positiveInt = z.number().int().positive();
-const nonNegative = z.number().nonnegative();
-const positive = z.number().positive();
+/** Every run option, by key, in --help order. */
+export const RUN_OPTIONS = {
+  ...targetOptions,
+  ...datasetOptions,
+  ...requestOptions,
+  ...loadOptions,
+  ...limitOptions,
+  ...outputOptions,
+  ...scaleOptions,
+  ...simulatorOptions,
+};
 
-const schema = z
-  .object({
-    inputFile: z.string().min(1).optional(),
-    outputFile: z.string().min(1).optional(),
-    outputDir: z.string().min(1).optional(),
-    statsJsonOutput: z.string().min(1).optional(),
-    seed: z.number().int().default(0),
-    model: z.string().min(1).optional(),
-    tokenizer: z.string().min(1).optional(),
-    trustRemoteCode: z.boolean().default(false),
-    servedModelName: z.string().min(1).optional(),
-    url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).optional(),
-    apiKey: z.string().optional(),
-    headers: z.array(z.string().regex(/^\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+\s*[:=].*$/, 'expected "Name: value" or "Name=value"')).default([]),
-    numClients: positiveInt.default(1),
-    maxActiveConversations: positiveInt.optional(),
-    maxNumRequests: positiveInt.optional(),
-    maxTurns: positiveInt.optional(),
-    earlyStop: z.boolean().default(true),
-    warmupStep: z.boolean().default(false),
-    warmupPercentages: z.array(z.number().min(0).max(99.999)).min(1).default([0]),
-    limitMinTokens: z.number().int().default(0),
-    limitMaxTokens: z.number().int().default(0),
-    requestRate: nonNegative.default(0),
-    maxRetries: z.number().int().nonnegative().default(0),
-    conversationSampling: z.enum(['round_robin', 'random']).default('round_robin'),
-    requestTimeoutSec: positive.default(120),
-    ttftTimeoutSec: positive.optional(),
-    idleTimeoutSec: positive.optional(),
-    benchmarkTimeoutSec: positive.default(3600),
-    durationSec: positive.optional(),
-    readyTimeoutSec: nonNegative.default(60),
-    stopGraceSec: nonNegative.default(3),
-    stream: z.boolean().default(true),
-    sendConversationId: z.boolean().default(false),
-    replayDatasetAnswers: z.boolean().default(false),
-    verifyOutput: z.boolean().default(false),
-    ignoreEos: z.boolean().default(false),
-    temperature: z.number().nonnegative().optional(),
-    extraBody: z.record(z.string(), z.unknown()).optional(),
-    maxErrorRate: z.number().min(0).max(1).default(0),
-    sessionRate: positive.optional(),
-    burstiness: positive.default(1),
-    maxConcurrency: positiveInt.optional(),
-    thinkTime: z.string().min(1).optional(),
-    rampUp: z
-      .string()
-      .regex(/^linear:\d+(\.\d+)?:\d+(\.\d+)?:\d+(\.\d+)?$/, 'expected linear:START:END:SECONDS, e.g. linear:1:20:60')
-      .optional(),
-    goodput: z.array(z.string().regex(/^(ttft|tpot|e2el):\d+(\.\d+)?$/, 'expected ttft:MS, tpot:MS or e2el:MS')).optional(),
-    scrapeMetrics: z.union([z.boolean(), z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })]).default(false),
-    scrapeIntervalSec: positive.default(5),
-    resetPrefixCache: z.boolean().default(false),
-    workers: z.union([z.literal('auto'), positiveInt]).default('auto'),
-    shard: z
-      .string()
-      .regex(/^\d+\/\d+$/, 'expected I/N, e.g. 0/4 (0-based shard index I below the shard count N)')
-      .refine((v) => parseShard(v) !== undefined, 'expected I/N with 0 <= I < N')
-      .optional(),
-    startAt: z
-      .string()
-      .refine((v) => parseStartAt(v) !== undefined, 'expected an ISO 8601 time (2026-12-01T10:00:00Z) or epoch seconds/milliseconds')
-      .optional(),
-    report: z.boolean().default(true),
-    excelOutput: z.union([z.boolean(), z.string().min(1)]).default(false),
-    csv: z.union([z.boolean(), z.string().min(1)]).default(false),
-    simProfile: z.string().min(1).default('demo'),
-    simFaults: z.string().optional(),
-  })
-  .strict()
-  .superRefine((o, ctx) => {
-    const limited = o.limitMinTokens > 0 || o.limitMaxTokens > 0;
-    if (limited && (o.limitMinTokens < 1 || o.limitMaxTokens < 1)) {
-      ctx.addIssue({ code: 'custom', path: ['limitMinTokens'], message: 'set both --limit-min-tokens and --limit-max-tokens to positive values' });
-    } else if (limited && o.limitMinTokens > o.limitMaxTokens) {
-      ctx.addIssue({ code: 'custom', path: ['limitMinTokens'], message: `must not exceed --limit-max-tokens (${o.limitMaxTokens})` });
-    }
-    if (o.maxActiveConversations !== undefined && o.maxActiveConversations < o.numClients) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['maxActiveConversations'],
-        message: `must be at least --num-clients (${o.numClients}), so that every client has a conversation`,
-      });
-    }
-    const openLoop = isOpenLoop(o);
-    if (!openLoop && (o.maxConcurrency !== undefined || o.thinkTime !== undefined)) {
-      const flag = o.maxConcurrency !== undefined ? 'maxConcurrency' : 'thinkTime';
-      ctx.addIssue({ code: 'custom', path: [flag], message: 'applies to open-loop sessions: add --session-rate (or --ramp-up)' });
-    }
-    if (openLoop && o.requestRate > 0) {
-      ctx.addIssue({ code: 'custom', path: ['requestRate'], message: 'paces closed-loop clients; with --session-rate the arrivals set the pace' });
-    }
-    if (o.rampUp !== undefined && o.sessionRate !== undefined && Number(o.rampUp.split(':')[2]) !== o.sessionRate) {
-      ctx.addIssue({ code: 'custom', path: ['rampUp'], message: `ends at ${o.rampUp.split(':')[2]}/s but --session-rate is ${o.sessionRate}/s; give one or make them agree` });
-    }
-    if (o.simFaults !== undefined) {
-      try {
-        parseFaultSpec(o.simFaults, '--sim-faults');
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', path: ['simFaults'], message: (error as Error).message.replace(/^--sim-faults:?\s*/, '') });
-      }
-    }
-    if (o.thinkTime !== undefined) {
-      try {
-        parseDistributionFlag(o.thinkTime, '--think-time');
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', path: ['thinkTime'], message: (error as Error).message.replace(/^--think-time:?\s*/, '') });
-      }
-    }
-    if (o.maxTurns !== undefined && o.maxTurns < 2) {
-      ctx.addIssue({ code: 'custom', path: ['maxTurns'], message: 'counts messages (user and assistant): expected 2 or more' });
-    }
-  });
+type Fields<T extends Record<string, OptionSpec>> = { [K in keyof T]: T[K]['field'] };
+
+/** The zod object shape of a table: each option's schema with its default. */
+export function fieldsOf<T extends Record<string, OptionSpec>>(table: T): Fields<T> {
+  return Object.fromEntries(Object.entries(table).map(([key, spec]) => [key, spec.field])) as Fields<T>;
+}
+
+const objectSchema = z.object(fieldsOf(RUN_OPTIONS)).strict();
 
 /** True when the options select open-loop sessions (--session-rate or --ramp-up) rather than the closed loop. */
-export function isOpenLoop(options: { sessionRate?: number; rampUp?: string }): boolean {
+export function isOpenLoop(options: { sessionRate?: number; rampUp?: unknown }): boolean {
   return options.sessionRate !== undefined || options.rampUp !== undefined;
 }
 
-/** What a caller may pass: every field optional except where a default makes it so. */
-export type RunOptionsInput = z.input<typeof schema>;
-/** Normalized, defaulted run options. */
-export type RunOptions = Readonly<z.output<typeof schema>>;
-
-/** `numClients` → `--num-clients`, so errors name the flag a CLI user typed. */
-export function flagName(key: string): string {
-  if (key === 'headers') return '--header';
-  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+/** Rules between options, on their typed values (each option's own rules are in the table). */
+function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): void {
+  const problem = (key: keyof typeof RUN_OPTIONS, message: string): void => ctx.addIssue({ code: 'custom', path: [key], message });
+  const limited = o.limitMinTokens > 0 || o.limitMaxTokens > 0;
+  if (limited && (o.limitMinTokens < 1 || o.limitMaxTokens < 1)) problem('limitMinTokens', 'set both --limit-min-tokens and --limit-max-tokens to positive values');
+  else if (limited && o.limitMinTokens > o.limitMaxTokens) problem('limitMinTokens', `must not exceed --limit-max-tokens (${o.limitMaxTokens})`);
+  if (o.maxActiveConversations !== undefined && o.maxActiveConversations < o.numClients) {
+    problem('maxActiveConversations', `must be at least --num-clients (${o.numClients}), so that every client has a conversation`);
+  }
+  const openLoop = isOpenLoop(o);
+  if (!openLoop && (o.maxConcurrency !== undefined || o.thinkTime !== undefined)) {
+    problem(o.maxConcurrency !== undefined ? 'maxConcurrency' : 'thinkTime', 'applies to open-loop sessions: add --session-rate (or --ramp-up)');
+  }
+  if (openLoop && o.requestRate > 0) problem('requestRate', 'paces closed-loop clients; with --session-rate the arrivals set the pace');
+  if (o.rampUp !== undefined && o.sessionRate !== undefined && o.rampUp.endPerSec !== o.sessionRate) {
+    problem('rampUp', `ends at ${o.rampUp.endPerSec}/s but --session-rate is ${o.sessionRate}/s; give one or make them agree`);
+  }
 }
 
-/**
- * The built-in demo (no --url and no -i) is a first-time user's first run: unless told otherwise it uses 16
- * clients over 32 active conversations and drains every conversation, so it finishes in about half a minute.
- */
-export const DEMO_DEFAULTS = { numClients: 16, maxActiveConversations: 32, earlyStop: false } as const;
+/** The schema of the run options: every option's validation and default, the rules between them, typed values out. */
+export const runOptionsSchema = objectSchema.superRefine(crossChecks);
 
-function withDemoDefaults(input: RunOptionsInput): RunOptionsInput {
-  if (input.url !== undefined || input.inputFile !== undefined) return input;
-  return {
-    ...input,
-    numClients: input.numClients ?? DEMO_DEFAULTS.numClients,
-    maxActiveConversations: input.maxActiveConversations ?? (input.numClients === undefined ? DEMO_DEFAULTS.maxActiveConversations : undefined),
-    earlyStop: input.earlyStop ?? DEMO_DEFAULTS.earlyStop,
-  };
+/** What a caller may pass: every option is optional (the table has the defaults). */
+export type RunOptionsInput = z.input<typeof runOptionsSchema>;
+/** Validated, defaulted run options, with typed values (parsed SLOs, ramp-up, shard, think-time spec, ...). */
+export type RunOptions = Readonly<z.output<typeof runOptionsSchema>>;
+
+/** True for the built-in demo: no --url (the built-in simulator) and no -i (the demo dataset). */
+export function isBuiltInDemo(input: { url?: unknown; inputFile?: unknown }): boolean {
+  return input.url === undefined && input.inputFile === undefined;
+}
+
+/** The input with the table's demo defaults filled in, for the built-in demo (see OptionText.demoDefault). */
+export function withDemoDefaults<T extends Record<string, unknown>>(input: T, table: OptionTable): T {
+  if (!isBuiltInDemo(input)) return input;
+  const out: Record<string, unknown> = { ...input };
+  for (const [key, spec] of Object.entries(table)) {
+    const demo = spec.demoDefault;
+    if (demo === undefined || input[key] !== undefined) continue;
+    if (demo.unlessGiven === undefined || input[demo.unlessGiven] === undefined) out[key] = demo.value;
+  }
+  return out as T;
+}
+
+/** `numClients` → `--num-clients`: the flag a CLI user typed for an option key (kebab-case for keys of no option). */
+export function flagName(key: string, table: OptionTable = RUN_OPTIONS): string {
+  const spec = table[key];
+  return spec === undefined ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : longFlag(spec);
+}
+
+/** One problem with some options: the key of the option it is about (none for the whole), and what is wrong. */
+export interface OptionProblem {
+  key?: string;
+  message: string;
+}
+
+/** Zod's issues as problems, one per issue. */
+export function problemsOf(error: z.ZodError): OptionProblem[] {
+  return error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') return { message: `unknown option(s) ${issue.keys.map((key) => flagName(key)).join(', ')}` };
+    return issue.path.length > 0 ? { key: String(issue.path[0]), message: issue.message } : { message: issue.message };
+  });
+}
+
+/** One problem as the error shows it: `--num-clients: expected a positive integer`. `where` names a key's source (env). */
+export function formatProblem(problem: OptionProblem, table: OptionTable = RUN_OPTIONS, where: (key: string) => string = () => ''): string {
+  return problem.key === undefined ? problem.message : `${flagName(problem.key, table)}${where(problem.key)}: ${problem.message}`;
+}
+
+/** Every problem in one ConfigError, one `flag: problem` each (on one line, as every chatload error). */
+export function optionsError(problems: readonly string[]): ConfigError {
+  return new ConfigError(`invalid options: ${problems.join('; ')}`);
+}
+
+/** The outcome of validating run options: typed options and the options as given (defaulted), or every problem. */
+export type RunOptionsCheck =
+  | { ok: true; options: RunOptions; given: Readonly<Record<string, unknown>> }
+  | { ok: false; problems: OptionProblem[] };
+
+/**
+ * Validates and defaults run options (the demo's defaults included) without throwing. `given` is what the caller
+ * gave, with the defaults, in the form given (`--goodput ttft:200`, not the parsed SLO): what results.json records.
+ */
+export function checkRunOptions(input: RunOptionsInput): RunOptionsCheck {
+  const withDemo = withDemoDefaults(input as Record<string, unknown>, RUN_OPTIONS);
+  const parsed = runOptionsSchema.safeParse(withDemo);
+  if (!parsed.success) return { ok: false, problems: problemsOf(parsed.error) };
+  const given: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(RUN_OPTIONS)) {
+    const value = withDemo[key] ?? spec.default;
+    if (value !== undefined) given[key] = value;
+  }
+  return { ok: true, options: Object.freeze(parsed.data), given: Object.freeze(given) };
 }
 
 /** Validates and defaults run options. Throws one ConfigError that lists every problem. */
 export function normalizeRunOptions(input: RunOptionsInput): RunOptions {
-  const parsed = schema.safeParse(withDemoDefaults(input));
-  if (parsed.success) return Object.freeze(parsed.data);
-  const problems = parsed.error.issues.map((issue) => {
-    const key = issue.path.length > 0 ? String(issue.path[0]) : '';
-    if (issue.code === 'unrecognized_keys') return `unknown option(s) ${issue.keys.map(flagName).join(', ')}`;
-    return `${key ? flagName(key) : 'options'}: ${issue.message}`;
-  });
-  throw new ConfigError(`invalid options: ${problems.join('; ')}`);
+  const check = checkRunOptions(input);
+  if (!check.ok) throw optionsError(check.problems.map((p) => formatProblem(p)));
+  return check.options;
 }

@@ -1,9 +1,9 @@
-import type { RunOptions } from '../options/run-options.js';
+import type { TargetPlan } from '../options/run-plan.js';
 import type { Summary } from '../metrics/summary.js';
 import type { ServerMetricsReport } from './scraper.js';
 
 /** The /metrics URL to scrape: --scrape-metrics URL, or <server>/metrics for a bare --scrape-metrics; undefined when off. */
-export function scrapeUrl(options: RunOptions, serverUrl: string): string | undefined {
+export function scrapeUrl(options: Pick<TargetPlan, 'scrapeMetrics'>, serverUrl: string): string | undefined {
   if (options.scrapeMetrics === false) return undefined;
   return typeof options.scrapeMetrics === 'string' ? options.scrapeMetrics : `${serverUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/metrics`;
 }

@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../util/module-worker.js';
 import { ChatloadError } from '../errors/index.js';
 import { DEFAULT_PROFILE, profiles, resolveSimConfig, type SimConfig } from './config.js';
-import { parseFaultSpec } from './faults.js';
+import { parseFaultSpec, type FaultRule } from './faults.js';
 import { SimServer } from './server.js';
 import { chatloadVersion } from './version.js';
 import { defaultTokenCounter, resolveTokenCounter } from '../tokenizer/index.js';
@@ -24,8 +24,8 @@ export interface SimulatorOptions {
   config?: Partial<SimConfig>;
   /** Seeds generated text, the EOS model and faults. @default 0 */
   seed?: number;
-  /** Fault spec, e.g. `500=0.01,429=0.02:2,reset=0.01`. */
-  faults?: string;
+  /** Fault spec, e.g. `500=0.01,429=0.02:2,reset=0.01`, or rules already parsed (a run plan's `--sim-faults`). */
+  faults?: string | readonly FaultRule[];
   /** Write one JSONL line per request here. */
   tracePath?: string;
   /** @default 'chatload-sim' */
@@ -51,7 +51,7 @@ export const DEFAULT_MODEL_NAME = 'chatload-sim';
 /** Starts a simulator in this thread. Rejects with ConfigError on bad options, ChatloadError (host:port) if it cannot listen. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const config = resolveSimConfig(options.profile ?? DEFAULT_PROFILE, options.config ?? {});
-  const faults = options.faults === undefined ? [] : parseFaultSpec(options.faults);
+  const faults = typeof options.faults === 'string' ? parseFaultSpec(options.faults) : (options.faults ?? []);
   const counter = options.tokenizer === undefined ? defaultTokenCounter : await resolveTokenCounter({ tokenizer: options.tokenizer });
   const server = await SimServer.start({
     host: options.host ?? '127.0.0.1',

@@ -1,5 +1,8 @@
-import { ConfigError } from '../errors/index.js';
+import { parseDistributionFlagSpec, parseDistributionSpec, type DistributionSpec } from '../options/values/distribution-spec.js';
 import type { Rng } from './rng.js';
+
+// Specs (what a config or flag says) are validated in options/, once; this file turns them into samplers.
+export { DISTRIBUTION_NAMES, type DistributionSpec } from '../options/values/distribution-spec.js';
 
 /**
  * A random quantity of a generation config or a flag (token counts, turn counts, think time in seconds). The unit is
@@ -12,9 +15,6 @@ export interface Distribution {
   sample(rng: Rng): number;
   sampleBatch?(rng: Rng, n: number): number[];
 }
-
-/** The distribution names parseDistribution accepts: the reference's five, plus `exponential`. */
-export const DISTRIBUTION_NAMES = ['constant', 'uniform', 'zipf', 'poisson', 'lognormal', 'exponential'] as const;
 
 /** n samples of `d`: its own batch when it has one, else n independent samples. */
 export function sampleMany(d: Distribution, rng: Rng, n: number): number[] {
@@ -81,52 +81,21 @@ function poisson(rng: Rng, lambda: number): number {
   }
 }
 
-function fail(where: string, problem: string): never {
-  throw new ConfigError(`${where}: ${problem}`);
-}
-
-function numberField(obj: Record<string, unknown>, key: string, where: string, required: true): number;
-function numberField(obj: Record<string, unknown>, key: string, where: string, required: false): number | undefined;
-function numberField(obj: Record<string, unknown>, key: string, where: string, required: boolean): number | undefined {
-  const value = obj[key];
-  if (value === undefined || value === null) {
-    if (required) fail(where, `"${key}" is required for the ${String(obj.distribution)} distribution`);
-    return undefined;
-  }
-  if (typeof value !== 'number' || !Number.isFinite(value)) fail(where, `"${key}" must be a number, got ${JSON.stringify(value)}`);
-  return value;
-}
-
-/** The reference caps with `max` only when it is truthy (0 means no cap). */
-function capOf(obj: Record<string, unknown>, where: string): number | undefined {
-  const max = numberField(obj, 'max', where, false);
-  if (max === undefined || max === 0) return undefined;
-  if (max < 0) fail(where, `"max" must be positive, got ${max}`);
-  return max;
-}
-
 function capped(base: string, max: number | undefined): string {
   return max === undefined ? `${base})` : `${base}, max=${max})`;
 }
 
-function lognormal(obj: Record<string, unknown>, where: string, max: number | undefined): Distribution {
-  const hasAverage = obj.average !== undefined || obj.median_ratio !== undefined;
-  const hasMean = obj.mean !== undefined || obj.sigma !== undefined;
-  if (hasAverage && hasMean) fail(where, 'lognormal takes either "average" (and "median_ratio") or "mean" and "sigma", not both');
+function lognormal(spec: Extract<DistributionSpec, { distribution: 'lognormal' }>): Distribution {
+  const max = spec.max;
   const finish = (x: number): number => Math.round(max === undefined ? x : Math.min(x, max));
-  if (hasMean) {
-    const mu = numberField(obj, 'mean', where, true);
-    const sigma = numberField(obj, 'sigma', where, true);
-    if (sigma < 0) fail(where, `"sigma" must be >= 0, got ${sigma}`);
+  if ('sigma' in spec) {
+    const { mean: mu, sigma } = spec;
     return {
       describe: capped(`lognormal(mean=${mu}, sigma=${sigma}`, max),
       sample: (rng) => finish(Math.exp(mu + sigma * normal(rng))),
     };
   }
-  const average = numberField(obj, 'average', where, true);
-  const ratio = numberField(obj, 'median_ratio', where, false) ?? 0.85;
-  if (average < 1) fail(where, `"average" must be >= 1, got ${average}`);
-  if (!(ratio > 0 && ratio < 1)) fail(where, `"median_ratio" must be in (0, 1), got ${ratio}`);
+  const { average, median_ratio: ratio } = spec;
   const mu = Math.log(average * ratio);
   const sigma = Math.sqrt(2 * Math.log(1 / ratio));
   // As the reference: each batch is rescaled so its mean is exactly `average`, then capped, then rounded.
@@ -148,101 +117,54 @@ function lognormal(obj: Record<string, unknown>, where: string, max: number | un
   };
 }
 
-/**
- * Parses one distribution object of a generation config, in the reference's forms (see docs/DATASETS.md):
- * `constant {value}`, `uniform {min, max}` (inclusive integers when both are integers), `zipf {alpha > 1}`,
- * `poisson {alpha}`, `lognormal {average, median_ratio?}` or `{mean, sigma}`, each with an optional `max` cap,
- * plus chatload's `exponential {mean}`. A bad value is a ConfigError naming `where`.
- */
-export function parseDistribution(value: unknown, where: string): Distribution {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    fail(where, `expected a distribution object such as {"distribution": "uniform", "min": 1, "max": 5}, got ${JSON.stringify(value) ?? 'nothing'}`);
-  }
-  const obj = value as Record<string, unknown>;
-  const name = obj.distribution;
-  if (typeof name !== 'string' || !(DISTRIBUTION_NAMES as readonly string[]).includes(name)) {
-    fail(where, `"distribution" must be one of ${DISTRIBUTION_NAMES.join(', ')}, got ${JSON.stringify(name) ?? 'nothing'}`);
-  }
-  // uniform's own `max` is its upper bound, not a cap.
-  const max = name === 'uniform' ? undefined : capOf(obj, where);
-  const cap = (x: number): number => (max === undefined ? x : Math.min(x, max));
-  switch (name) {
+/** The sampler of a validated spec (see options/values/distribution-spec.ts for the forms). */
+export function distributionOf(spec: DistributionSpec): Distribution {
+  switch (spec.distribution) {
     case 'constant': {
-      const v = numberField(obj, 'value', where, true);
+      const v = spec.value;
       return { describe: `constant(${v})`, sample: () => v };
     }
     case 'uniform': {
-      const lo = numberField(obj, 'min', where, true);
-      const hi = numberField(obj, 'max', where, true);
-      if (hi < lo) fail(where, `uniform needs min <= max, got min=${lo} max=${hi}`);
+      const { min: lo, max: hi } = spec;
       const integers = Number.isInteger(lo) && Number.isInteger(hi);
       return {
         describe: `uniform(${lo}, ${hi})`,
         sample: integers ? (rng) => rng.int(lo, hi) : (rng) => lo + (hi - lo) * rng.next(),
       };
     }
+    case 'lognormal':
+      return lognormal(spec);
+  }
+  const max = spec.max;
+  const cap = (x: number): number => (max === undefined ? x : Math.min(x, max));
+  switch (spec.distribution) {
     case 'zipf': {
-      const alpha = numberField(obj, 'alpha', where, true);
-      if (!(alpha > 1)) fail(where, `zipf needs "alpha" > 1, got ${alpha}`);
+      const alpha = spec.alpha;
       return { describe: capped(`zipf(alpha=${alpha}`, max), sample: (rng) => cap(zipf(rng, alpha)) };
     }
     case 'poisson': {
-      const alpha = numberField(obj, 'alpha', where, true);
-      if (alpha < 0) fail(where, `poisson needs "alpha" >= 0, got ${alpha}`);
+      const alpha = spec.alpha;
       return { describe: capped(`poisson(alpha=${alpha}`, max), sample: (rng) => cap(poisson(rng, alpha)) };
     }
     case 'exponential': {
-      const mean = numberField(obj, 'mean', where, true);
-      if (mean < 0) fail(where, `exponential needs "mean" >= 0, got ${mean}`);
+      const mean = spec.mean;
       return { describe: capped(`exponential(mean=${mean}`, max), sample: (rng) => cap(rng.exponential(mean)) };
     }
-    default:
-      return lognormal(obj, where, max);
   }
 }
 
-/** Positional parameters of the compact flag form, per distribution. */
-const POSITIONAL: Record<string, string[]> = {
-  constant: ['value'],
-  uniform: ['min', 'max'],
-  exponential: ['mean', 'max'],
-  zipf: ['alpha', 'max'],
-  poisson: ['alpha', 'max'],
-  lognormal: ['average', 'median_ratio', 'max'],
-};
+/**
+ * Parses one distribution object of a generation config into its sampler (the forms: docs/DATASETS.md and
+ * parseDistributionSpec). A bad value is a ConfigError naming `where`.
+ */
+export function parseDistribution(value: unknown, where: string): Distribution {
+  return distributionOf(parseDistributionSpec(value, where));
+}
 
 /**
- * Parses a distribution flag: JSON object text (the config form), or the compact `NAME:ARGS`: `constant:5`,
- * `uniform:1:5`, `exponential:2.5`, `lognormal:average=5,median_ratio=0.85`, `zipf:alpha=1.5,max=20`,
- * `poisson:alpha=3` (positional values separated by `:` or `,`, or `key=value` pairs). ConfigError naming `where`.
+ * Parses a distribution flag (JSON object text, or the compact `NAME:ARGS` such as `uniform:1:5` or `exponential:2.5`)
+ * into its sampler. ConfigError naming `where`.
  */
 export function parseDistributionFlag(text: string, where: string): Distribution {
-  const trimmed = text.trim();
-  if (trimmed.startsWith('{')) {
-    let value: unknown;
-    try {
-      value = JSON.parse(trimmed);
-    } catch (error) {
-      fail(where, `not valid JSON: ${(error as Error).message.split('\n')[0]}`);
-    }
-    return parseDistribution(value, where);
-  }
-  const colon = trimmed.indexOf(':');
-  const name = (colon === -1 ? trimmed : trimmed.slice(0, colon)).trim();
-  const positional = POSITIONAL[name];
-  if (positional === undefined) {
-    fail(where, `expected NAME:ARGS with NAME one of ${DISTRIBUTION_NAMES.join(', ')} (e.g. uniform:1:5, exponential:2), or a JSON object; got ${JSON.stringify(text)}`);
-  }
-  const obj: Record<string, unknown> = { distribution: name };
-  const args = colon === -1 ? [] : trimmed.slice(colon + 1).split(/[:,]/).map((a) => a.trim()).filter((a) => a !== '');
-  args.forEach((arg, i) => {
-    const eq = arg.indexOf('=');
-    const key = eq === -1 ? positional[i] : arg.slice(0, eq).trim();
-    const raw = eq === -1 ? arg : arg.slice(eq + 1).trim();
-    if (key === undefined) fail(where, `too many values for ${name}: expected ${positional.join(', ')}`);
-    const n = Number(raw);
-    if (raw === '' || !Number.isFinite(n)) fail(where, `"${key}" must be a number, got ${JSON.stringify(raw)}`);
-    obj[key] = n;
-  });
-  return parseDistribution(obj, where);
+  return distributionOf(parseDistributionFlagSpec(text, where));
 }

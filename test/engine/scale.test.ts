@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { mergeRuns } from '../../src/benchmark/merge.js';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
-import { flagsToRunOptions, type RunFlags } from '../../src/cli/run-options.js';
+import { Command } from 'commander';
+import { addRunOptions, runOptionsFromCommand } from '../../src/cli/run-options.js';
 import { RequestBudget, shareOf } from '../../src/engine/partition.js';
 import { summarize } from '../../src/metrics/summary.js';
 import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
@@ -49,10 +50,10 @@ describe('partition arithmetic', () => {
   });
 
   test('a Kubernetes Indexed Job sets the shard from its environment', () => {
-    const flags = { header: [], warmupPercentages: [0], seed: 0 } as unknown as RunFlags;
-    assert.equal(flagsToRunOptions(flags, { JOB_COMPLETION_INDEX: '2', CHATLOAD_SHARD_COUNT: '4' }).shard, '2/4');
-    assert.equal(flagsToRunOptions(flags, { JOB_COMPLETION_INDEX: '2' }).shard, undefined);
-    assert.equal(flagsToRunOptions({ ...flags, shard: '1/3' } as RunFlags, { JOB_COMPLETION_INDEX: '2', CHATLOAD_SHARD_COUNT: '4' }).shard, '1/3');
+    const shard = (args: string[], env: NodeJS.ProcessEnv): unknown => runOptionsFromCommand(addRunOptions(new Command()).parse(args, { from: 'user' }), env).input.shard;
+    assert.equal(shard([], { JOB_COMPLETION_INDEX: '2', CHATLOAD_SHARD_COUNT: '4' }), '2/4');
+    assert.equal(shard([], { JOB_COMPLETION_INDEX: '2' }), undefined);
+    assert.equal(shard(['--shard', '1/3'], { JOB_COMPLETION_INDEX: '2', CHATLOAD_SHARD_COUNT: '4' }), '1/3');
   });
 });
 

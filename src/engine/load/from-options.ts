@@ -1,58 +1,52 @@
-import { isOpenLoop, type RunOptions } from '../../options/run-options.js';
-import type { ActiveConversation } from '../active-conversation.js';
+import type { LoadPlan } from '../../options/run-plan.js';
 import type { TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
 import { describeFixedClients, runFixedClients, type CrashHandler, type FixedClientsConfig } from './fixed-clients.js';
 import { describeOpenSessions, runOpenSessions, type OpenSessionsConfig } from './open-sessions.js';
-import type { Rng } from '../../synth/rng.js';
 import { offsetOf, shareOf } from '../partition.js';
+import { thinkTimeOf } from '../think-time.js';
 
 /** The load models, by name. */
 export type LoadModel = { type: 'fixed-clients'; config: FixedClientsConfig } | { type: 'open-sessions'; config: OpenSessionsConfig };
 
-/** Think time in ms before a conversation's next turn. */
-export type ThinkTime = (conversation: ActiveConversation, turn: number, rng: Rng) => number;
-
 /**
- * Turns the run flags into one load model, as k6 turns its short flags into a scenario: --session-rate or
- * --ramp-up select open-loop sessions; otherwise the reference's closed loop (-p/-k/--request-rate).
+ * The load model one part of the run runs (a worker thread or a shard; the whole run when there is no `part`): the
+ * plan's load model, as k6 turns its short flags into a scenario, with this part's share of clients, active
+ * conversations, session rate and concurrency cap.
  */
-export function loadModelFromOptions(options: RunOptions, conversations: number, thinkTime: ThinkTime, part?: { index: number; count: number }): LoadModel {
+export function loadModelFor(load: LoadPlan, conversations: number, part?: { index: number; count: number }): LoadModel {
   const index = part?.index ?? 0;
   const count = part?.count ?? 1;
-  if (isOpenLoop(options)) {
-    const ramp = options.rampUp?.split(':').slice(1).map(Number);
+  const model = load.model;
+  if (model.type === 'open-sessions') {
+    const { ratePerSec, burstiness, rampUp } = model.arrivals;
     // Each of N parts runs 1/N of the rate: N independent Poisson streams add up to the whole (with gamma arrivals
     // the sum is only approximately gamma; docs/SCALING.md says so).
     return {
       type: 'open-sessions',
       config: {
-        arrivals: {
-          ratePerSec: (ramp ? ramp[1]! : options.sessionRate!) / count,
-          burstiness: options.burstiness,
-          rampUp: ramp ? { startPerSec: ramp[0]! / count, seconds: ramp[2]! } : undefined,
-        },
-        maxConcurrency: options.maxConcurrency === undefined ? undefined : Math.max(1, shareOf(options.maxConcurrency, index, count)),
-        thinkTimeMs: thinkTime,
-        seed: options.seed + index,
+        arrivals: { ratePerSec: ratePerSec / count, burstiness, rampUp: rampUp ? { startPerSec: rampUp.startPerSec / count, seconds: rampUp.seconds } : undefined },
+        maxConcurrency: model.maxConcurrency === undefined ? undefined : Math.max(1, shareOf(model.maxConcurrency, index, count)),
+        thinkTimeMs: thinkTimeOf(model.thinkTimeSec),
+        seed: load.seed + index,
         sessionIdOffset: index,
         sessionIdStride: count,
       },
     };
   }
-  const numClients = shareOf(options.numClients, index, count);
+  const numClients = shareOf(model.numClients, index, count);
   // -k split like -p, and never more than this part's conversations (but at least one per client).
-  const active = Math.max(numClients, Math.min(shareOf(options.maxActiveConversations ?? options.numClients, index, count), conversations));
+  const active = Math.max(numClients, Math.min(shareOf(model.maxActiveConversations, index, count), conversations));
   return {
     type: 'fixed-clients',
     config: {
       numClients,
       maxActiveConversations: active,
-      sampling: options.conversationSampling,
-      requestRate: options.requestRate,
-      earlyStop: options.earlyStop,
-      seed: options.seed,
-      clientIdOffset: offsetOf(options.numClients, index, count),
+      sampling: model.sampling,
+      requestRate: model.requestRatePerSec,
+      earlyStop: model.earlyStop,
+      seed: load.seed,
+      clientIdOffset: offsetOf(model.numClients, index, count),
     },
   };
 }

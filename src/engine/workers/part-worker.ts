@@ -1,10 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ChatClient } from '../../client/chat-client.js';
-import { chatClientOptionsFor } from '../../client/from-run-options.js';
 import type { RequestRecord } from '../../metrics/record.js';
 import { ClientHealthMonitor } from '../../metrics/client-health.js';
 import { resolveTokenCounter } from '../../tokenizer/resolve.js';
-import { thinkTimeFromOptions } from '../think-time.js';
 import { runEngine } from '../engine.js';
 import { RequestBudget } from '../partition.js';
 import { StopController, type StopReason } from '../stop.js';
@@ -53,7 +51,7 @@ const forward = (abort: boolean) => (): void => {
 stop.stopping.addEventListener('abort', forward(false), { once: true });
 stop.abort.addEventListener('abort', forward(true), { once: true });
 
-const client = new ChatClient(chatClientOptionsFor(data.options, data.url, data.headers));
+const client = new ChatClient(data.client);
 
 try {
   post({ type: 'ready' });
@@ -61,14 +59,16 @@ try {
   const health = new ClientHealthMonitor();
   health.start();
   const result = await runEngine({
-    options: data.options,
+    load: data.load,
+    request: data.request,
+    deadlines: data.deadlines,
+    keepFinishedConversations: data.keepFinishedConversations,
     conversations: data.conversations,
     datasetIndices: data.datasetIndices,
     client,
     model: data.model,
     // The same tokenizer as the coordinator resolved (its warnings were already said there).
-    counter: await resolveTokenCounter({ tokenizer: data.options.tokenizer, model: data.options.model }),
-    thinkTime: thinkTimeFromOptions(data.options),
+    counter: await resolveTokenCounter({ ...data.tokenizer }),
     part: { index: data.index, count: data.count, budget: new RequestBudget(undefined, data.budgetBuffer), stop, startEpochMs, coordinated: true },
     observer: {
       onRecord: (record) => {

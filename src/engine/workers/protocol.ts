@@ -1,20 +1,22 @@
 import type { Conversation } from '../../conversation/types.js';
 import type { ClientHealth } from '../../metrics/client-health.js';
 import type { RequestRecord } from '../../metrics/record.js';
-import type { RunOptions } from '../../options/run-options.js';
+import type { ChatClientOptions } from '../../client/chat-client.js';
+import type { TokenizerChoice } from '../../options/run-plan.js';
 import type { StopReason } from '../stop.js';
-import type { EngineResult } from '../types.js';
+import type { EngineInput, EngineResult } from '../types.js';
 
 /** What a part's worker thread needs to run its share of the load (its workerData). Plain, cloneable data. */
-export interface PartWorkerData {
-  options: RunOptions;
+export interface PartWorkerData extends Pick<EngineInput, 'load' | 'request' | 'deadlines' | 'keepFinishedConversations'> {
   /** This part's conversations only, and their positions in the dataset. */
   conversations: Conversation[];
   datasetIndices: number[];
-  url: string;
+  /** The options of this part's own ChatClient (every field is plain data). */
+  client: ChatClientOptions;
+  /** The model name sent in requests. */
   model: string;
-  /** Extra request headers, already parsed (the API key travels in `options.apiKey`). */
-  headers: Record<string, string>;
+  /** The tokenizer the coordinator resolved, resolved again here. */
+  tokenizer: TokenizerChoice;
   /** Which part this worker runs. */
   index: number;
   count: number;

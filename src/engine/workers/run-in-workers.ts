@@ -1,6 +1,8 @@
 import type { Worker } from 'node:worker_threads';
+import type { ChatClientOptions } from '../../client/chat-client.js';
 import type { Conversation } from '../../conversation/types.js';
 import type { ClientHealth } from '../../metrics/client-health.js';
+import type { TokenizerChoice } from '../../options/run-plan.js';
 import { startModuleWorker } from '../../util/module-worker.js';
 import { finalStopReason, unfinishedWarning } from '../engine.js';
 import { ownsConversation, RequestBudget } from '../partition.js';
@@ -13,10 +15,11 @@ const READY_TIMEOUT_MS = 60_000;
 /** A little slack so every part is listening when the common start arrives (ms). */
 const START_SLACK_MS = 20;
 
-/** What the coordinator needs beyond the engine input: where the server is and the request headers. */
+/** What the coordinator needs beyond the engine input: each worker's client options and tokenizer, and how many workers. */
 export interface WorkersInput extends Omit<EngineInput, 'client' | 'part'> {
-  url: string;
-  headers: Record<string, string>;
+  /** The options each worker's own ChatClient is made with. */
+  client: ChatClientOptions;
+  tokenizer: TokenizerChoice;
   workers: number;
   /** This machine's shard of a multi-machine run (--shard I/N): the workers split the shard's share further. */
   shard?: { index: number; count: number };
@@ -45,7 +48,7 @@ function sumCounts(parts: readonly ConversationCounts[], total: number): Convers
  * carries on; its conversations that had not finished are counted as failed.
  */
 export async function runEngineInWorkers(input: WorkersInput): Promise<EngineResult> {
-  const { options, observer = {} } = input;
+  const { observer = {} } = input;
   const count = input.workers;
   const budget = new RequestBudget(input.maxRequests);
   const stop = new StopController();
@@ -64,7 +67,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   const onStop = (abort: boolean) => (): void => broadcast({ type: 'stop', reason: (stop.reason ?? 'interrupted') as StopReason, abort });
   stop.stopping.addEventListener('abort', onStop(false), { once: true });
   stop.abort.addEventListener('abort', onStop(true), { once: true });
-  const unfollow = stop.followSignal(input.signal, options.stopGraceSec * 1000);
+  const unfollow = stop.followSignal(input.signal, input.deadlines.stopGraceMs);
   const timers: NodeJS.Timeout[] = [];
 
   const base = input.shard ?? { index: 0, count: 1 };
@@ -84,12 +87,15 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
       }
     });
     const data: PartWorkerData = {
-      options,
+      load: input.load,
+      request: input.request,
+      deadlines: input.deadlines,
+      keepFinishedConversations: input.keepFinishedConversations,
       conversations: mine,
       datasetIndices,
-      url: input.url,
+      client: input.client,
       model: input.model,
-      headers: input.headers,
+      tokenizer: input.tokenizer,
       index: part,
       count: parts,
       budgetBuffer: budget.buffer,

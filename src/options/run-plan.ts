@@ -1,0 +1,287 @@
+import { optionsError, checkRunOptions, formatProblem, isOpenLoop, type RunOptions, type RunOptionsInput } from './run-options.js';
+import type { DistributionSpec } from './values/distribution-spec.js';
+import type { FaultRule } from './values/fault-spec.js';
+import type { Shard } from './values/shard.js';
+import type { Slos } from './values/slos.js';
+
+/*
+ * The RunPlan: the run options validated once and organized by the part of chatload that uses them, with units in
+ * the names (ms, per second) and every string already parsed. Each part goes to its user alone: the engine takes
+ * `load`, `request` and `deadlines`, the client its options from `target` and `deadlines.request`, the summaries
+ * `summary`. So the walk of any flag is: its table entry (table/*.ts) → its part here → the code that uses it.
+ */
+
+/** The server: where requests go, as whom, and what else is asked of it. */
+export interface TargetPlan {
+  /** Base URL; undefined: start the built-in simulator. */
+  readonly url?: string;
+  /** -m: the model named in requests (after --served-model-name) and whose tokenizer counts tokens. */
+  readonly model?: string;
+  readonly servedModelName?: string;
+  /** Sent as a Bearer token; never written anywhere. */
+  readonly apiKey?: string;
+  /** Extra request headers (--header), parsed. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly resetPrefixCache: boolean;
+  /** --scrape-metrics: false, true (the server's <url>/metrics), or the URL to scrape. */
+  readonly scrapeMetrics: boolean | string;
+  readonly scrapeIntervalMs: number;
+}
+
+/** How tokens are counted: what resolveTokenCounter takes. */
+export interface TokenizerChoice {
+  readonly tokenizer?: string;
+  readonly model?: string;
+  readonly trustRemoteCode: boolean;
+}
+
+/** The conversations replayed. */
+export interface DatasetPlan {
+  /** -i; undefined: the built-in demo dataset. */
+  readonly inputFile?: string;
+  /** Seeds the demo dataset and a generation config. */
+  readonly seed: number;
+  readonly tokenizer: TokenizerChoice;
+}
+
+/** The reference's closed loop: `numClients` clients, each with one request in flight, over `maxActiveConversations`. */
+export interface FixedClientsPlan {
+  readonly type: 'fixed-clients';
+  readonly numClients: number;
+  /** -k, or -p when not given. */
+  readonly maxActiveConversations: number;
+  readonly sampling: 'round_robin' | 'random';
+  /** Mean requests/s per client; 0 for no pause. */
+  readonly requestRatePerSec: number;
+  readonly earlyStop: boolean;
+}
+
+/** Open-loop sessions: users arriving on their own schedule, thinking between turns. */
+export interface OpenSessionsPlan {
+  readonly type: 'open-sessions';
+  /** Sessions/s after any ramp, gamma shape, and the ramp from `startPerSec` over `seconds`. */
+  readonly arrivals: { readonly ratePerSec: number; readonly burstiness: number; readonly rampUp?: { readonly startPerSec: number; readonly seconds: number } };
+  /** Requests in flight at most; undefined for no cap. */
+  readonly maxConcurrency?: number;
+  /** --think-time in seconds; undefined: the dataset's per-turn values, else none. */
+  readonly thinkTimeSec?: DistributionSpec;
+}
+
+/** The load the engine offers, for the whole run (the engine splits it between worker threads and shards). */
+export interface LoadPlan {
+  readonly model: FixedClientsPlan | OpenSessionsPlan;
+  /** -p: the closed loop's clients; in either loop also the warmup step's concurrency. */
+  readonly clients: number;
+  /** -n: exact total of requests; undefined for no limit. */
+  readonly maxNumRequests?: number;
+  /** Cap on messages per conversation. */
+  readonly maxTurns?: number;
+  readonly warmupStep: boolean;
+  /** Seeds every random choice of the load (clients, arrivals, think times, retries). */
+  readonly seed: number;
+  /** Requests the run is known to have in flight at most; 0 when unknown (an uncapped open loop). */
+  readonly peakConcurrency: number;
+  /** Connections the client's pool needs so that no request ever waits inside it. */
+  readonly connections: number;
+}
+
+/** The request template: what every request carries besides its messages, and how a turn's answer is used. */
+export interface RequestPlan {
+  readonly stream: boolean;
+  /** max_tokens: a number, `recorded` (the recorded answer's length, none without one), or undefined for none. */
+  readonly maxTokens: number | 'recorded' | undefined;
+  /** min_tokens, only when the user limited it (not every server accepts the field). */
+  readonly minTokens?: number;
+  readonly ignoreEos: boolean;
+  readonly temperature?: number;
+  readonly extraBody?: Readonly<Record<string, unknown>>;
+  readonly sendConversationId: boolean;
+  /** Retries of a retryable failure. */
+  readonly maxRetries: number;
+  readonly replayDatasetAnswers: boolean;
+  readonly verifyOutput: boolean;
+}
+
+/** The three per-request timeouts, in ms, named as the client takes them. */
+export interface RequestDeadlines {
+  readonly requestTimeoutMs: number;
+  /** Undefined: the request timeout. */
+  readonly ttftTimeoutMs?: number;
+  /** Undefined: the request timeout. */
+  readonly idleTimeoutMs?: number;
+}
+
+/** Every deadline of the run, in ms, validated positive (or >= 0 where 0 means none). */
+export interface DeadlinesPlan {
+  readonly request: RequestDeadlines;
+  /** Hard deadline of the whole run: in-flight requests are aborted. */
+  readonly benchmarkMs: number;
+  /** Soft stop: no new turns after it. */
+  readonly durationMs?: number;
+  /** How long to wait for GET /v1/models before starting. */
+  readonly readyMs: number;
+  /** After a stop signal, how long in-flight requests may finish. */
+  readonly stopGraceMs: number;
+}
+
+/** What the summaries are made of. */
+export interface SummaryPlan {
+  /** --goodput SLOs, parsed; undefined for none. */
+  readonly goodput?: Slos;
+  /** A summary per value, each dropping that first share of requests. */
+  readonly warmupPercentages: readonly number[];
+  /** Exit 1 when the share of failed requests exceeds this. */
+  readonly maxErrorRate: number;
+}
+
+/** The files a run writes. */
+export interface OutputsPlan {
+  /** Undefined: ./chatload-results/<UTC timestamp>. */
+  readonly outputDir?: string;
+  readonly outputFile?: string;
+  readonly statsJsonOutput?: string;
+  readonly report: boolean;
+  /** false, true (the default file name) or a file. */
+  readonly excel: boolean | string;
+  readonly csv: boolean | string;
+}
+
+/** Past one core and past one machine. */
+export interface ScalePlan {
+  readonly workers: number | 'auto';
+  readonly shard?: Shard;
+  /** --start-at as epoch ms. */
+  readonly startAtEpochMs?: number;
+}
+
+/** The built-in simulator a run without --url starts. */
+export interface SimulatorPlan {
+  readonly profile: string;
+  readonly faults: readonly FaultRule[];
+  readonly seed: number;
+}
+
+/** The validated, normalized run, organized by part. Frozen (`config` and `extraBody` only at their top level). */
+export interface RunPlan {
+  readonly target: TargetPlan;
+  readonly dataset: DatasetPlan;
+  readonly load: LoadPlan;
+  readonly request: RequestPlan;
+  readonly deadlines: DeadlinesPlan;
+  readonly summary: SummaryPlan;
+  readonly outputs: OutputsPlan;
+  readonly scale: ScalePlan;
+  readonly simulator: SimulatorPlan;
+  /** The options as given, with their defaults, secrets included: what results.json records (redacted). */
+  readonly config: Readonly<Record<string, unknown>>;
+}
+
+const ms = (seconds: number): number => seconds * 1000;
+const msOrUndefined = (seconds: number | undefined): number | undefined => (seconds === undefined ? undefined : seconds * 1000);
+
+/** The load model the options select: --session-rate or --ramp-up select open-loop sessions, else the closed loop. */
+function loadModelOf(o: RunOptions): LoadPlan['model'] {
+  if (!isOpenLoop(o)) {
+    return {
+      type: 'fixed-clients',
+      numClients: o.numClients,
+      maxActiveConversations: o.maxActiveConversations ?? o.numClients,
+      sampling: o.conversationSampling,
+      requestRatePerSec: o.requestRate,
+      earlyStop: o.earlyStop,
+    };
+  }
+  const ramp = o.rampUp;
+  return {
+    type: 'open-sessions',
+    // The schema checked that a ramp ends at --session-rate when both are given.
+    arrivals: { ratePerSec: ramp?.endPerSec ?? o.sessionRate!, burstiness: o.burstiness, rampUp: ramp && { startPerSec: ramp.startPerSec, seconds: ramp.seconds } },
+    maxConcurrency: o.maxConcurrency,
+    thinkTimeSec: o.thinkTime,
+  };
+}
+
+/** Every plan planOf made: so that a plan handed back in is told from options without a brand on it. */
+const plans = new WeakSet<object>();
+
+/** True when `value` is a RunPlan that planOf made (in this thread). */
+export function isRunPlan(value: unknown): value is RunPlan {
+  return typeof value === 'object' && value !== null && plans.has(value);
+}
+
+/** The plan of validated options; `config` is what results.json records (the options as given). */
+export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>): RunPlan {
+  const model = loadModelOf(o);
+  const open = model.type === 'open-sessions';
+  const plan: RunPlan = deepFreeze({
+    target: {
+      url: o.url,
+      model: o.model,
+      servedModelName: o.servedModelName,
+      apiKey: o.apiKey,
+      headers: o.headers,
+      resetPrefixCache: o.resetPrefixCache,
+      scrapeMetrics: o.scrapeMetrics,
+      scrapeIntervalMs: ms(o.scrapeIntervalSec),
+    },
+    dataset: { inputFile: o.inputFile, seed: o.seed, tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode } },
+    load: {
+      model,
+      clients: o.numClients,
+      maxNumRequests: o.maxNumRequests,
+      maxTurns: o.maxTurns,
+      warmupStep: o.warmupStep,
+      seed: o.seed,
+      peakConcurrency: open ? (o.maxConcurrency ?? 0) : o.numClients,
+      // An uncapped open loop has no known peak: a generous pool, so that no request waits inside it.
+      connections: open ? (o.maxConcurrency ?? 4096) : o.numClients,
+    },
+    request: {
+      stream: o.stream,
+      // The reference's --limit-max-tokens: negative = none, 0 = the recorded answer's length, else the value.
+      maxTokens: o.limitMaxTokens < 0 ? undefined : o.limitMaxTokens === 0 ? 'recorded' : o.limitMaxTokens,
+      minTokens: o.limitMinTokens > 0 ? o.limitMinTokens : undefined,
+      ignoreEos: o.ignoreEos,
+      temperature: o.temperature,
+      extraBody: o.extraBody && Object.freeze({ ...o.extraBody }),
+      sendConversationId: o.sendConversationId,
+      maxRetries: o.maxRetries,
+      replayDatasetAnswers: o.replayDatasetAnswers,
+      verifyOutput: o.verifyOutput,
+    },
+    deadlines: {
+      request: { requestTimeoutMs: ms(o.requestTimeoutSec), ttftTimeoutMs: msOrUndefined(o.ttftTimeoutSec), idleTimeoutMs: msOrUndefined(o.idleTimeoutSec) },
+      benchmarkMs: ms(o.benchmarkTimeoutSec),
+      durationMs: msOrUndefined(o.durationSec),
+      readyMs: ms(o.readyTimeoutSec),
+      stopGraceMs: ms(o.stopGraceSec),
+    },
+    summary: { goodput: o.goodput, warmupPercentages: o.warmupPercentages, maxErrorRate: o.maxErrorRate },
+    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
+    scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
+    simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },
+    config,
+  });
+  plans.add(plan);
+  return plan;
+}
+
+/** Validates, defaults and plans a run (library users and the CLI alike). Throws one ConfigError that lists every problem. */
+export function planRun(input: RunOptionsInput): RunPlan {
+  const check = checkRunOptions(input);
+  if (!check.ok) throw optionsError(check.problems.map((p) => formatProblem(p)));
+  return planOf(check.options, check.given);
+}
+
+/** Values that may still be the caller's own objects (zod copies only the outer level): frozen shallowly, never deeply. */
+const CALLERS = new Set(['config', 'extraBody']);
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const [key, inner] of Object.entries(value)) {
+      if (!CALLERS.has(key)) deepFreeze(inner);
+    }
+  }
+  return value;
+}

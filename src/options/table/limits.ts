@@ -1,0 +1,75 @@
+import { fraction, nonNegativeNumber, option, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
+
+/** When the run stops, how long each wait may last, and when a finished run counts as failed. */
+export const limitOptions = {
+  maxNumRequests: option({
+    flags: '-n, --max-num-requests <n>',
+    group: 'limits',
+    help: 'exact total of requests to send',
+    read: readInt,
+    schema: positiveInt,
+  }),
+  durationSec: option({
+    flags: '--duration <s>',
+    group: 'limits',
+    help: 'soft stop after this many seconds: no new turns, in-flight requests finish',
+    read: readNumber,
+    schema: positiveNumber,
+  }),
+  benchmarkTimeoutSec: option({
+    flags: '--benchmark-timeout-sec <s>',
+    group: 'limits',
+    help: 'hard deadline for the whole run: in-flight requests are aborted',
+    read: readNumber,
+    schema: positiveNumber,
+    default: 3600,
+  }),
+  requestTimeoutSec: option({
+    flags: '--request-timeout-sec <s>',
+    group: 'limits',
+    help: 'total time allowed for one request',
+    read: readNumber,
+    schema: positiveNumber,
+    default: 120,
+  }),
+  ttftTimeoutSec: option({
+    flags: '--ttft-timeout-sec <s>',
+    group: 'limits',
+    help: 'time allowed until the first token',
+    defaultText: 'the request timeout',
+    read: readNumber,
+    schema: positiveNumber,
+  }),
+  idleTimeoutSec: option({
+    flags: '--idle-timeout-sec <s>',
+    group: 'limits',
+    help: 'silence allowed between chunks',
+    defaultText: 'the request timeout',
+    read: readNumber,
+    schema: positiveNumber,
+  }),
+  readyTimeoutSec: option({
+    flags: '--ready-timeout-sec <s>',
+    group: 'limits',
+    help: 'wait this long for GET /v1/models to answer before starting',
+    read: readNumber,
+    schema: nonNegativeNumber,
+    default: 60,
+  }),
+  stopGraceSec: option({
+    flags: '--stop-grace-sec <s>',
+    group: 'limits',
+    help: 'after Ctrl-C or SIGTERM, how long in-flight requests may finish before they are aborted',
+    read: readNumber,
+    schema: nonNegativeNumber,
+    default: 3,
+  }),
+  maxErrorRate: option({
+    flags: '--max-error-rate <fraction>',
+    group: 'limits',
+    help: 'exit 1 when the share of failed requests exceeds this',
+    read: readNumber,
+    schema: fraction,
+    default: 0,
+  }),
+};

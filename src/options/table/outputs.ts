@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { option, parsedWith, readPercentList, text } from '../define.js';
+import { parseSlos } from '../values/slos.js';
+
+/** The files a run writes, and the summaries in them. */
+export const outputOptions = {
+  outputDir: option({
+    flags: '--output-dir <dir>',
+    group: 'outputs',
+    help: 'folder for requests.jsonl and results.json',
+    defaultText: './chatload-results/<UTC timestamp>',
+    schema: text,
+  }),
+  outputFile: option({
+    flags: '-o, --output-file <path>',
+    group: 'outputs',
+    help: "write the finished conversations with the server's answers (reference format)",
+    schema: text,
+  }),
+  statsJsonOutput: option({
+    flags: '--stats-json-output <file>',
+    group: 'outputs',
+    help: "also write the reference's per-request stats list to this file",
+    schema: text,
+  }),
+  report: option({ flags: '--no-report', group: 'outputs', help: 'do not write report.html', schema: z.boolean(), default: true }),
+  excelOutput: option({
+    flags: '-e, --excel-output [file]',
+    group: 'outputs',
+    help: 'also write the Excel workbook (Summary, Raw data, Per turn); default file: report.xlsx in the output folder',
+    schema: z.union([z.boolean(), text]),
+    default: false,
+  }),
+  csv: option({
+    flags: '--csv [file]',
+    group: 'outputs',
+    help: 'also write the per-request records as CSV; default file: requests.csv in the output folder',
+    schema: z.union([z.boolean(), text]),
+    default: false,
+  }),
+  warmupPercentages: option({
+    flags: '--warmup-percentages <list>',
+    group: 'outputs',
+    help: 'a summary per value, each dropping that first share of requests by start time, e.g. 0%,50%',
+    defaultText: '0%',
+    read: readPercentList,
+    schema: z.array(z.number().min(0, 'expected percentages in [0, 100)').max(99.999, 'expected percentages in [0, 100)')).min(1, 'expected at least one percentage'),
+    default: [0],
+  }),
+  goodput: option({
+    flags: '--goodput <slo...>',
+    group: 'outputs',
+    help: 'SLOs for goodput, e.g. ttft:500 tpot:50 e2el:10000 (ms)',
+    schema: parsedWith(z.array(z.string()), parseSlos),
+  }),
+};
+
+/** Flags of the `run` and `sweep` commands that only change what the terminal shows: not run options. */
+export const terminalOptions = {
+  quiet: option({ flags: '-q, --quiet', group: 'outputs', help: 'no progress line and no status lines', schema: z.boolean(), default: false }),
+  verbose: option({ flags: '-v, --verbose', group: 'outputs', help: 'print a line per request to stderr', schema: z.boolean(), default: false }),
+  printContent: option({ flags: '--print-content', group: 'outputs', help: 'print each user message and answer to stderr', schema: z.boolean(), default: false }),
+};

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { httpUrl, option, positiveNumber, readNumber, text } from '../define.js';
+import { headersSchema } from '../values/headers.js';
+
+/** The target server: where requests go, as whom, and what else is read from it. */
+export const targetOptions = {
+  url: option({
+    flags: '-u, --url <url>',
+    group: 'target',
+    help: 'base URL of the server, e.g. http://localhost:8000',
+    defaultText: 'start the built-in simulator',
+    schema: httpUrl,
+  }),
+  model: option({ flags: '-m, --model <name>', group: 'target', help: 'model name', defaultText: 'the first id from GET /v1/models', schema: text }),
+  servedModelName: option({ flags: '--served-model-name <name>', group: 'target', help: 'model name sent in requests, when it differs from --model', schema: text }),
+  apiKey: option({
+    flags: '--api-key <key>',
+    group: 'target',
+    help: 'API key, sent as a Bearer token; never written anywhere',
+    env: 'OPENAI_API_KEY',
+    schema: z.string(),
+  }),
+  headers: option({
+    flags: '--header <line>',
+    group: 'target',
+    help: "extra request header 'Name: value' or 'Name=value' (repeatable)",
+    repeatable: true,
+    schema: headersSchema,
+    default: [],
+  }),
+  resetPrefixCache: option({
+    flags: '--reset-prefix-cache',
+    group: 'target',
+    help: "empty the server's prefix cache before the run so it starts cold, by the detected engine's method (docs/ENGINES.md)",
+    schema: z.boolean(),
+    default: false,
+  }),
+  scrapeMetrics: option({
+    flags: '--scrape-metrics [url]',
+    group: 'target',
+    help: "read the server's Prometheus /metrics before, during and after the run (default URL: <url>/metrics)",
+    schema: z.union([z.boolean(), httpUrl]),
+    default: false,
+  }),
+  scrapeIntervalSec: option({
+    flags: '--scrape-interval-sec <s>',
+    group: 'target',
+    help: 'seconds between /metrics scrapes during the run',
+    read: readNumber,
+    schema: positiveNumber,
+    default: 5,
+  }),
+};

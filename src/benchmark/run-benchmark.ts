@@ -1,9 +1,6 @@
 import { join, relative, resolve } from 'node:path';
 import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { normalizeBaseUrl } from '../client/request-body.js';
-import { demoConversations } from '../conversation/demo.js';
-import { loadDataset } from '../conversation/load.js';
-import type { Conversation } from '../conversation/types.js';
 import { runEngine } from '../engine/engine.js';
 import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
 import { workerCount } from '../engine/workers/worker-count.js';
@@ -22,7 +19,7 @@ import { resolveServedModel } from './model-check.js';
 import { scheduleWarning } from './analysis.js';
 import { analyzeRecordsFile } from './stream-analysis.js';
 import type { RunOptionsInput } from '../options/run-options.js';
-import { isRunPlan, planRun, type DatasetPlan, type RunPlan } from '../options/run-plan.js';
+import { isRunPlan, planRun, type RunPlan } from '../options/run-plan.js';
 import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
@@ -32,10 +29,9 @@ import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
-import type { TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
-import { datasetStats, formatStats } from '../synth/dataset-stats.js';
 import { defaultOutputDir, prepareOutputDir } from './output-dir.js';
+import { loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
 export interface BenchmarkHooks {
@@ -84,18 +80,6 @@ export interface BenchmarkResult {
   topErrors: ErrorCount[];
   /** 0 ok, 1 errors over --max-error-rate (requests cut by the run's stop not counted) or nothing succeeded, 130 interrupted. */
   exitCode: number;
-}
-
-/** The run's dataset: the -i file (conversations, JSONL, ShareGPT, or a generation config generated in memory) or the demo. */
-async function loadRunDataset(
-  dataset: DatasetPlan,
-  counter: TokenCounter,
-  warn: (message: string) => void,
-): Promise<{ conversations: Conversation[]; source: string; stats?: string }> {
-  if (dataset.inputFile === undefined) return { conversations: demoConversations({ seed: dataset.seed }), source: 'built-in demo' };
-  const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn });
-  const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
-  return { conversations: loaded.conversations, source: dataset.inputFile, stats };
 }
 
 /**

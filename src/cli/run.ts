@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { runBenchmark, type BenchmarkResult, type BenchmarkStartInfo } from '../benchmark/run-benchmark.js';
+import { writeRunDataset } from '../benchmark/run-dataset.js';
 import { ExitCode } from '../errors/index.js';
 import { ProgressLine } from '../report/progress.js';
 import { formatSummary } from '../report/terminal.js';
@@ -42,6 +43,12 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       // Clear the live progress line first, so a status line never lands in the middle of it.
       if (!quiet) err.write(progress?.line ? `\r\x1b[2K${line}` : line);
     };
+    if (plan.outputs.generateOnly) {
+      const written = await writeRunDataset(plan, (message) => say(`chatload: warning: ${message}\n`));
+      if (written.stats !== undefined) say(`${written.stats}\n`);
+      say(`chatload: wrote ${written.conversations.length} conversations from ${written.source} to ${written.file}\n`);
+      return;
+    }
     const stop = new AbortController();
     const releaseSignals = onStopSignals(() => {
       err.write('\nchatload: stopping: no new requests; in-flight ones get a short grace (Ctrl-C again exits now)\n');

@@ -139,6 +139,8 @@ export interface OutputsPlan {
   /** Undefined: ./chatload-results/<UTC timestamp>. */
   readonly outputDir?: string;
   readonly outputFile?: string;
+  /** --generate-only: write the dataset and send nothing. */
+  readonly generateOnly: boolean;
   readonly statsJsonOutput?: string;
   readonly report: boolean;
   /** false, true (the default file name) or a file. */
@@ -257,7 +259,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       stopGraceMs: ms(o.stopGraceSec),
     },
     summary: { goodput: o.goodput, warmupPercentages: o.warmupPercentages, maxErrorRate: o.maxErrorRate },
-    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
+    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
     simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },
     config,

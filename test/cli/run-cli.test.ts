@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { closedPort, jsonStatus, MODELS_RESPONSE, startFixedTimingServer, startScriptedServer } from '../helpers/scripted-server.js';
 import { runCli } from '../helpers/cli.js';
@@ -62,6 +63,38 @@ describe('chatload run: a run that fails says why', () => {
       assert.equal(lines[0], 'chatload: every request failed (warmup included): nothing was measured');
       assert.match(lines[1] ?? '', /^ {2}\d+ × http_status: HTTP 404: status 404$/);
       assert.equal(lines.length, 2, 'one distinct message, and nothing else with -q');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('chatload run: reference conventions', () => {
+  test('--generate-only writes the dataset the run would replay and contacts no server', { timeout: 60_000 }, async () => {
+    const dir = tempDir('cli-generate-only');
+    const config = join(dir, 'gen.json');
+    const fixture = JSON.parse(readFileSync(new URL('../fixtures/generate_multi_turn.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    writeFileSync(config, JSON.stringify({ ...fixture, num_conversations: 3, text_files: [fileURLToPath(new URL('../fixtures/corpus-voyage.txt', import.meta.url))] }));
+    const out = join(dir, 'conversations.json');
+    // A URL nothing listens on: the run would fail on it, generate-only never goes there.
+    const result = await runCli(['run', '-i', config, '-o', out, '--generate-only', '-u', `http://127.0.0.1:${await closedPort()}`]);
+    assert.equal(result.code, 0, result.stderr);
+    const written = JSON.parse(readFileSync(out, 'utf8')) as { id: string; messages: unknown[] }[];
+    assert.equal(written.length, 3);
+    assert.ok(written.every((c) => c.messages.length >= 12 && c.messages.length <= 18), 'every generated conversation has the config\'s 12-18 messages');
+    assert.match(result.stderr, /wrote 3 conversations from .*gen\.json to .*conversations\.json/);
+  });
+
+  test('OPENAI_BASE_URL (with its /v1) is the default --url', { timeout: 60_000 }, async () => {
+    const server = await startFixedTimingServer({ ttftMs: 1, itlMs: 1, tokens: 4 });
+    const dir = tempDir('cli-base-url');
+    try {
+      const input = join(dir, 'in.json');
+      writeFileSync(input, JSON.stringify(syntheticConversations({ count: 2, userTurns: () => 1 })));
+      const result = await runCli(['run', '-i', input, '--output-dir', join(dir, 'out')], { env: { OPENAI_BASE_URL: `${server.url}/v1` } });
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stderr, new RegExp(`against ${server.url.replace(/[.]/g, '\\.')}/v1`));
+      assert.equal(server.requests.filter((r) => r.method === 'POST').length, 2);
     } finally {
       await server.close();
     }

@@ -17,6 +17,13 @@ export const outputOptions = {
     help: "write the finished conversations with the server's answers (reference format)",
     schema: text,
   }),
+  generateOnly: option({
+    flags: '--generate-only',
+    group: 'outputs',
+    help: 'write the dataset the run would replay (a generation config generated) to -o, or conversations.json in the output folder, and exit without contacting a server',
+    schema: z.boolean(),
+    default: false,
+  }),
   statsJsonOutput: option({
     flags: '--stats-json-output <file>',
     group: 'outputs',

@@ -7,7 +7,8 @@ export const targetOptions = {
   url: option({
     flags: '-u, --url <url>',
     group: 'target',
-    help: 'base URL of the server, e.g. http://localhost:8000',
+    help: 'base URL of the server, e.g. http://localhost:8000 (a trailing /v1 is fine)',
+    env: 'OPENAI_BASE_URL',
     defaultText: 'start the built-in simulator',
     schema: httpUrl,
   }),

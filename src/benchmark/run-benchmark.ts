@@ -1,5 +1,6 @@
 import { join, relative, resolve } from 'node:path';
 import { ChatClient, type ModelInfo } from '../client/chat-client.js';
+import { splitUrlTextCredentials } from '../client/url-credentials.js';
 import { chatClientOptionsFor } from '../client/from-run-options.js';
 import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
@@ -48,6 +49,7 @@ export interface BenchmarkHooks {
 
 /** What is about to run. */
 export interface BenchmarkStartInfo {
+  /** The server's URL, credentials redacted (`http://user:[redacted]@host`). */
   url: string;
   /** True when chatload started its own simulator (no --url). */
   embeddedSimulator: boolean;
@@ -63,6 +65,7 @@ export interface BenchmarkResult {
   outputDir: string;
   files: { requests: string; results: string; statsJson?: string; conversations?: string; html?: string; excel?: string; csv?: string };
   model: string;
+  /** The server's URL, credentials redacted. */
   url: string;
   summary: Summary;
   warmupPercentages: Record<string, Summary>;
@@ -101,6 +104,10 @@ function publicConfig(options: RunOptions): Record<string, unknown> {
     apiKey: options.apiKey === undefined ? undefined : REDACTED,
     headers: options.headers.map((line) => `${line.slice(0, line.indexOf(':'))}: ${REDACTED}`),
   });
+}
+
+function hasHeader(headers: Readonly<Record<string, string>>, name: string): boolean {
+  return Object.keys(headers).some((key) => key.toLowerCase() === name);
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
@@ -142,12 +149,17 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       simulator = await startSimulatorWorker({ profile: options.simProfile, seed: options.seed, faults: options.simFaults });
     }
     const url = options.url ?? simulator!.url;
+    // The URL as any output shows it: its credentials go to the server as Basic auth, and nowhere else.
+    const shownUrl = redactSecrets(url);
     client = new ChatClient(chatClientOptionsFor(options, url, headers));
+    if (options.apiKey && splitUrlTextCredentials(url)?.authorization !== undefined && !hasHeader(headers, 'authorization')) {
+      warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
+    }
     const workers = workerCount(options, simulator !== undefined);
     const models: ModelInfo[] = await client.waitReady(options.readyTimeoutSec * 1000, hooks.signal);
     const model = options.servedModelName ?? options.model ?? models[0]?.id ?? 'default';
     hooks.onStart?.({
-      url,
+      url: shownUrl,
       embeddedSimulator: simulator !== undefined,
       model,
       dataset: dataset.source,
@@ -227,7 +239,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
         histograms: analysis.histograms,
         extra: {
           model,
-          url: simulator === undefined ? url : 'embedded simulator',
+          url: simulator === undefined ? shownUrl : 'embedded simulator',
           dataset: dataset.source,
           load_model: engine.loadModel,
           workers,
@@ -265,7 +277,7 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
       outputDir,
       files,
       model,
-      url,
+      url: shownUrl,
       summary,
       warmupPercentages,
       perTurn,

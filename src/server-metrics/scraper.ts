@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { splitUrlTextCredentials } from '../client/url-credentials.js';
 import { parseServerMetrics, type ServerMetricsSnapshot } from './parse.js';
 
 /** One scrape during the run: when (ms since the scraper started) and what the gauges said. */
@@ -48,10 +49,17 @@ export class MetricsScraper {
   #inFlight: Promise<ServerMetricsSnapshot | null> | undefined;
   #startMs = 0;
 
+  /**
+   * @param url the /metrics page; credentials in it (`http://user:password@host/metrics`) are sent as Basic auth,
+   *   over any Authorization in `headers`, and the URL is reported without them.
+   * @param options.headers sent with every scrape: the chat client's (its auth included), so /metrics gets the same auth.
+   */
   constructor(url: string, options: { intervalMs: number; headers?: Record<string, string> }) {
-    this.#url = url;
+    const credentials = splitUrlTextCredentials(url);
+    this.#url = credentials?.url.href ?? url;
     this.#intervalMs = options.intervalMs;
-    this.#headers = options.headers ?? {};
+    this.#headers = { ...options.headers };
+    if (credentials?.authorization !== undefined) this.#headers.authorization = credentials.authorization;
   }
 
   /** Takes the "before" snapshot and starts the periodic scrapes. */

@@ -180,6 +180,8 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
     const health = new ClientHealthMonitor();
     let staleConnectionResends = 0;
     const outcomes = new ErrorTally();
+    // An empty answer is warned about once, not per request (the summary counts them).
+    let warnedEmpty = false;
     health.start();
     let engine: EngineResult;
     try {
@@ -194,6 +196,10 @@ export async function runBenchmark(input: RunOptionsInput, hooks: BenchmarkHooks
           ...hooks.observer,
           onRecord: (record: RequestRecord) => {
             sink.write(record);
+            if (record.error_kind === 'empty_answer' && !warnedEmpty) {
+              warnedEmpty = true;
+              warn(`the server answered with no content (${record.error}); such replies count as failed requests (empty_answer)`);
+            }
             staleConnectionResends += record.stale_connection_resends;
             outcomes.add(record);
             hooks.observer?.onRecord?.(record);

@@ -1,7 +1,16 @@
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
 
-/** Most text (content + reasoning, UTF-16 code units) one response may accumulate before it fails as `other`. */
-export const MAX_RESPONSE_CHARS = 64 * 1024 * 1024;
+/**
+ * Most text (content + reasoning, UTF-16 code units) one response may accumulate before it fails as `other`. An answer
+ * is a message that goes back into the history, so it is bounded like one (docs/DATASETS.md): 16 Mi characters is
+ * about 4,000,000 tokens, twice a generated message's bound, and 32 MB per answer in flight (it was 64 Mi: 128 MB).
+ */
+export const MAX_RESPONSE_CHARS = 16 * 1024 * 1024;
+/**
+ * Most token-carrying chunks one response may have: each keeps a timestamp (8 bytes) until the record is built, and
+ * each carries at least one token, so this is the answer bound in chunks (issue #16).
+ */
+export const MAX_RESPONSE_CHUNKS = 4_000_000;
 
 /** The parts of an OpenAI chat completion chunk (or body) the collector reads. Everything is optional: servers vary. */
 interface CompletionJson {
@@ -173,6 +182,8 @@ export class ResponseCollector {
     this.#chars += content.length + reasoning.length;
     if (this.#chars > MAX_RESPONSE_CHARS) {
       this.fail({ kind: 'other', message: `response text exceeds ${MAX_RESPONSE_CHARS} characters` }, atMs);
+    } else if (result.tokenChunkTimesMs.length > MAX_RESPONSE_CHUNKS) {
+      this.fail({ kind: 'other', message: `response exceeds ${MAX_RESPONSE_CHUNKS} chunks` }, atMs);
     }
   }
 

@@ -60,7 +60,7 @@ async function readCorpus(config: GenerationConfig, options: Utf8ReadOptions): P
         // Invalid UTF-8 already names the file and the byte.
         if (isChatloadError(error)) throw new ConfigError(`${config.file}: text_files: ${error.message}`, { cause: error });
         const code = (error as NodeJS.ErrnoException).code;
-        throw new ConfigError(`text_files: cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`, { cause: error });
+        throw new ConfigError(`${config.file}: text_files: cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`, { cause: error });
       }
     }),
   );

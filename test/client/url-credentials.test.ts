@@ -6,6 +6,7 @@ import { splitUrlCredentials } from '../../src/client/url-credentials.js';
 import { ConfigError } from '../../src/errors/index.js';
 import { MetricsScraper } from '../../src/server-metrics/scraper.js';
 import { chatRequest } from '../helpers/client-test-utils.js';
+import { runMatrixCase } from '../helpers/matrix.js';
 import { MODELS_RESPONSE, SHORT_ANSWER, startScriptedServer, type RecordedRequest, type ScriptedResponse } from '../helpers/scripted-server.js';
 
 const basic = (userAndPassword: string): string => `Basic ${Buffer.from(userAndPassword, 'utf8').toString('base64')}`;
@@ -107,6 +108,25 @@ describe('credentials in the URL', () => {
       const inherited = new MetricsScraper(`${server.url}/metrics`, { intervalMs: 60_000, headers: { authorization: basic('bob:metrics-pw') } });
       await inherited.start();
       assert.equal((await inherited.stop()).failures, 0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a run with both URL credentials and an API key sends Basic, warns once that the key is not sent, and shows the URL redacted', { timeout: 30_000 }, async () => {
+    const server = await checkingServer(basic('alice:s3cr3t-pw'));
+    try {
+      const warnings: string[] = [];
+      let startUrl = '';
+      const url = server.url.replace('http://', 'http://alice:s3cr3t-pw@');
+      const { result } = await runMatrixCase(url, { conversations: 1, userTurns: 1 }, { apiKey: 'sk-unused-123' }, {
+        observer: { onWarning: (message) => warnings.push(message) },
+        onStart: (info) => (startUrl = info.url),
+      });
+      assert.equal(result.summary.completed, 1);
+      assert.deepEqual(warnings.filter((w) => /URL carries credentials/.test(w)), ['the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent']);
+      assert.equal(startUrl, server.url.replace('http://', 'http://alice:[redacted]@'));
+      assert.equal(result.url, startUrl);
     } finally {
       await server.close();
     }

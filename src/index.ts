@@ -12,7 +12,7 @@ export { runBenchmark, type BenchmarkHooks, type BenchmarkResult, type Benchmark
 export { normalizeRunOptions, RUN_OPTIONS, type RunOptions, type RunOptionsInput } from './options/run-options.js';
 export { planRun, type RunPlan } from './options/run-plan.js';
 export { runEngine, type ConversationCounts, type EngineInput, type EngineObserver, type EngineResult, type StopReason } from './engine/index.js';
-export { loadConversations, demoConversations, validateConversation, type Conversation } from './conversation/index.js';
+export { loadConversations, loadDataset, demoConversations, validateConversation, SIZE_BOUNDS, type Conversation, type LoadOptions, type SizeBounds } from './conversation/index.js';
 export { startSimulator, startSimulatorWorker, type RunningSimulator, type SimulatorOptions } from './sim/index.js';
 export { ChatClient, type ChatClientOptions, type ModelInfo } from './client/chat-client.js';
 export type { ChatRequest, StreamResult, ErrorKind, RequestError } from './client/types.js';

@@ -1,6 +1,7 @@
 import { join, relative, resolve } from 'node:path';
 import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { normalizeBaseUrl } from '../client/request-body.js';
+import { splitUrlTextCredentials } from '../client/url-credentials.js';
 import { runEngine } from '../engine/engine.js';
 import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
 import { workerCount } from '../engine/workers/worker-count.js';
@@ -46,6 +47,7 @@ export interface BenchmarkHooks {
 
 /** What is about to run. */
 export interface BenchmarkStartInfo {
+  /** The server's URL, credentials redacted (`http://user:[redacted]@host`). */
   url: string;
   /** True when chatload started its own simulator (no --url). */
   embeddedSimulator: boolean;
@@ -64,6 +66,7 @@ export interface BenchmarkResult {
   outputDir: string;
   files: { requests: string; results: string; statsJson?: string; conversations?: string; html?: string; excel?: string; csv?: string };
   model: string;
+  /** The server's URL, credentials redacted. */
   url: string;
   /** The serving engine detected behind the URL (results.json `engine`). */
   serverEngine: EngineInfo;
@@ -100,6 +103,10 @@ function publicConfig(config: Readonly<Record<string, unknown>>): Record<string,
 function clientOptions(plan: RunPlan, url: string): ChatClientOptions {
   const { apiKey, headers } = plan.target;
   return { baseUrl: url, apiKey, headers, connections: plan.load.connections, ...plan.deadlines.request };
+}
+
+function hasHeader(headers: Readonly<Record<string, string>>, name: string): boolean {
+  return Object.keys(headers).some((key) => key.toLowerCase() === name);
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
@@ -142,17 +149,23 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       simulator = await startSimulatorWorker({ ...plan.simulator, modelName: target.servedModelName ?? target.model });
     }
     const url = target.url ?? simulator!.url;
+    // The URL as any output shows it: its credentials go to the server as Basic auth, and nowhere else.
+    const shownUrl = redactSecrets(url);
     client = new ChatClient(clientOptions(plan, url));
+    if (target.apiKey && splitUrlTextCredentials(url)?.authorization !== undefined && !hasHeader(target.headers, 'authorization')) {
+      warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
+    }
     const workers = workerCount(scale.workers, plan.load.peakConcurrency, simulator !== undefined);
     const models: ModelInfo[] = await client.waitReady(plan.deadlines.readyMs, hooks.signal);
     const base = normalizeBaseUrl(url)!; // the client validated it
     const rootUrl = `${base.origin}${base.pathname}`;
     const metricsUrl = scrapeUrl(target, url);
-    // Bounded GETs that never fail the run (issue #12, part 2).
-    const serverEngine = await detectEngine({ rootUrl, headers: client.authHeaders, metricsUrl, signal: hooks.signal });
-    const model = resolveServedModel(target, models, url, serverEngine.name, warn);
+    // Bounded GETs that never fail the run (issue #12, part 2); the auth goes in the headers, never in a URL.
+    const probeMetricsUrl = metricsUrl === undefined ? undefined : (splitUrlTextCredentials(metricsUrl)?.url.href ?? metricsUrl);
+    const serverEngine = await detectEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, signal: hooks.signal });
+    const model = resolveServedModel(target, models, shownUrl, serverEngine.name, warn);
     hooks.onStart?.({
-      url,
+      url: shownUrl,
       embeddedSimulator: simulator !== undefined,
       model,
       engine: serverEngine,
@@ -176,6 +189,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const health = new ClientHealthMonitor();
     let staleConnectionResends = 0;
     const outcomes = new ErrorTally();
+    // An empty answer is warned about once, not per request (the summary counts them).
+    let warnedEmpty = false;
     health.start();
     let engine: EngineResult;
     try {
@@ -192,6 +207,10 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
           ...hooks.observer,
           onRecord: (record: RequestRecord) => {
             sink.write(record);
+            if (record.error_kind === 'empty_answer' && !warnedEmpty) {
+              warnedEmpty = true;
+              warn(`the server answered with no content (${record.error}); such replies count as failed requests (empty_answer)`);
+            }
             staleConnectionResends += record.stale_connection_resends;
             outcomes.add(record);
             hooks.observer?.onRecord?.(record);
@@ -239,7 +258,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         extra: {
           model,
           engine: serverEngine,
-          url: simulator === undefined ? url : 'embedded simulator',
+          url: simulator === undefined ? shownUrl : 'embedded simulator',
           dataset: dataset.source,
           load_model: engine.loadModel,
           workers,
@@ -278,7 +297,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       outputDir,
       files,
       model,
-      url,
+      url: shownUrl,
       serverEngine,
       summary,
       warmupPercentages,

@@ -1,9 +1,9 @@
-import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { describeShareGptReport, parseJsonWithLocation, ShareGptConverter, streamJsonList, writeConversations, type ShareGptOptions } from '../conversation/index.js';
+import { SIZE_BOUNDS } from '../conversation/size-bounds.js';
 import { ConfigError, DatasetError } from '../errors/index.js';
+import { utf8Lines } from '../util/utf8-text.js';
 import { integer, positiveInt } from './parse.js';
 
 /** Flags of `chatload convert sharegpt`, as commander parses them. */
@@ -51,9 +51,9 @@ export async function convertShareGpt(input: string, output: string, flags: Conv
   const converter = new ShareGptConverter(options);
   let index = 0;
   if (await startsWithList(input)) {
-    for await (const element of streamJsonList(input)) converter.add(parseJsonWithLocation(element.text, input, element.line - 1), index++);
+    for await (const element of streamJsonList(input, { maxElementChars: SIZE_BOUNDS.itemChars })) converter.add(parseJsonWithLocation(element.text, input, element.line - 1), index++);
   } else {
-    const lines = createInterface({ input: createReadStream(input, { encoding: 'utf8' }), crlfDelay: Infinity });
+    const lines = utf8Lines(input, { maxLineChars: SIZE_BOUNDS.itemChars });
     let lineNumber = 0;
     for await (const line of lines) {
       lineNumber += 1;

@@ -19,6 +19,7 @@ export interface GenerateFlags {
   model?: string;
   printStats?: boolean;
   trustRemoteCode?: boolean;
+  allowInvalidUtf8?: boolean;
 }
 
 /**
@@ -34,7 +35,7 @@ export async function runGenerate(
   const warn = (message: string): void => err(`chatload: warning: ${message}\n`);
   const counter = await resolveTokenCounter({ tokenizer: flags.tokenizer, model: flags.model, trustRemoteCode: flags.trustRemoteCode, warn });
   const started = performance.now();
-  const dataset = await loadDataset(flags.inputFile, { counter, seed: flags.seed, warn });
+  const dataset = await loadDataset(flags.inputFile, { counter, seed: flags.seed, warn, allowInvalidUtf8: flags.allowInvalidUtf8 });
   if (dataset.format !== 'generate' || dataset.generated === undefined) {
     throw new ConfigError(`-i ${flags.inputFile}: not a generation config (expected "filetype": "generate_conversations"); this file is already a dataset (${dataset.format})`);
   }

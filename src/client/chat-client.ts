@@ -3,22 +3,33 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
+import { decodeContent } from './content-encoding.js';
 import { readBodyExcerpt, readJsonBody, readSseBody } from './read-body.js';
 import { buildChatBody, normalizeBaseUrl } from './request-body.js';
 import { ResponseCollector, excerpt } from './response-collector.js';
+import { splitUrlCredentials, splitUrlTextCredentials } from './url-credentials.js';
 import { RequestTimer } from './request-timer.js';
 import { staleConnectionFailure, watchConnectionReuse, type StaleConnectionFailure } from './stale-connections.js';
 import type { TimeoutKind } from './request-timer.js';
 import { parseRetryAfterMs } from './retry-after.js';
 import type { ChatRequest, RequestError, StreamResult } from './types.js';
+import { errorMessageOf, headerText, parseModels, plainBody, readText, type ModelInfo } from './server-answers.js';
+
+export type { ModelInfo } from './server-answers.js';
 
 /** Options of a {@link ChatClient}. Times are milliseconds. */
 export interface ChatClientOptions {
-  /** Server base URL, e.g. `http://127.0.0.1:8000`; a trailing `/v1` is accepted and stripped. */
+  /**
+   * Server base URL, e.g. `http://127.0.0.1:8000`; a trailing `/v1` is accepted and stripped. Credentials in it
+   * (`http://user:password@host`) are sent as `Authorization: Basic` with every request and shown nowhere.
+   */
   baseUrl: string;
-  /** Sent as `Authorization: Bearer <key>`. Never logged and never put in an error message. */
+  /**
+   * Sent as `Authorization: Bearer <key>`, unless the URL carries credentials (`http://user:password@host`: sent as
+   * Basic auth, as curl does) or `headers` has an Authorization. Never logged and never put in an error message.
+   */
   apiKey?: string;
-  /** Extra request headers (`--header`); names are case-insensitive and override the defaults. */
+  /** Extra request headers (`--header`); names are case-insensitive and override the defaults and the auth above. */
   headers?: Readonly<Record<string, string>>;
   /** Connections per origin in the undici Agent (size it to the concurrency); keep-alive, pipelining 1. */
   connections: number;
@@ -30,13 +41,6 @@ export interface ChatClientOptions {
   idleTimeoutMs?: number;
   /** Host name resolver for the sockets (tests use it to fail DNS without sending a query). @default dns.lookup */
   lookup?: LookupFunction;
-}
-
-/** A model the server lists at `GET /v1/models`. */
-export interface ModelInfo {
-  id: string;
-  /** Context length (tokens), from vLLM/SGLang's `max_model_len`, when the server reports it. */
-  maxModelLen?: number;
 }
 
 /** First and largest pause (ms) between `waitReady` polls. */
@@ -76,15 +80,21 @@ export class ChatClient {
   readonly #headers: Record<string, string>;
   /** The same without content-type, for GET requests. */
   readonly #getHeaders: Record<string, string>;
-  /** Strings redacted from every error message: the api key and any extra header value. */
+  /** Strings redacted from every error message: the api key, the URL's credentials and any extra header value. */
   readonly #secrets: string[];
   readonly #limits: { totalMs: number; ttftMs: number; idleMs: number };
   readonly #requestTimeoutMs: number;
 
   /** Creates the connection pool (ConfigError on a URL that is not http(s); the limits must be positive). */
   constructor(options: ChatClientOptions) {
-    const base = normalizeBaseUrl(options.baseUrl);
-    if (base === undefined) throw new ConfigError(`not an http(s) URL: ${JSON.stringify(options.baseUrl)}`);
+    const parsed = normalizeBaseUrl(options.baseUrl);
+    if (parsed === undefined) {
+      const secrets = splitUrlTextCredentials(options.baseUrl)?.secrets ?? [];
+      throw new ConfigError(`not an http(s) URL: ${sanitizeMessage(JSON.stringify(options.baseUrl), secrets)}`);
+    }
+    // Credentials in the URL go as Basic auth, as curl sends them, and never into a URL we request or show.
+    const credentials = splitUrlCredentials(parsed);
+    const base = credentials.url;
     const root = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
     this.#chatUrl = `${root}/v1/chat/completions`;
     this.#modelsUrl = `${root}/v1/models`;
@@ -99,15 +109,19 @@ export class ChatClient {
       ttftMs: options.ttftTimeoutMs ?? options.requestTimeoutMs,
       idleMs: options.idleTimeoutMs ?? options.requestTimeoutMs,
     };
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    this.#secrets = [];
-    for (const [name, value] of Object.entries(options.headers ?? {})) {
-      headers[name.toLowerCase()] = value;
-      if (value.length >= 6) this.#secrets.push(value);
-    }
+    // Identity: undici never decodes a compressed body, and the SSE timestamps are taken on the bytes as they come.
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'accept-encoding': 'identity' };
+    this.#secrets = [...credentials.secrets];
     if (options.apiKey !== undefined && options.apiKey.length > 0) {
       headers.authorization = `Bearer ${options.apiKey}`;
       this.#secrets.unshift(options.apiKey);
+    }
+    // The URL's own credentials name this server; a key may come from OPENAI_API_KEY set for another one.
+    if (credentials.authorization !== undefined) headers.authorization = credentials.authorization;
+    // --header last: a header given by name wins over every default, as in curl.
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      headers[name.toLowerCase()] = value;
+      if (value.length >= 6) this.#secrets.push(value);
     }
     this.#headers = headers;
     const { 'content-type': _contentType, ...getHeaders } = headers;
@@ -187,10 +201,16 @@ export class ChatClient {
         await this.#failStatus(response, collector);
         return result;
       }
+      const decoded = decodeContent(response.body, headerText(response.headers['content-encoding']));
+      if ('unsupported' in decoded) {
+        response.body.on('error', () => {}).destroy();
+        collector.fail({ kind: 'other', message: `the server sent Content-Encoding: ${decoded.unsupported}, which chatload cannot decode (it asks for identity)` }, performance.now());
+        return result;
+      }
       const contentType = headerText(response.headers['content-type']).toLowerCase();
       // Decide by what came back, not what was asked: a server may ignore `stream: true` and answer JSON.
       const asSse = contentType.includes('text/event-stream') || (chatRequest.stream && !contentType.includes('json'));
-      await (asSse ? readSseBody : readJsonBody)(response.body, collector, timer, classify);
+      await (asSse ? readSseBody : readJsonBody)(decoded.body, collector, timer, classify, decoded.arrivalMs);
       return result;
     } catch (error) {
       // Not expected (the readers never reject), but `send` must never reject.
@@ -277,7 +297,7 @@ export class ChatClient {
         dispatcher: this.#agent,
         signal: combined,
       });
-      text = response.statusCode === 200 ? await response.body.text() : await readBodyExcerpt(response.body);
+      text = response.statusCode === 200 ? await readText(response) : await readBodyExcerpt(plainBody(response));
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const detail = timeout.aborted
@@ -297,7 +317,7 @@ export class ChatClient {
     const status = response.statusCode;
     const retryAfterMs = parseRetryAfterMs(response.headers['retry-after']);
     if (retryAfterMs !== undefined) collector.result.retryAfterMs = retryAfterMs;
-    const text = await readBodyExcerpt(response.body);
+    const text = await readBodyExcerpt(plainBody(response));
     const bodyExcerpt = sanitizeMessage(text, this.#secrets, 200);
     const said = errorMessageOf(bodyExcerpt);
     const error: RequestError = {
@@ -323,47 +343,4 @@ export class ChatClient {
         return { kind, message: `request took longer than ${this.#limits.totalMs} ms` };
     }
   }
-}
-
-/**
- * What an error body says: `error.message` (OpenAI's, vLLM's and SGLang's error shape), `message`, or TGI's `error`
- * string, else the body as it came. So the run's top errors read "HTTP 404: The model `x` does not exist."
- */
-function errorMessageOf(body: string): string {
-  if (!body.startsWith('{')) return body;
-  try {
-    const json = JSON.parse(body) as { error?: unknown; message?: unknown };
-    const inner = typeof json.error === 'object' && json.error !== null ? (json.error as { message?: unknown }).message : json.error;
-    const said = typeof inner === 'string' ? inner : json.message;
-    return typeof said === 'string' && said.length > 0 ? said : body;
-  } catch {
-    // Cut at 200 characters, or not JSON at all: show it as it came.
-    return body;
-  }
-}
-
-function headerText(value: string | string[] | undefined): string {
-  return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
-}
-
-/** Parses an OpenAI `/v1/models` body; ChatloadError when it is not one. */
-function parseModels(text: string, where: string): ModelInfo[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new ChatloadError(`${where} did not answer JSON: ${excerpt(text, 120)}`);
-  }
-  const data = (json as { data?: unknown } | null)?.data;
-  if (!Array.isArray(data)) throw new ChatloadError(`${where} answered without a "data" list: ${excerpt(text, 120)}`);
-  const models: ModelInfo[] = [];
-  for (const entry of data) {
-    const id = (entry as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string') continue;
-    const model: ModelInfo = { id };
-    const maxLen = (entry as { max_model_len?: unknown }).max_model_len;
-    if (typeof maxLen === 'number' && Number.isFinite(maxLen)) model.maxModelLen = maxLen;
-    models.push(model);
-  }
-  return models;
 }

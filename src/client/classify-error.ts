@@ -53,7 +53,9 @@ function describe(error: unknown): string {
 /**
  * Classifies an error thrown by the socket or undici (not a timeout or abort of ours: the caller knows those).
  * ECONNREFUSED is connect_refused; ECONNRESET, EPIPE, UND_ERR_SOCKET ("other side closed") are connect_reset;
- * ENOTFOUND and EAI_AGAIN are dns; a connect timeout is timeout_ttft (no token came in time); anything else is other.
+ * ENOTFOUND and EAI_AGAIN are dns; a connect timeout is timeout_ttft (no token came in time). A compressed body that
+ * cannot be decoded (content-encoding.ts) is truncated_stream when its data ended early, else malformed_stream.
+ * Anything else is other.
  */
 export function classifyNetworkError(error: unknown, secrets: readonly string[]): RequestError {
   const codes = collectCodes(error);
@@ -62,6 +64,7 @@ export function classifyNetworkError(error: unknown, secrets: readonly string[])
   else if (codes.some((code) => DNS_CODES.has(code))) kind = 'dns';
   else if (codes.some((code) => RESET_CODES.has(code))) kind = 'connect_reset';
   else if (codes.includes('UND_ERR_CONNECT_TIMEOUT')) kind = 'timeout_ttft';
+  else if (error instanceof Error && error.name === 'ContentDecodingError') kind = codes.includes('Z_BUF_ERROR') ? 'truncated_stream' : 'malformed_stream';
   else if (error instanceof Error && /other side closed|socket hang up/i.test(error.message)) kind = 'connect_reset';
   return { kind, message: sanitizeMessage(describe(error), secrets) };
 }

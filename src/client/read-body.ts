@@ -15,6 +15,11 @@ const ERROR_BODY_BYTES = 4_096;
 /** Maps an error that ended a body (socket error, or our own abort) to a RequestError. */
 export type BodyErrorClassifier = (error: unknown) => RequestError;
 
+/** The arrival time (ms) of the data being read; default: now, as each read arrives (content-encoding.ts passes its own). */
+export type ArrivalClock = () => number;
+
+const now: ArrivalClock = () => performance.now();
+
 /**
  * Reads an SSE body into `collector`, stamping each network read with `performance.now()` before parsing it.
  * Resolves (never rejects) when the stream is finished: `[DONE]`, an error, or the end of the body. After `[DONE]`
@@ -25,6 +30,7 @@ export function readSseBody(
   collector: ResponseCollector,
   timer: RequestTimer,
   classify: BodyErrorClassifier,
+  arrivalMs: ArrivalClock = now,
 ): Promise<void> {
   return new Promise<void>((resolve) => {
     const reader = new SseReader(collector.onSseEvent, { maxEventChars: MAX_RESPONSE_CHARS });
@@ -40,7 +46,7 @@ export function readSseBody(
       resolve();
     };
     const onData = (chunk: Uint8Array): void => {
-      const atMs = performance.now();
+      const atMs = arrivalMs();
       timer.noteChunk(atMs);
       reader.push(chunk, atMs);
       if (!firstTokenNoted && collector.result.firstTokenAtMs !== undefined) {
@@ -75,6 +81,7 @@ export function readJsonBody(
   collector: ResponseCollector,
   timer: RequestTimer,
   classify: BodyErrorClassifier,
+  arrivalMs: ArrivalClock = now,
 ): Promise<void> {
   return new Promise<void>((resolve) => {
     const parts: Buffer[] = [];
@@ -84,7 +91,7 @@ export function readJsonBody(
       resolve();
     };
     const onData = (chunk: Buffer): void => {
-      const atMs = performance.now();
+      const atMs = arrivalMs();
       timer.noteChunk(atMs);
       bytes += chunk.length;
       if (bytes > MAX_BODY_BYTES) {
@@ -97,7 +104,7 @@ export function readJsonBody(
       parts.push(chunk);
     };
     const onEnd = (): void => {
-      const atMs = performance.now();
+      const atMs = arrivalMs();
       collector.acceptJsonBody(Buffer.concat(parts, bytes).toString('utf8'), atMs);
       finish();
     };

@@ -1,15 +1,20 @@
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
 
-/** Most text (content + reasoning, UTF-16 code units) one response may accumulate before it fails as `other`. */
-export const MAX_RESPONSE_CHARS = 64 * 1024 * 1024;
+/**
+ * Most text (content + reasoning, UTF-16 code units) one response may accumulate before it fails as `other`. An answer
+ * is a message that goes back into the history, so it is bounded like one (docs/DATASETS.md): 16 Mi characters is
+ * about 4,000,000 tokens, twice a generated message's bound, and 32 MB per answer in flight (it was 64 Mi: 128 MB).
+ */
+export const MAX_RESPONSE_CHARS = 16 * 1024 * 1024;
+/**
+ * Most token-carrying chunks one response may have: each keeps a timestamp (8 bytes) until the record is built, and
+ * each carries at least one token, so this is the answer bound in chunks (issue #16).
+ */
+export const MAX_RESPONSE_CHUNKS = 4_000_000;
 
 /** The parts of an OpenAI chat completion chunk (or body) the collector reads. Everything is optional: servers vary. */
 interface CompletionJson {
-  choices?: Array<{
-    delta?: TextFields | null;
-    message?: TextFields | null;
-    finish_reason?: string | null;
-  }> | null;
+  choices?: ChoiceJson[] | null;
   usage?: UsageJson | null;
   /** llama-server's per-request timings; `cache_n` is the prompt tokens it reused from its cache. */
   timings?: { cache_n?: unknown } | null;
@@ -17,10 +22,17 @@ interface CompletionJson {
   object?: unknown;
   message?: unknown;
 }
+interface ChoiceJson {
+  delta?: TextFields | null;
+  message?: TextFields | null;
+  finish_reason?: string | null;
+}
 interface TextFields {
   content?: unknown;
   reasoning_content?: unknown;
   reasoning?: unknown;
+  tool_calls?: unknown;
+  function_call?: unknown;
 }
 interface UsageJson {
   prompt_tokens?: unknown;
@@ -42,6 +54,8 @@ export class ResponseCollector {
   sawDone = false;
   readonly #secrets: readonly string[];
   #chars = 0;
+  /** Some choice carried content, reasoning or a tool call, or ended at its length limit: the answer is not empty. */
+  #answered = false;
 
   /** @param sentAtMs monotonic send time (ms). @param secrets strings redacted from error messages. */
   constructor(sentAtMs: number, secrets: readonly string[]) {
@@ -63,6 +77,7 @@ export class ResponseCollector {
       this.sawDone = true;
       this.finished = true;
       this.result.doneAtMs = atMs;
+      this.#failIfEmpty(atMs);
       return;
     }
     if (data.length === 0) return; // `data:` with nothing: a keep-alive some servers send
@@ -74,6 +89,7 @@ export class ResponseCollector {
       if (delta) this.#text(delta, atMs);
       if (typeof choice.finish_reason === 'string') this.result.finishReason = choice.finish_reason;
     }
+    if (!this.#answered) this.#answered = anyAnswer(json.choices, 'delta');
     if (json.usage) this.#usage(json.usage, json.timings);
   };
 
@@ -105,19 +121,35 @@ export class ResponseCollector {
     if (this.finished) return;
     const json = this.#parse(text, 'response body', atMs);
     if (json === undefined) return;
-    const choice = json.choices?.[0];
-    if (!choice) {
+    if (!Array.isArray(json.choices)) {
       this.fail({ kind: 'malformed_stream', message: 'response body has no choices' }, atMs);
       return;
     }
-    // A server that ignored stream:true may still send deltas in one body; accept both shapes.
-    const fields = choice.message ?? choice.delta;
-    // One body is no chunk: output_num_chunks stays 0 for a non-streamed reply, as in the reference.
-    if (fields) this.#text(fields, atMs, false);
-    if (typeof choice.finish_reason === 'string') this.result.finishReason = choice.finish_reason;
+    const choice = json.choices[0];
+    if (choice) {
+      // A server that ignored stream:true may still send deltas in one body; accept both shapes.
+      const fields = choice.message ?? choice.delta;
+      // One body is no chunk: output_num_chunks stays 0 for a non-streamed reply, as in the reference.
+      if (fields) this.#text(fields, atMs, false);
+      if (typeof choice.finish_reason === 'string') this.result.finishReason = choice.finish_reason;
+    }
+    this.#answered ||= anyAnswer(json.choices, 'message') || anyAnswer(json.choices, 'delta');
     if (json.usage) this.#usage(json.usage, json.timings);
     this.finished = true;
     this.result.doneAtMs = atMs;
+    this.#failIfEmpty(atMs);
+  }
+
+  /**
+   * A reply that ended normally but whose choices carried no content, reasoning or tool call (e.g. only
+   * `choices: []` chunks, then [DONE]) fails as empty_answer: it measured nothing (issue #16). A choice that ended at
+   * its length limit (`finish_reason: "length"`, as with max_tokens 0) is an answer the request asked for.
+   */
+  #failIfEmpty(atMs: number): void {
+    if (this.#answered || this.result.error !== undefined) return;
+    const usage = this.result.usage;
+    const said = usage === undefined ? 'no usage' : `usage says ${usage.completionTokens} completion tokens`;
+    this.fail({ kind: 'empty_answer', message: `the reply ended normally but no choice carried content, reasoning or a tool call (${said})` }, atMs);
   }
 
   /** Records a failure at `atMs` (keeps what was collected so far) and finishes. The first failure wins. */
@@ -152,6 +184,8 @@ export class ResponseCollector {
     this.#chars += content.length + reasoning.length;
     if (this.#chars > MAX_RESPONSE_CHARS) {
       this.fail({ kind: 'other', message: `response text exceeds ${MAX_RESPONSE_CHARS} characters` }, atMs);
+    } else if (result.tokenChunkTimesMs.length > MAX_RESPONSE_CHUNKS) {
+      this.fail({ kind: 'other', message: `response exceeds ${MAX_RESPONSE_CHUNKS} chunks` }, atMs);
     }
   }
 
@@ -167,6 +201,24 @@ export class ResponseCollector {
     if (typeof reasoning === 'number') parsed.reasoningTokens = reasoning;
     this.result.usage = parsed;
   }
+}
+
+/** True when some choice's `delta`/`message` has content, reasoning or a tool call, or the choice ended at its length limit. */
+function anyAnswer(choices: ChoiceJson[] | null | undefined, field: 'delta' | 'message'): boolean {
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) {
+    if (choice === null || typeof choice !== 'object') continue;
+    if (choice.finish_reason === 'length') return true;
+    const fields = choice[field];
+    if (fields === null || typeof fields !== 'object') continue;
+    if (nonEmptyText(fields.content) || nonEmptyText(fields.reasoning_content) || nonEmptyText(fields.reasoning)) return true;
+    if ((Array.isArray(fields.tool_calls) && fields.tool_calls.length > 0) || (typeof fields.function_call === 'object' && fields.function_call !== null)) return true;
+  }
+  return false;
+}
+
+function nonEmptyText(value: unknown): boolean {
+  return typeof value === 'string' && value.length > 0;
 }
 
 function isErrorObject(json: CompletionJson): boolean {

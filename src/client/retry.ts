@@ -10,7 +10,8 @@ const MAX_DELAY_MS = 30_000;
 /**
  * Whether a failed request may succeed if sent again: connection failures, the three timeouts, a truncated stream,
  * and HTTP 408/429/500/502/503/504. Not: DNS failures (a wrong host stays wrong), other 4xx (the request is wrong),
- * malformed streams, `other`, and `aborted` (the run is stopping).
+ * malformed streams, empty answers (a server that answers nothing answers nothing again), `other`, and `aborted`
+ * (the run is stopping).
  */
 export function isRetryable(error: RequestError): boolean {
   switch (error.kind) {

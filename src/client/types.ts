@@ -9,6 +9,8 @@ import type { ChatMessage } from '../tokenizer/types.js';
  * - timeout_total: the whole request took longer than --request-timeout-sec.
  * - malformed_stream: an SSE `data:` line or a JSON body that is not valid JSON, or an `error` event in the stream.
  * - truncated_stream: the stream ended without `data: [DONE]` (or a non-streaming body ended early).
+ * - empty_answer: a 2xx reply that ended normally but carried no choice with any content, reasoning or tool call
+ *   (e.g. only `choices: []` chunks, then [DONE]). A choice cut at its length limit (finish_reason "length") is not empty.
  * - aborted: the run stopped (signal, deadline) while the request was in flight.
  * - other: anything else (the message says what).
  */
@@ -22,6 +24,7 @@ export type ErrorKind =
   | 'timeout_total'
   | 'malformed_stream'
   | 'truncated_stream'
+  | 'empty_answer'
   | 'aborted'
   | 'other';
 

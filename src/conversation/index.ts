@@ -5,3 +5,4 @@ export { demoConversations, type DemoDatasetOptions } from './demo.js';
 export { ShareGptConverter, describeShareGptReport, isShareGptItem, type ShareGptOptions, type ShareGptReport } from './sharegpt.js';
 export { streamJsonList, type JsonListElement } from './json-stream.js';
 export { writeConversations, toFileConversation } from './write.js';
+export { SIZE_BOUNDS, type SizeBounds } from './size-bounds.js';

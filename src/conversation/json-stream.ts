@@ -1,5 +1,5 @@
-import { createReadStream } from 'node:fs';
 import { DatasetError } from '../errors/index.js';
+import { utf8Chunks, type Utf8ReadOptions } from '../util/utf8-text.js';
 
 /** One element of a top-level JSON list: its raw text and the 1-based line it starts on. */
 export interface JsonListElement {
@@ -12,9 +12,15 @@ export interface JsonListElement {
  * one string: a small scanner tracks strings, escapes and bracket depth, and yields each top-level element's text
  * for JSON.parse. Memory is one element at a time plus a read buffer, so a multi-gigabyte list loads as a stream.
  * Structural problems (not a list, unbalanced brackets, text after the list) are one-line DatasetErrors with the line.
+ * The text is read as utf8Chunks reads it (BOM dropped, invalid UTF-8 refused unless allowed), and an element longer
+ * than `maxElementChars` is refused, so memory stays bounded.
  */
-export async function* streamJsonList(file: string, options: { chunkBytes?: number } = {}): AsyncGenerator<JsonListElement> {
-  const input = createReadStream(file, { encoding: 'utf8', highWaterMark: options.chunkBytes ?? 1 << 20 });
+export async function* streamJsonList(
+  file: string,
+  options: Utf8ReadOptions & { chunkBytes?: number; maxElementChars?: number } = {},
+): AsyncGenerator<JsonListElement> {
+  const input = utf8Chunks(file, options, options.chunkBytes ?? 1 << 20);
+  const maxElementChars = options.maxElementChars ?? Number.POSITIVE_INFINITY;
   let line = 1;
   let started = false;
   let ended = false;
@@ -26,7 +32,7 @@ export async function* streamJsonList(file: string, options: { chunkBytes?: numb
   let elementLine = 0;
   let expectComma = false;
   const closers: number[] = [];
-  for await (const chunk of input as AsyncIterable<string>) {
+  for await (const chunk of input) {
     let from = inElement ? 0 : -1;
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk.charCodeAt(i);
@@ -80,7 +86,12 @@ export async function* streamJsonList(file: string, options: { chunkBytes?: numb
         }
       }
     }
-    if (inElement) pending += chunk.slice(from);
+    if (inElement) {
+      if (pending.length + chunk.length - from > maxElementChars) {
+        throw new DatasetError({ file, line: elementLine }, `a list element longer than ${maxElementChars.toLocaleString('en-US')} characters (the bound of one conversation's text)`);
+      }
+      pending += chunk.slice(from);
+    }
   }
   if (!started) throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');
   if (!ended || inElement || inString) throw new DatasetError({ file, line }, 'invalid JSON: the list is not closed (truncated file?)');

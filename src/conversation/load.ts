@@ -1,13 +1,14 @@
-import { constants, createReadStream } from 'node:fs';
-import { access, open, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { DatasetError } from '../errors/index.js';
+import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import { generateConversations, type GeneratedDataset } from '../synth/generate.js';
 import { isGenerationConfig, parseGenerationConfig } from '../synth/generation-config.js';
 import { defaultTokenCounter, type TokenCounter } from '../tokenizer/index.js';
+import { readUtf8File, utf8Lines } from '../util/utf8-text.js';
 import { streamJsonList } from './json-stream.js';
+import { formatCount, sizeBounds, type SizeBounds } from './size-bounds.js';
 import { describeShareGptReport, isShareGptItem, ShareGptConverter, type ShareGptReport } from './sharegpt.js';
 import type { Conversation } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
@@ -72,8 +73,16 @@ export interface LoadOptions {
   seed?: number;
   /** The tokenizer a generation config counts with. @default the approximate tokenizer (with a warning) */
   counter?: TokenCounter;
-  /** Receives one-line warnings (ShareGPT items dropped, approximate generation). */
+  /** Receives one-line warnings (ShareGPT items dropped, approximate generation, invalid UTF-8 allowed). */
   warn?: (message: string) => void;
+  /**
+   * Read bytes that are not UTF-8 as U+FFFD (one warning per file names the first one's byte offset), in the dataset,
+   * a generation config and its `text_files`. Without it such a file is refused: `FILE, byte N: invalid UTF-8 ...`.
+   * @default false
+   */
+  allowInvalidUtf8?: boolean;
+  /** Tighter size bounds than SIZE_BOUNDS (docs/DATASETS.md), e.g. for tests. */
+  bounds?: Partial<SizeBounds>;
 }
 
 /** The formats loadDataset recognises. */
@@ -90,25 +99,37 @@ export interface LoadedDataset {
   sharegpt?: ShareGptReport;
 }
 
-/** Validates a stream of parsed items as reference conversations, or converts them when they are ShareGPT. */
+/** Validates a stream of parsed items as reference conversations, or converts them when they are ShareGPT; keeps the size bounds. */
 class ItemSink {
   readonly #file: string;
+  readonly #bounds: Readonly<SizeBounds>;
   readonly #ids = new UniqueIds();
   readonly #out: Conversation[] = [];
   #sharegpt: ShareGptConverter | null = null;
   #index = 0;
+  #chars = 0;
 
-  constructor(file: string) {
+  constructor(file: string, bounds: Readonly<SizeBounds>) {
     this.#file = file;
+    this.#bounds = bounds;
   }
 
-  add(value: unknown, line: number | undefined): void {
+  /** One item parsed from `textChars` characters of the file (0 when the file was read whole: it is small). */
+  add(value: unknown, line: number | undefined, textChars = 0): void {
     const index = this.#index++;
+    const at = line === undefined ? { file: this.#file, conversationIndex: index } : { file: this.#file, line, conversationIndex: index };
+    if (index >= this.#bounds.loadedConversations) {
+      throw new DatasetError(at, `more than ${formatCount(this.#bounds.loadedConversations)} conversations (the bound of a loaded dataset)`);
+    }
+    this.#chars += textChars;
+    if (this.#chars > this.#bounds.totalChars) {
+      throw new DatasetError(at, `the dataset holds more than ${formatCount(this.#bounds.totalChars)} characters (the bound of a streamed dataset)`);
+    }
     if (index === 0 && isShareGptItem(value)) this.#sharegpt = new ShareGptConverter();
     if (this.#sharegpt !== null) return this.#sharegpt.add(value, index);
-    const at = line === undefined ? { file: this.#file, conversationIndex: index } : { file: this.#file, line, conversationIndex: index };
     const conversation = validateConversation(value, at);
     this.#ids.check(conversation, at);
+    this.#checkMessages(conversation, at);
     this.#out.push(conversation);
   }
 
@@ -121,7 +142,19 @@ class ItemSink {
     const { conversations, report } = this.#sharegpt.finish();
     if (Object.values(report.dropped).some((n) => n > 0)) warn(`${this.#file}: ShareGPT: ${describeShareGptReport(report)}`);
     if (conversations.length === 0) throw new DatasetError({ file: this.#file }, `no usable ShareGPT conversations: ${describeShareGptReport(report)}`);
+    conversations.forEach((c, i) => this.#checkMessages(c, { file: this.#file, conversationIndex: i, conversationId: c.id }));
     return { conversations, format: 'sharegpt', sharegpt: report };
+  }
+
+  #checkMessages(conversation: Conversation, at: DatasetLocation): void {
+    const max = this.#bounds.messageChars;
+    const messageIndex = conversation.messages.findIndex((m) => m.content.length > max);
+    if (messageIndex === -1) return;
+    const length = conversation.messages[messageIndex]!.content.length;
+    throw new DatasetError(
+      { ...at, conversationId: conversation.id, messageIndex },
+      `"content" has ${formatCount(length)} characters, over the bound of ${formatCount(max)} per message`,
+    );
   }
 }
 
@@ -144,18 +177,19 @@ async function firstChar(file: string): Promise<string> {
 }
 
 async function loadJsonLines(file: string, options: LoadOptions): Promise<LoadedDataset> {
-  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
-  const sink = new ItemSink(file);
+  const bounds = sizeBounds(options.bounds);
+  const lines = utf8Lines(file, { ...utf8Options(options), maxLineChars: bounds.itemChars });
+  const sink = new ItemSink(file, bounds);
   let lineNumber = 0;
   for await (const line of lines) {
     lineNumber += 1;
     if (line.trim() === '') continue;
     const value = parseJsonWithLocation(line, file, lineNumber - 1);
     if (sink.count === 0 && isGenerationConfig(value)) {
-      lines.close();
+      await lines.return(undefined);
       return loadGenerationConfig(value, file, options);
     }
-    sink.add(value, lineNumber);
+    sink.add(value, lineNumber, line.length);
   }
   if (sink.count === 0) throw new DatasetError({ file }, 'the file has no conversations; expected one JSON conversation per line');
   const loaded = sink.finish(options.warn ?? (() => {}));
@@ -163,11 +197,14 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
 }
 
 async function loadJsonList(file: string, size: number, options: LoadOptions): Promise<LoadedDataset> {
-  const sink = new ItemSink(file);
+  const bounds = sizeBounds(options.bounds);
+  const sink = new ItemSink(file, bounds);
   if (size > STREAM_ABOVE_BYTES) {
-    for await (const element of streamJsonList(file)) sink.add(parseJsonWithLocation(element.text, file, element.line - 1), element.line);
+    for await (const element of streamJsonList(file, { ...utf8Options(options), maxElementChars: bounds.itemChars })) {
+      sink.add(parseJsonWithLocation(element.text, file, element.line - 1), element.line, element.text.length);
+    }
   } else {
-    const value = parseJsonWithLocation(await readFile(file, 'utf8'), file);
+    const value = parseJsonWithLocation(await readUtf8File(file, utf8Options(options)), file);
     if (!Array.isArray(value)) throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');
     value.forEach((item) => sink.add(item, undefined));
   }
@@ -175,10 +212,19 @@ async function loadJsonList(file: string, size: number, options: LoadOptions): P
   return sink.finish(options.warn ?? (() => {}));
 }
 
+/** The UTF-8 options of a load: invalid bytes refused unless allowed, the warning through `options.warn`. */
+function utf8Options(options: LoadOptions): { allowInvalidUtf8: boolean; warn?: (message: string) => void } {
+  return { allowInvalidUtf8: options.allowInvalidUtf8 === true, warn: options.warn };
+}
+
 async function loadGenerationConfig(value: unknown, file: string, options: LoadOptions): Promise<LoadedDataset> {
-  const config = parseGenerationConfig(value, file, dirname(file));
+  const config = parseGenerationConfig(value, file, dirname(file), options.bounds);
   if (options.counter === undefined) options.warn?.(`${file}: generating with the approximate tokenizer; pass --tokenizer for exact token counts`);
-  const generated = await generateConversations(config, { counter: options.counter ?? defaultTokenCounter, seed: options.seed ?? 0 });
+  const generated = await generateConversations(config, {
+    counter: options.counter ?? defaultTokenCounter,
+    seed: options.seed ?? 0,
+    ...utf8Options(options),
+  });
   return { conversations: generated.conversations, format: 'generate', generated, printStats: config.printStats };
 }
 
@@ -186,7 +232,9 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
  * Loads a dataset with its format detected: the reference's JSON list, JSONL (one conversation per line), a
  * ShareGPT file (JSON list or JSONL of `{ "conversations": [{ "from", "value" }] }`), or a `generate_conversations`
  * config (generated in memory with `options.counter` and `options.seed`). JSON lists over 64 MB and every JSONL
- * file are read as streams. Every problem is a one-line DatasetError or ConfigError (exit code 2).
+ * file are read as streams. Text is UTF-8 (a byte order mark is dropped; invalid bytes are refused unless
+ * `options.allowInvalidUtf8`), and sizes are bounded (SIZE_BOUNDS). Every problem is a one-line DatasetError or
+ * ConfigError (exit code 2).
  */
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
   await checkReadable(file);
@@ -198,7 +246,7 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
   if (first !== '{') throw new DatasetError({ file, line: 1 }, 'expected a JSON list of conversations, a JSONL file or a generation config');
   if (size <= STREAM_ABOVE_BYTES) {
     // One JSON object (a generation config), or JSONL without the .jsonl extension.
-    const text = await readFile(file, 'utf8');
+    const text = await readUtf8File(file, utf8Options(options));
     let value: unknown;
     try {
       value = JSON.parse(text);

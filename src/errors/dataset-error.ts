@@ -6,6 +6,8 @@ export interface DatasetLocation {
   /** 1-based line, for JSONL files and JSON syntax errors. */
   line?: number;
   column?: number;
+  /** 0-based byte offset in the file, for bytes that are not UTF-8. */
+  byteOffset?: number;
   conversationIndex?: number;
   conversationId?: string;
   messageIndex?: number;
@@ -25,6 +27,7 @@ export class DatasetError extends ChatloadError {
 function formatLocation(at: DatasetLocation): string {
   const parts = [at.file];
   if (at.line !== undefined) parts.push(at.column !== undefined ? `line ${at.line}, column ${at.column}` : `line ${at.line}`);
+  if (at.byteOffset !== undefined) parts.push(`byte ${at.byteOffset}`);
   if (at.conversationIndex !== undefined) {
     const id = at.conversationId !== undefined ? ` (id ${JSON.stringify(at.conversationId)})` : '';
     parts.push(`conversation ${at.conversationIndex}${id}`);

@@ -11,6 +11,7 @@ export const ERROR_KINDS = [
   'timeout_total',
   'malformed_stream',
   'truncated_stream',
+  'empty_answer',
   'aborted',
   'other',
 ] as const satisfies readonly ErrorKind[];

@@ -42,6 +42,8 @@ export interface DatasetPlan {
   /** Seeds the demo dataset and a generation config. */
   readonly seed: number;
   readonly tokenizer: TokenizerChoice;
+  /** --allow-invalid-utf8: read non-UTF-8 bytes as U+FFFD (with a warning) instead of refusing the file. */
+  readonly allowInvalidUtf8: boolean;
 }
 
 /** The reference's closed loop: `numClients` clients, each with one request in flight, over `maxActiveConversations`. */
@@ -226,7 +228,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       scrapeMetrics: o.scrapeMetrics,
       scrapeIntervalMs: ms(o.scrapeIntervalSec),
     },
-    dataset: { inputFile: o.inputFile, seed: o.seed, tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode } },
+    dataset: { inputFile: o.inputFile, seed: o.seed, allowInvalidUtf8: o.allowInvalidUtf8, tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode } },
     load: {
       model,
       clients: o.numClients,

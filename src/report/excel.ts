@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { tempPathFor } from './atomic-write.js';
 import ExcelJS from 'exceljs';
+import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { Stats } from '../metrics/stats.js';
 import { columnValue, recordColumns } from './record-columns.js';
 import { SUMMARY_METRIC_ROWS } from '../metrics/summary.js';
@@ -131,6 +132,8 @@ function writeSummarySheet(sheet: ExcelJS.Worksheet, data: RunData): void {
     ['requests', s.requests],
     ['completed', s.completed],
     ['failed', s.failed],
+    // Every kind that occurred, in the summary's order (src/metrics/error-kinds.ts), as the terminal and HTML show them.
+    ...ERROR_KINDS.filter((kind) => (s.failed_by_kind?.[kind] ?? 0) > 0).map((kind): [string, unknown] => [`failed_${kind}`, s.failed_by_kind[kind]]),
     ['error_rate', s.error_rate],
     ['warmup_excluded', s.warmup_excluded],
     ['total_input_tokens', s.total_input_tokens],

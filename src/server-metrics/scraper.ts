@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { splitUrlTextCredentials } from '../client/url-credentials.js';
 import { engineDisplayName, type EngineName } from '../server-engine/profiles.js';
 import { metricPrefixes, readServerMetrics, type ServerMetricsReading, type ServerMetricsSnapshot } from './parse.js';
 
@@ -62,11 +63,18 @@ export class MetricsScraper {
   #anyKnown = false;
   #anyCacheCounter = false;
 
-  /** `engine` (from detection) says whose metric names are tried first. @default 'unknown' */
+  /**
+   * @param url the /metrics page; credentials in it (`http://user:password@host/metrics`) are sent as Basic auth,
+   *   over any Authorization in `headers`, and the URL is reported without them.
+   * @param options.headers sent with every scrape: the chat client's (its auth included), so /metrics gets the same auth.
+   * @param options.engine (from detection) says whose metric names are tried first. @default 'unknown'
+   */
   constructor(url: string, options: { intervalMs: number; headers?: Record<string, string>; engine?: EngineName }) {
-    this.#url = url;
+    const credentials = splitUrlTextCredentials(url);
+    this.#url = credentials?.url.href ?? url;
     this.#intervalMs = options.intervalMs;
-    this.#headers = options.headers ?? {};
+    this.#headers = { ...options.headers };
+    if (credentials?.authorization !== undefined) this.#headers.authorization = credentials.authorization;
     this.#engine = options.engine ?? 'unknown';
   }
 

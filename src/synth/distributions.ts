@@ -12,6 +12,8 @@ export { DISTRIBUTION_NAMES, type DistributionSpec } from '../options/values/dis
 export interface Distribution {
   /** One line, e.g. `uniform(12, 18)` or `lognormal(average=1000, median_ratio=0.85, max=5000)`. */
   readonly describe: string;
+  /** Smallest and largest value a sample can take (before rounding); the largest is Infinity when unbounded. */
+  readonly range: readonly [number, number];
   sample(rng: Rng): number;
   sampleBatch?(rng: Rng, n: number): number[];
 }
@@ -45,10 +47,21 @@ function zipf(rng: Rng, a: number): number {
   }
 }
 
+/** Stirling-series coefficients of numpy's loggam. */
+const LOGGAM = [8.333333333333333e-2, -2.777777777777778e-3, 7.936507936507937e-4, -5.952380952380952e-4, 8.417508417508418e-4, -1.917526917526918e-3, 6.41025641025641e-3, -2.955065359477124e-2, 1.796443723688307e-1, -1.3924322169059];
+
+/** log(k!): a sum up to 1000, numpy's loggam(k + 1) above (a loop to k made poisson with a huge alpha run for ever). */
 function logFactorial(k: number): number {
-  let s = 0;
-  for (let i = 2; i <= k; i++) s += Math.log(i);
-  return s;
+  if (k <= 1000) {
+    let s = 0;
+    for (let i = 2; i <= k; i++) s += Math.log(i);
+    return s;
+  }
+  const x = k + 1;
+  const x2 = 1 / (x * x);
+  let series = LOGGAM[9]!;
+  for (let i = 8; i >= 0; i--) series = series * x2 + LOGGAM[i]!;
+  return series / x + 0.5 * Math.log(2 * Math.PI) + (x - 0.5) * Math.log(x) - x;
 }
 
 /** Poisson(lambda): Knuth's product method below 30, Hörmann's PTRS (transformed rejection) above. */
@@ -88,10 +101,12 @@ function capped(base: string, max: number | undefined): string {
 function lognormal(spec: Extract<DistributionSpec, { distribution: 'lognormal' }>): Distribution {
   const max = spec.max;
   const finish = (x: number): number => Math.round(max === undefined ? x : Math.min(x, max));
+  const range = [0, max ?? Infinity] as const;
   if ('sigma' in spec) {
     const { mean: mu, sigma } = spec;
     return {
       describe: capped(`lognormal(mean=${mu}, sigma=${sigma}`, max),
+      range,
       sample: (rng) => finish(Math.exp(mu + sigma * normal(rng))),
     };
   }
@@ -112,6 +127,7 @@ function lognormal(spec: Extract<DistributionSpec, { distribution: 'lognormal' }
   };
   return {
     describe: capped(`lognormal(average=${average}, median_ratio=${ratio}`, max),
+    range,
     sample: (rng) => finish(Math.exp(mu + sigma * normal(rng))),
     sampleBatch: batch,
   };
@@ -122,13 +138,14 @@ export function distributionOf(spec: DistributionSpec): Distribution {
   switch (spec.distribution) {
     case 'constant': {
       const v = spec.value;
-      return { describe: `constant(${v})`, sample: () => v };
+      return { describe: `constant(${v})`, range: [v, v], sample: () => v };
     }
     case 'uniform': {
       const { min: lo, max: hi } = spec;
       const integers = Number.isInteger(lo) && Number.isInteger(hi);
       return {
         describe: `uniform(${lo}, ${hi})`,
+        range: [lo, hi],
         sample: integers ? (rng) => rng.int(lo, hi) : (rng) => lo + (hi - lo) * rng.next(),
       };
     }
@@ -140,15 +157,15 @@ export function distributionOf(spec: DistributionSpec): Distribution {
   switch (spec.distribution) {
     case 'zipf': {
       const alpha = spec.alpha;
-      return { describe: capped(`zipf(alpha=${alpha}`, max), sample: (rng) => cap(zipf(rng, alpha)) };
+      return { describe: capped(`zipf(alpha=${alpha}`, max), range: [Math.min(1, max ?? 1), max ?? Infinity], sample: (rng) => cap(zipf(rng, alpha)) };
     }
     case 'poisson': {
       const alpha = spec.alpha;
-      return { describe: capped(`poisson(alpha=${alpha}`, max), sample: (rng) => cap(poisson(rng, alpha)) };
+      return { describe: capped(`poisson(alpha=${alpha}`, max), range: [0, max ?? Infinity], sample: (rng) => cap(poisson(rng, alpha)) };
     }
     case 'exponential': {
       const mean = spec.mean;
-      return { describe: capped(`exponential(mean=${mean}`, max), sample: (rng) => cap(rng.exponential(mean)) };
+      return { describe: capped(`exponential(mean=${mean}`, max), range: [0, max ?? Infinity], sample: (rng) => cap(rng.exponential(mean)) };
     }
   }
 }

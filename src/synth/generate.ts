@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { formatCount } from '../conversation/size-bounds.js';
 import type { Conversation, TurnSettings } from '../conversation/types.js';
-import { ConfigError } from '../errors/index.js';
+import { ConfigError, isChatloadError } from '../errors/index.js';
 import type { TokenCounter } from '../tokenizer/index.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import { BUILTIN_CORPUS } from './corpus.js';
@@ -8,6 +8,7 @@ import { sampleMany, type Distribution } from './distributions.js';
 import type { GenerationConfig } from './generation-config.js';
 import { Rng } from './rng.js';
 import { decodingTokenizer, realize, TokenStream, type Segment } from './token-stream.js';
+import { readUtf8File, type Utf8ReadOptions } from '../util/utf8-text.js';
 
 /** The instruction of every user message, as in the reference. */
 export const BASE_PROMPT = 'Please rewrite the following text and add more content: ';
@@ -49,25 +50,70 @@ function toInt(x: number): number {
   return Math.round(x);
 }
 
-async function readCorpus(config: GenerationConfig): Promise<string[]> {
+async function readCorpus(config: GenerationConfig, options: Utf8ReadOptions): Promise<string[]> {
   if (config.textFiles.length === 0) return [BUILTIN_CORPUS];
   return Promise.all(
     config.textFiles.map(async (file) => {
       try {
-        return await readFile(file, 'utf8');
+        return await readUtf8File(file, options);
       } catch (error) {
+        // Invalid UTF-8 already names the file and the byte.
+        if (isChatloadError(error)) throw new ConfigError(`${config.file}: text_files: ${error.message}`, { cause: error });
         const code = (error as NodeJS.ErrnoException).code;
-        throw new ConfigError(`text_files: cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`, { cause: error });
+        throw new ConfigError(`${config.file}: text_files: cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`, { cause: error });
       }
     }),
   );
 }
 
+/**
+ * Checks every sampled size against the config's bounds as generation samples them, before any text is made, and
+ * adds them up: one message over `messageTokens`, or a dataset over `totalTokens`, is a ConfigError naming the field.
+ */
+class SizeCheck {
+  readonly #config: GenerationConfig;
+  #total = 0;
+
+  constructor(config: GenerationConfig) {
+    this.#config = config;
+  }
+
+  /** One message's size sampled from `field` (e.g. `prompt_input.num_tokens`), added to the dataset's total. */
+  message(tokens: number, field: string, d: Distribution): number {
+    const bound = this.#config.bounds.messageTokens;
+    if (tokens > bound) {
+      throw new ConfigError(`${this.#config.file}: ${field}: a sample of ${formatCount(tokens)} tokens from ${d.describe} is over the bound of ${formatCount(bound)} tokens per message; give the distribution a "max"`);
+    }
+    this.#total += tokens;
+    const totalBound = this.#config.bounds.totalTokens;
+    if (this.#total > totalBound) {
+      throw new ConfigError(`${this.#config.file}: the dataset would hold more than ${formatCount(totalBound)} tokens (the bound of a generated dataset); generate fewer or shorter conversations`);
+    }
+    return tokens;
+  }
+
+  /** One conversation's message count, sampled from `prompt_input.num_turns`. */
+  turns(count: number): number {
+    const bound = this.#config.bounds.generatedTurns;
+    if (count > bound) {
+      throw new ConfigError(`${this.#config.file}: prompt_input.num_turns: a sample of ${formatCount(count)} messages from ${this.#config.numTurns.describe} is over the bound of ${formatCount(bound)} per conversation; give the distribution a "max"`);
+    }
+    return count;
+  }
+}
+
 /** Options of generateConversations. */
-export interface GenerateOptions {
+export interface GenerateOptions extends Utf8ReadOptions {
   counter: TokenCounter;
   /** @default 0 */
   seed?: number;
+}
+
+/** The sampled sizes of one conversation's user turns. */
+interface TurnPlan {
+  inputs: number[];
+  outputs: number[];
+  thinks: number[] | undefined;
 }
 
 /**
@@ -76,20 +122,34 @@ export interface GenerateOptions {
  * re-encoding until its count equals the sampled size. Deterministic for a seed, a config and a tokenizer.
  */
 export async function generateConversations(config: GenerationConfig, options: GenerateOptions): Promise<GeneratedDataset> {
-  const stream = new TokenStream(decodingTokenizer(options.counter.tokenizer), await readCorpus(config));
+  const stream = new TokenStream(decodingTokenizer(options.counter.tokenizer), await readCorpus(config, options));
   const tokenizer = stream.tokenizer;
   const rng = Rng.derive(options.seed ?? 0, GENERATOR_STREAM);
   const n = config.numConversations;
   const count = (text: string): number => tokenizer.count(text);
   const baseCount = count(BASE_PROMPT);
+  const sizes = new SizeCheck(config);
 
-  // Sampling order follows the reference: turns and prefixes per conversation, then one common-prefix length.
+  // Sampling order follows the reference: turns and prefixes per conversation, then one common-prefix length. Every
+  // size is sampled and checked before any text is realized, so a config over the bounds fails at once.
   const turnCounts = sampleMany(config.numTurns, rng, n).map((x) => {
     const t = Math.max(2, toInt(x));
-    return t + (t % 2);
+    return sizes.turns(t + (t % 2));
   });
-  const prefixTokens = sampleMany(config.prefixNumTokens, rng, n).map((x) => Math.max(0, toInt(x)));
+  const prefixTokens = sampleMany(config.prefixNumTokens, rng, n).map((x) => sizes.message(Math.max(0, toInt(x)), 'prompt_input.prefix_num_tokens', config.prefixNumTokens));
   const commonTokens = Math.max(0, toInt(sampleMany(config.commonPrefixNumTokens, rng, 1)[0] ?? 0));
+  // The common prefix opens every conversation's first message.
+  for (let c = 0; c < n; c++) sizes.message(commonTokens, 'prompt_input.common_prefix_num_tokens', config.commonPrefixNumTokens);
+  const system = systemPrompts(config, stream, rng, n, sizes);
+  const plans: TurnPlan[] = [];
+  for (let c = 0; c < n; c++) {
+    const userCount = turnCounts[c]! / 2;
+    plans.push({
+      inputs: sampleMany(config.numTokens, rng, userCount).map((x) => sizes.message(Math.max(toInt(x), baseCount), 'prompt_input.num_tokens', config.numTokens)),
+      outputs: sampleMany(config.outputNumTokens, rng, userCount).map((x) => sizes.message(Math.max(toInt(x), 1), 'prompt_output.num_tokens', config.outputNumTokens)),
+      thinks: config.thinkTime === undefined ? undefined : sampleMany(config.thinkTime, rng, userCount).map((x) => Math.max(0, x)),
+    });
+  }
 
   let offset = 0;
   let commonText = '';
@@ -98,7 +158,6 @@ export async function generateConversations(config: GenerationConfig, options: G
     commonText = `${stream.text(0, Math.max(0, commonTokens - 2))}.`;
     offset += commonTokens;
   }
-  const system = systemPrompts(config, stream, rng, n);
 
   const answerCache = new Map<number, { text: string; tokens: number }>();
   const answer = (tokens: number): { text: string; tokens: number } => {
@@ -118,9 +177,7 @@ export async function generateConversations(config: GenerationConfig, options: G
   let maxDrift = 0;
   for (let c = 0; c < n; c++) {
     const userCount = turnCounts[c]! / 2;
-    const inputs = sampleMany(config.numTokens, rng, userCount).map((x) => Math.max(toInt(x), baseCount));
-    const outputs = sampleMany(config.outputNumTokens, rng, userCount).map((x) => Math.max(toInt(x), 1));
-    const thinks = config.thinkTime === undefined ? undefined : sampleMany(config.thinkTime, rng, userCount).map((x) => Math.max(0, x));
+    const { inputs, outputs, thinks } = plans[c]!;
     const largest = Math.max(...inputs);
     const header = conversationHeader(c);
     const messages: ChatMessage[] = [];
@@ -174,16 +231,18 @@ export async function generateConversations(config: GenerationConfig, options: G
   return { conversations, userTurns, answerTokens, commonPrefixTokens: commonTokens, maxDrift, corpusTokens: stream.length };
 }
 
-/** The system prompt text per conversation index (undefined when the config has none). */
-function systemPrompts(config: GenerationConfig, stream: TokenStream, rng: Rng, n: number): (c: number) => string | undefined {
+/** The system prompt text per conversation index (undefined when the config has none). Sizes are sampled and checked at once. */
+function systemPrompts(config: GenerationConfig, stream: TokenStream, rng: Rng, n: number, check: SizeCheck): (c: number) => string | undefined {
   const spec = config.systemPrompt;
   if (spec === undefined) return () => undefined;
   if (spec.kind === 'text') return () => spec.text;
-  const tokens = (d: Distribution, k: number): number[] => sampleMany(d, rng, k).map((x) => Math.max(1, toInt(x)));
+  const tokens = (d: Distribution, k: number): number[] => sampleMany(d, rng, k).map((x) => check.message(Math.max(1, toInt(x)), 'system_prompt.num_tokens', d));
   // System prompt text is taken from the far side of the stream so it does not repeat the common prefix.
   const from = Math.floor(stream.length / 2);
   if (spec.shared) {
     const size = tokens(spec.numTokens, 1)[0]!;
+    // It is in every conversation's messages.
+    for (let c = 1; c < n; c++) check.message(size, 'system_prompt.num_tokens', spec.numTokens);
     const text = realize(stream, [{ start: from, count: size }], 0, size).text;
     return () => text;
   }

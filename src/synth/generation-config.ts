@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { formatCount, sizeBounds, type SizeBounds } from '../conversation/size-bounds.js';
 import { ConfigError } from '../errors/index.js';
 import { parseDistribution, type Distribution } from './distributions.js';
 
@@ -12,6 +13,10 @@ export type SystemPromptSpec =
  * `system_prompt`, `think_time` and a built-in corpus when `text_files` is omitted.
  */
 export interface GenerationConfig {
+  /** The config file, as given (errors found while generating name it). */
+  file: string;
+  /** The size bounds it was checked against; generation checks every sample against them too. */
+  bounds: Readonly<SizeBounds>;
   numConversations: number;
   /** Absolute paths (resolved against the config file's folder); empty means the built-in corpus. */
   textFiles: string[];
@@ -43,16 +48,40 @@ function object(value: unknown, where: string): Record<string, unknown> {
 
 const ZERO = parseDistribution({ distribution: 'constant', value: 0 }, 'default');
 
+/** The size fields of a config, in the order they are checked, and the bound of each. */
+type SizeField = 'turns' | 'tokens';
+
+/**
+ * Checks that a size distribution can give neither a negative value (issue #16: -50 was accepted) nor one over its
+ * bound (1e12 crashed V8). An unbounded distribution (lognormal without "max", ...) passes here; generation then
+ * checks every sample.
+ */
+function checkSize(d: Distribution, where: string, field: SizeField, bounds: Readonly<SizeBounds>): Distribution {
+  const [low, high] = d.range;
+  if (low < 0) throw new ConfigError(`${where}: ${d.describe} can be negative; expected sizes >= 0`);
+  const bound = field === 'turns' ? bounds.generatedTurns : bounds.messageTokens;
+  if (Number.isFinite(high) && high > bound) {
+    const unit = field === 'turns' ? 'messages per conversation' : 'tokens per message';
+    throw new ConfigError(`${where}: ${d.describe} goes over the bound of ${formatCount(bound)} ${unit}`);
+  }
+  return d;
+}
+
 /**
  * Validates a parsed generation config from `file` (relative `text_files` resolve against `baseDir`). Every problem
  * is a ConfigError naming the file and the key, e.g. `gen.json: prompt_input.num_tokens: "max" is required ...`.
+ * Sizes are checked against `bounds` (default SIZE_BOUNDS, docs/DATASETS.md).
  */
-export function parseGenerationConfig(value: unknown, file: string, baseDir: string): GenerationConfig {
+export function parseGenerationConfig(value: unknown, file: string, baseDir: string, bounds?: Partial<SizeBounds>): GenerationConfig {
+  const limits = sizeBounds(bounds);
   const root = object(value, file);
   const at = (key: string): string => `${file}: ${key}`;
   const n = root.num_conversations;
   if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0) {
     throw new ConfigError(`${at('num_conversations')}: expected an integer > 0, got ${JSON.stringify(n) ?? 'nothing'}`);
+  }
+  if (n > limits.generatedConversations) {
+    throw new ConfigError(`${at('num_conversations')}: ${formatCount(n)} is over the bound of ${formatCount(limits.generatedConversations)} generated conversations`);
   }
   let textFiles: string[] = [];
   if (root.text_files !== undefined) {
@@ -63,9 +92,10 @@ export function parseGenerationConfig(value: unknown, file: string, baseDir: str
   }
   const input = object(root.prompt_input, at('prompt_input'));
   const output = object(root.prompt_output, at('prompt_output'));
-  const dist = (obj: Record<string, unknown>, key: string, prefix: string): Distribution => {
-    if (obj[key] === undefined) throw new ConfigError(`${at(`${prefix}.${key}`)}: missing (expected a distribution object)`);
-    return parseDistribution(obj[key], at(`${prefix}.${key}`));
+  const dist = (obj: Record<string, unknown>, key: string, prefix: string, field: SizeField = 'tokens'): Distribution => {
+    const where = at(`${prefix}.${key}`);
+    if (obj[key] === undefined) throw new ConfigError(`${where}: missing (expected a distribution object)`);
+    return checkSize(parseDistribution(obj[key], where), where, field, limits);
   };
   let systemPrompt: SystemPromptSpec | undefined;
   const sp = root.system_prompt;
@@ -75,14 +105,19 @@ export function parseGenerationConfig(value: unknown, file: string, baseDir: str
     if (typeof o.text === 'string') systemPrompt = { kind: 'text', text: o.text };
     else if (o.num_tokens !== undefined) {
       if (o.shared !== undefined && typeof o.shared !== 'boolean') throw new ConfigError(`${at('system_prompt.shared')}: expected true or false`);
-      systemPrompt = { kind: 'generated', numTokens: parseDistribution(o.num_tokens, at('system_prompt.num_tokens')), shared: o.shared !== false };
+      systemPrompt = { kind: 'generated', numTokens: dist(o, 'num_tokens', 'system_prompt'), shared: o.shared !== false };
     } else throw new ConfigError(`${at('system_prompt')}: expected a string, {"text": ...} or {"num_tokens": DISTRIBUTION, "shared": true|false}`);
   }
+  if (systemPrompt?.kind === 'text' && systemPrompt.text.length > limits.messageChars) {
+    throw new ConfigError(`${at('system_prompt')}: ${formatCount(systemPrompt.text.length)} characters, over the bound of ${formatCount(limits.messageChars)} per message`);
+  }
   return {
+    file,
+    bounds: limits,
     numConversations: n,
     textFiles,
     printStats: root.print_stats === true,
-    numTurns: dist(input, 'num_turns', 'prompt_input'),
+    numTurns: dist(input, 'num_turns', 'prompt_input', 'turns'),
     numTokens: dist(input, 'num_tokens', 'prompt_input'),
     prefixNumTokens: input.prefix_num_tokens === undefined ? ZERO : dist(input, 'prefix_num_tokens', 'prompt_input'),
     commonPrefixNumTokens: input.common_prefix_num_tokens === undefined ? ZERO : dist(input, 'common_prefix_num_tokens', 'prompt_input'),

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChatClient } from '../../src/client/chat-client.js';
+import { MAX_RESPONSE_CHARS } from '../../src/client/response-collector.js';
 import { isRetryable } from '../../src/client/retry.js';
 import type { StreamResult } from '../../src/client/types.js';
 import { chunkJson, closedPort, sseEvent } from '../helpers/scripted-server.js';
@@ -217,6 +218,16 @@ describe('ChatClient error taxonomy', () => {
         assert.ok(!JSON.stringify(result).includes(secret), JSON.stringify(result));
         assertOneLine(result);
       }
+    });
+  });
+
+  test('an answer is bounded like a message: over 16 Mi characters in all (events each under it) fails as other', { timeout: 20_000 }, async () => {
+    const half = token('x'.repeat(MAX_RESPONSE_CHARS / 2 + 1));
+    await withScriptedClient({ actions: [{ write: half }, { write: half }, { write: sseEvent('[DONE]') }, { end: true }] }, {}, async (client) => {
+      const result = await client.send(chatRequest());
+      assert.equal(result.error?.kind, 'other');
+      assert.equal(result.error?.message, `response text exceeds ${MAX_RESPONSE_CHARS} characters`);
+      assert.equal(MAX_RESPONSE_CHARS, 16 * 1024 * 1024);
     });
   });
 });

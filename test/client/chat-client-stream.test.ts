@@ -174,11 +174,13 @@ describe('ChatClient streaming', () => {
   });
 
   test('resolves at [DONE] even when the server keeps the response open', TEST_TIMEOUT, async () => {
+    // The response never ends; had send() waited for its end, the request timeout would have ended it instead, as
+    // timeout_total. So no error is the behaviour, with no clock to read.
     await withScriptedClient({ actions: [{ write: normalStream(['a', 'b']) }] }, { requestTimeoutMs: 3_000 }, async (client) => {
       const result = await client.send(chatRequest());
-      assert.equal(result.error, undefined);
+      assert.equal(result.error, undefined, result.error?.message);
       assert.equal(result.content, 'ab');
-      assert.ok(result.doneAtMs - result.sentAtMs < 3_000);
+      assert.ok(result.doneAtMs >= result.sentAtMs);
     });
   });
 

@@ -17,6 +17,7 @@ describe('isRetryable', () => {
       timeout_total: true,
       malformed_stream: false,
       truncated_stream: true,
+      empty_answer: false,
       aborted: false,
       other: false,
     };

@@ -17,7 +17,10 @@ function median(values: number[]): number {
 
 
 describe('run against a fixed-timing server', () => {
-  test('median TTFT is within 5 ms of 50 and median TPOT within 1 ms of 10; every request is counted', { timeout: 60_000 }, async () => {
+  // Behaviour, not precision: a loaded machine only delays a read, so the server's schedule is a lower bound on what
+  // the client measures (issue #16: a ±5 ms check on the median TTFT failed at 75 ms under load). The precise figures
+  // are in bench/fixed-timing.ts, against a baseline measured in the same run.
+  test('TTFT and end-to-end latency are never below the server\'s schedule, the chunks are all timed; every request is counted', { timeout: 60_000 }, async () => {
     // The server runs in its own process, so its timers measure the client and not a shared event loop.
     const server = await startFixedTimingProcess({ ttftMs: 50, itlMs: 10, tokens: 20 });
     const dir = tempDir('fixed');
@@ -29,10 +32,17 @@ describe('run against a fixed-timing server', () => {
       assert.equal(result.summary.completed, 24);
       assert.equal(result.summary.failed, 0);
       assert.ok(records.every((r) => r.output_num_tokens === 20 && r.output_tokens_source === 'server'));
-      const ttft = median(records.map((r) => r.ttft_ms!));
-      const tpot = median(records.map((r) => r.tpot_ms!));
-      assert.ok(Math.abs(ttft - 50) <= 5, `median TTFT ${ttft} ms`);
-      assert.ok(Math.abs(tpot - 10) <= 1, `median TPOT ${tpot} ms`);
+      // The first token leaves the server 50 ms after the request body arrived, token i at 50 + 10 i ms, the usage
+      // chunk and [DONE] at 50 + 20 x 10 ms (timers may fire up to 1 ms early): no measurement can come in under that,
+      // however loaded the machine.
+      for (const r of records) {
+        assert.ok(r.ttft_ms! >= 49, `TTFT ${r.ttft_ms} ms is below the server's 50 ms`);
+        assert.ok(r.e2el_ms >= 50 + 20 * 10 - 1, `e2el ${r.e2el_ms} ms is below the server's 250 ms`);
+        assert.ok(r.ttft_ms! <= r.e2el_ms, 'the first token comes before the end');
+        assert.equal(r.itl_ms.length, 19, 'every token chunk is timed');
+        assert.ok(r.tpot_ms! > 0 && r.itl_ms.every((gap) => gap >= 0));
+      }
+      assert.ok(median(records.map((r) => r.ttft_ms!)) >= 49);
       assert.equal(result.summary.metrics.ttft_ms?.count, 24);
     } finally {
       await server.close();

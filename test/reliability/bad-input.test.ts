@@ -13,7 +13,7 @@ const dir = tempDir('bad-input');
 const out = join(dir, 'out');
 
 /** Writes `text` to `name` in the test folder and returns its path. */
-function file(name: string, text: string): string {
+function file(name: string, text: string | Buffer): string {
   const path = join(dir, name);
   writeFileSync(path, text);
   return path;
@@ -60,6 +60,10 @@ interface BadCase {
 }
 
 const run = (input: string, ...rest: string[]): string[] => ['run', '-i', input, '--output-dir', out, ...rest];
+const generate = (input: string): string[] => ['generate', '-i', input, '-o', join(dir, 'generated.json')];
+/** `before`, the bytes, then `after`: a file with bytes that are not UTF-8 at byte Buffer.byteLength(before). */
+const withBytes = (before: string, bytes: number[], after: string): Buffer => Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]);
+const DATASET_HEAD = '[{"id": "a", "messages": [{"role": "user", "content": "';
 
 const CASES: BadCase[] = [
   // Datasets
@@ -120,6 +124,57 @@ const CASES: BadCase[] = [
   { name: 'a text_files entry that is not a path', argv: () => run(file('gen-num.json', genConfig((c) => (c.text_files = [3])))), message: /gen-num\.json: text_files: expected a list of file paths/ },
   { name: 'num_conversations 0', argv: () => run(file('gen-zero.json', genConfig((c) => (c.num_conversations = 0)))), message: /num_conversations: expected an integer > 0, got 0/ },
   { name: 'a missing distribution', argv: () => run(file('gen-nokey.json', genConfig((c) => delete c.prompt_output.num_tokens))), message: /prompt_output\.num_tokens: missing/ },
+  // Encodings and sizes (issue #16)
+  {
+    name: 'bytes that are not UTF-8 in a JSON dataset name the byte offset',
+    argv: () => run(file('latin1.json', withBytes(DATASET_HEAD, [0xe9], 'té"}, {"role": "assistant", "content": "x"}]}]'))),
+    message: new RegExp(`latin1\\.json, byte ${Buffer.byteLength(DATASET_HEAD)}: invalid UTF-8 \\(byte 0xe9\\); expected UTF-8 text`),
+  },
+  {
+    name: 'bytes that are not UTF-8 in a JSONL dataset',
+    argv: () => run(file('latin1.jsonl', withBytes('{"id": "a", "messages": [{"role": "user", "content": "', [0xff], '"}]}\n'))),
+    message: /latin1\.jsonl, byte 54: invalid UTF-8 \(byte 0xff\)/,
+  },
+  {
+    name: 'bytes that are not UTF-8 in a text_files corpus',
+    argv: () => run(file('gen-latin1.json', genConfig((c) => (c.text_files = [file('latin1.txt', withBytes('words and more words. '.repeat(30), [0xfc], 'ber'))])))),
+    message: /gen-latin1\.json: text_files: .*latin1\.txt, byte 660: invalid UTF-8 \(byte 0xfc\)/,
+  },
+  {
+    name: 'num_tokens 1e12 (it crashed V8), by generate',
+    argv: () => generate(file('gen-huge.json', genConfig((c) => (c.prompt_input.num_tokens = { distribution: 'constant', value: 1e12 })))),
+    message: /gen-huge\.json: prompt_input\.num_tokens: constant\(1000000000000\) goes over the bound of 2,000,000 tokens per message$/,
+  },
+  {
+    name: 'num_tokens 1e8 (it ran for minutes), by run',
+    argv: () => run(file('gen-big.json', genConfig((c) => (c.prompt_input.num_tokens = { distribution: 'constant', value: 1e8 })))),
+    message: /gen-big\.json: prompt_input\.num_tokens: constant\(100000000\) goes over the bound of 2,000,000 tokens per message$/,
+  },
+  {
+    name: 'num_tokens -50',
+    argv: () => generate(file('gen-negative.json', genConfig((c) => (c.prompt_input.num_tokens = { distribution: 'constant', value: -50 })))),
+    message: /gen-negative\.json: prompt_input\.num_tokens: constant\(-50\) can be negative; expected sizes >= 0$/,
+  },
+  {
+    name: 'a lognormal num_tokens without "max" whose samples go over the bound',
+    argv: () => generate(file('gen-tail.json', genConfig((c) => (c.prompt_input.num_tokens = { distribution: 'lognormal', mean: 20, sigma: 0 })))),
+    message: /gen-tail\.json: prompt_input\.num_tokens: a sample of 485,165,195 tokens .* give the distribution a "max"$/,
+  },
+  {
+    name: 'a generated dataset over 100,000,000 tokens in all',
+    argv: () => generate(file('gen-total.json', genConfig((c) => {
+      c.num_conversations = 500;
+      c.prompt_input.num_turns = { distribution: 'constant', value: 400 };
+      c.prompt_input.num_tokens = { distribution: 'constant', value: 1_000_000 };
+    }))),
+    message: /gen-total\.json: the dataset would hold more than 100,000,000 tokens/,
+  },
+  { name: 'num_conversations 2,000,000', argv: () => generate(file('gen-many.json', genConfig((c) => (c.num_conversations = 2_000_000)))), message: /num_conversations: 2,000,000 is over the bound of 1,000,000/ },
+  {
+    name: 'num_turns up to 1,000,000 messages',
+    argv: () => generate(file('gen-turns.json', genConfig((c) => (c.prompt_input.num_turns = { distribution: 'uniform', min: 2, max: 1_000_000 })))),
+    message: /prompt_input\.num_turns: uniform\(2, 1000000\) goes over the bound of 100,000 messages per conversation$/,
+  },
   // Flags
   { name: '--request-timeout-sec 0', argv: () => ['run', '--request-timeout-sec', '0'], message: /--request-timeout-sec/ },
   { name: '--request-timeout-sec -1', argv: () => ['run', '--request-timeout-sec', '-1'], message: /--request-timeout-sec/ },

@@ -3,10 +3,13 @@
 // failures are recorded with their class, that every completed request is on disk, and the documented exit code.
 // Part 2 (fault-matrix-raw.test.ts) covers what needs a raw socket or a killed process.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { formatSummary } from '../../src/report/terminal.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { kindsSeen, runMatrixCase } from '../helpers/matrix.js';
-import { jsonStatus, MODELS_RESPONSE, SHORT_ANSWER, startScriptedServer } from '../helpers/scripted-server.js';
+import { jsonStatus, MODELS_RESPONSE, SHORT_ANSWER, sseEvent, startScriptedServer, usageChunkJson } from '../helpers/scripted-server.js';
+import { readZipEntries } from '../helpers/zip.js';
 
 /** A simulator fault at rate 0.5 (seeded, one client: the same requests fail every time) and the kind it must give. */
 interface SimFaultCase {
@@ -147,4 +150,32 @@ describe('fault matrix: HTTP status answers through a whole run', () => {
       }
     });
   }
+});
+
+describe('fault matrix: a server that answers nothing', () => {
+  test('only `choices: []` then [DONE]: empty_answer, warned once, counted in the summary, the terminal, HTML and Excel; exit 1', { timeout: 30_000 }, async () => {
+    const empty = { actions: [{ write: sseEvent({ choices: [] }) + sseEvent(usageChunkJson(7, 0)) + sseEvent('[DONE]') }, { end: true as const }] };
+    const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : empty));
+    try {
+      const warnings: string[] = [];
+      const { result } = await runMatrixCase(
+        server.url,
+        { conversations: 3, userTurns: 2 },
+        { report: true, excelOutput: true },
+        { observer: { onWarning: (message) => warnings.push(message) } },
+      );
+      assert.equal(result.summary.completed, 0, 'an empty answer is not a success');
+      assert.equal(result.summary.failed_by_kind.empty_answer, 3);
+      assert.deepEqual(kindsSeen(result), ['empty_answer']);
+      assert.equal(warnings.filter((w) => /answered with no content/.test(w)).length, 1, warnings.join('\n'));
+      assert.equal(result.exitCode, 1);
+      const terminal = formatSummary({ summary: result.summary, perTurn: result.perTurn, clientHealth: null, title: 't' }, { color: false });
+      assert.match(terminal, /empty_answer 3/);
+      assert.match(readFileSync(result.files.html!, 'utf8'), /empty_answer/);
+      const workbook = readZipEntries(readFileSync(result.files.excel!)).map((entry) => entry.data.toString('utf8')).join('\n');
+      assert.match(workbook, /failed_empty_answer/);
+    } finally {
+      await server.close();
+    }
+  });
 });

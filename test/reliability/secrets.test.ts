@@ -59,7 +59,13 @@ interface SecretCase {
   args: string[];
   env: NodeJS.ProcessEnv;
   sentAs: (request: RecordedRequest) => boolean;
+  /** The -u URL made from the server's; default: as it is. */
+  url?: (serverUrl: string) => string;
+  /** Further strings no output may hold (the Basic token of URL credentials). */
+  alsoSecret?: string[];
 }
+
+const BASIC = `Basic ${Buffer.from('alice:url-SECRET-9b1d', 'utf8').toString('base64')}`;
 
 const CASES: SecretCase[] = [
   {
@@ -83,6 +89,16 @@ const CASES: SecretCase[] = [
     env: {},
     sentAs: (r) => r.headers.authorization === 'Bearer hdr-SECRET-c0ffee' && r.headers['x-gateway-token'] === 'hdr-SECRET-c0ffee-2',
   },
+  {
+    // Issue #16: the password was printed in the start line and never sent. Now Basic auth, to /metrics as well.
+    name: 'in the URL (http://alice:SECRET@host), with --scrape-metrics',
+    secret: 'url-SECRET-9b1d',
+    args: ['--scrape-metrics'],
+    env: {},
+    url: (serverUrl) => serverUrl.replace('http://', 'http://alice:url-SECRET-9b1d@'),
+    sentAs: (r) => r.headers.authorization === BASIC,
+    alsoSecret: [BASIC.slice('Basic '.length)],
+  },
 ];
 
 describe('secrets never reach an output', () => {
@@ -96,7 +112,7 @@ describe('secrets never reach an output', () => {
         writeFileSync(input, JSON.stringify(syntheticConversations({ count: 4, userTurns: () => 2 })));
         const result = await runCli(
           [
-            'run', '-u', server.url, '-i', input, '-p', '2', '--no-early-stop', '--max-retries', '1', '--max-error-rate', '1',
+            'run', '-u', c.url?.(server.url) ?? server.url, '-i', input, '-p', '2', '--no-early-stop', '--max-retries', '1', '--max-error-rate', '1',
             '--output-dir', outDir, '-e', '--csv', '--stats-json-output', join(outDir, 'stats.json'), '-o', join(outDir, 'conversations.json'),
             '-v', '--print-content', ...c.args,
           ],
@@ -107,6 +123,10 @@ describe('secrets never reach an output', () => {
         const chats = server.requests.filter((r) => r.method === 'POST');
         assert.ok(chats.length >= 6, `${chats.length} chat requests`);
         assert.ok(chats.every(c.sentAs), 'the key is sent with every request');
+        // Every other request to the server (readiness, /metrics scrapes) carries the same auth.
+        const gets = server.requests.filter((r) => r.method === 'GET');
+        assert.ok(gets.length >= (c.args.includes('--scrape-metrics') ? 3 : 1), `${gets.length} GET requests`);
+        assert.ok(gets.every(c.sentAs), `every GET carries the auth: ${gets.map((r) => r.url).join(', ')}`);
         const written = filesUnder(outDir).map((path) => path.slice(outDir.length + 1)).sort();
         for (const name of ['conversations.json', 'report.html', 'report.xlsx', 'requests.csv', 'requests.jsonl', 'results.json', 'stats.json']) {
           assert.ok(written.includes(name), `${name} was written (got ${written.join(', ')})`);
@@ -122,7 +142,9 @@ describe('secrets never reach an output', () => {
           const text = searchableText(join(outDir, name));
           assert.ok(!text.includes(c.secret), `${name} contains the key`);
           assert.ok(!text.includes('SECRET'), `${name} contains part of the key`);
+          for (const other of c.alsoSecret ?? []) assert.ok(!text.includes(other), `${name} contains ${other}`);
         }
+        for (const other of c.alsoSecret ?? []) assert.ok(!result.stdout.includes(other) && !result.stderr.includes(other), `the output shows ${other}`);
         assert.ok(!result.stdout.includes('SECRET'), 'stdout contains the key');
         assert.ok(!result.stderr.includes('SECRET'), `stderr contains the key: ${result.stderr}`);
         assert.match(result.stderr, /invalid credentials/, 'the verbose lines showed the echoed errors (redacted)');

@@ -45,6 +45,8 @@ describe('redactSecrets', () => {
     });
     assert.deepEqual(out.header, ['Authorization: [redacted]', 'X-Api-Key=[redacted]', 'X-Session-ID: 7', 'Content-Type: application/json']);
     assert.equal(out.url, 'http://user:[redacted]@127.0.0.1:8000/v1');
+    // A lone user name is the credential (a token as user: curl sends it as Basic auth).
+    assert.equal(redactSecrets('https://tok-123@h/v1'), 'https://[redacted]@h/v1');
   });
 
   test('copies deeply, survives cycles, keeps non-plain objects', () => {

@@ -24,6 +24,13 @@ export const datasetOptions = {
     schema: z.boolean(),
     default: false,
   }),
+  allowInvalidUtf8: option({
+    flags: '--allow-invalid-utf8',
+    group: 'dataset',
+    help: 'read bytes of the input files that are not UTF-8 as U+FFFD, with one warning per file (default: refuse the file, naming the byte offset)',
+    schema: z.boolean(),
+    default: false,
+  }),
   seed: option({ flags: '--seed <n>', group: 'dataset', help: 'seed of every random choice', read: readInt, schema: integer, default: 0 }),
   replayDatasetAnswers: option({
     flags: '--replay-dataset-answers',

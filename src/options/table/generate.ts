@@ -15,4 +15,5 @@ export const generateOptions = {
   model: retold(targetOptions.model, { group: 'dataset', help: 'model whose tokenizer to use when --tokenizer is not given (local folder or HF cache)', defaultText: undefined }),
   printStats: option({ flags: '--print-stats', group: 'outputs', help: 'print the distributions of turns, user, assistant and request tokens', schema: z.boolean(), default: false }),
   trustRemoteCode: datasetOptions.trustRemoteCode,
+  allowInvalidUtf8: datasetOptions.allowInvalidUtf8,
 };

@@ -1,0 +1,48 @@
+/**
+ * The largest inputs chatload accepts (issue #16: `num_tokens` 1e12 crashed V8 with "invalid size error", 1e8 ran for
+ * minutes, -50 was accepted). Each bound is generous for a benchmark and keeps memory to about 1-2 GB; going past
+ * one is a one-line error naming the file, the field and the bound. docs/DATASETS.md lists them.
+ */
+export interface SizeBounds {
+  /** Conversations of a generation config (`num_conversations`). */
+  generatedConversations: number;
+  /** Messages (user and assistant together) of one generated conversation: a `num_turns` sample. */
+  generatedTurns: number;
+  /**
+   * Tokens of one generated message: each value of `num_tokens`, `prefix_num_tokens`, `common_prefix_num_tokens`,
+   * `system_prompt.num_tokens` and `prompt_output.num_tokens` (an answer's max_tokens).
+   */
+  messageTokens: number;
+  /** Tokens of a whole generated dataset: every user message, answer and system prompt of every conversation. */
+  totalTokens: number;
+  /** Conversations (or ShareGPT items) of a loaded dataset. */
+  loadedConversations: number;
+  /** Characters (UTF-16 code units) of one message of a loaded dataset (ShareGPT: after merging a speaker's run). */
+  messageChars: number;
+  /** Characters of one JSONL line or one element of a streamed JSON list: one conversation's text. */
+  itemChars: number;
+  /** Characters of a streamed dataset file (JSONL, or a JSON list over 64 MB): all conversations are held in memory. */
+  totalChars: number;
+}
+
+/** The bounds, as documented in docs/DATASETS.md. */
+export const SIZE_BOUNDS: Readonly<SizeBounds> = Object.freeze({
+  generatedConversations: 1_000_000,
+  generatedTurns: 100_000,
+  messageTokens: 2_000_000,
+  totalTokens: 100_000_000,
+  loadedConversations: 10_000_000,
+  messageChars: 16_000_000,
+  itemChars: 256 * 1024 * 1024,
+  totalChars: 1_000_000_000,
+});
+
+/** `bounds` over the defaults (tests and small machines pass tighter ones). */
+export function sizeBounds(bounds: Partial<SizeBounds> | undefined): Readonly<SizeBounds> {
+  return bounds === undefined ? SIZE_BOUNDS : { ...SIZE_BOUNDS, ...bounds };
+}
+
+/** A count as the messages print it: `2,000,000`. */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}

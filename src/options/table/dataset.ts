@@ -27,7 +27,7 @@ export const datasetOptions = {
   allowInvalidUtf8: option({
     flags: '--allow-invalid-utf8',
     group: 'dataset',
-    help: 'read bytes of the input files that are not UTF-8 as U+FFFD, with one warning per file (default: refuse the file, naming the byte offset)',
+    help: 'read bytes of the input files that are not UTF-8 as U+FFFD, with one warning per file, instead of refusing the file (which names the byte offset)',
     schema: z.boolean(),
     default: false,
   }),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import * as hdr from 'hdr-histogram-js';
 import { LatencyHistogram, LatencyHistograms } from '../../src/metrics/histogram.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
 import { describe as describeStats } from '../../src/metrics/stats.js';
@@ -76,6 +77,22 @@ describe('LatencyHistogram', () => {
     for (const key of ['p25', 'p50', 'p75', 'p90'] as const) assert.ok(Math.abs(hdrOnly.stats()![key] - h.stats()![key]) <= 0.001 * h.stats()![key], key);
     assert.throws(() => LatencyHistogram.fromJSON({ hdr: h.toBase64(), count: 3, sum: 0, m2: 0, min: 1, max: 2 }), /does not match/);
     assert.throws(() => LatencyHistogram.fromJSON({ count: 1 }), TypeError);
+  });
+
+  test('its fast recording path fills the same buckets as hdr-histogram-js\'s recordValue()', () => {
+    const rng = new Rng(5);
+    const edges = [0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 4097, 65_535, 65_536, 2 ** 30, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 36 + 7];
+    const micros = [...edges, ...Array.from({ length: 20_000 }, () => Math.round(Math.exp(rng.next() * 30)))];
+    for (const growing of [false, true]) {
+      const reference = hdr.build({ bitBucketSize: 64, autoResize: true, lowestDiscernibleValue: 1, highestTrackableValue: growing ? 2048 : 24 * 3600 * 1_000_000, numberOfSignificantValueDigits: 3, useWebAssembly: false });
+      const fast = new LatencyHistogram({ growing });
+      for (const us of micros) {
+        reference.recordValue(us);
+        fast.record(us / 1000);
+      }
+      assert.equal(fast.toBase64(), hdr.encodeIntoCompressedBase64(reference), `growing: ${growing}`);
+      assert.equal(hdr.decodeFromCompressedBase64(fast.toBase64(), 64, false).totalCount, micros.length);
+    }
   });
 
   test('the merge of two (serialized) histograms is the histogram of the union', () => {

@@ -12,6 +12,11 @@ const SIGNIFICANT_DIGITS = 3;
 const BIT_BUCKET_SIZE = 64;
 /** The smallest initial range a histogram can have (2 x the lowest discernible value, microseconds); it grows as needed. */
 const SMALLEST_HIGHEST_US = 2048;
+/**
+ * How far past a value a growing histogram grows its range at once: 64 times (6 more buckets, 48 KB), so that it
+ * resizes a few times in all rather than at each new power of two (each resize copies the counts, ~50 µs).
+ */
+const GROWTH = 64;
 /** Below this (2^31 µs, ~36 minutes) recordFast() computes the bucket with 32-bit integer arithmetic. */
 const FAST_LIMIT_US = 2 ** 31;
 /** The percentiles a Stats holds, in the order percentile() takes them. */
@@ -61,6 +66,8 @@ export interface SerializedHistogram {
  */
 export class LatencyHistogram {
   #hdr: hdr.JsHistogram;
+  /** Grows its range GROWTH times past a value that does not fit (see the constructor). */
+  readonly #growing: boolean;
   #count = 0;
   #sum = 0;
   /** Welford's running mean, kept for M2's updates (the reported mean is sum / count). */
@@ -76,6 +83,7 @@ export class LatencyHistogram {
    * header (its highest trackable value) differs.
    */
   constructor(options: { growing?: boolean } = {}) {
+    this.#growing = options.growing === true;
     this.#hdr = asJs(
       hdr.build({
         bitBucketSize: BIT_BUCKET_SIZE,
@@ -96,7 +104,7 @@ export class LatencyHistogram {
   /** Records one value, ms. Non-finite values are ignored. */
   record(ms: number): void {
     if (!Number.isFinite(ms)) return;
-    recordFast(this.#hdr, toMicros(ms));
+    recordFast(this.#hdr, toMicros(ms), this.#growing);
     this.#count++;
     this.#sum += ms;
     const delta = ms - this.#mean;
@@ -266,9 +274,10 @@ interface HdrCounts {
 /**
  * Records `us` (a whole number of microseconds >= 0) as recordValue() would, for our configuration only (lowest
  * discernible value 1, 3 significant digits: 2048 sub-buckets, of which buckets past the first use the top 1024). Values
- * past FAST_LIMIT_US or past the allocated range take recordValue(), which also resizes.
+ * past FAST_LIMIT_US or past the allocated range take recordValue(), which also resizes; a `growing` histogram first
+ * grows GROWTH times past the value.
  */
-function recordFast(h: hdr.JsHistogram, us: number): void {
+function recordFast(h: hdr.JsHistogram, us: number, growing: boolean): void {
   if (us < FAST_LIMIT_US) {
     // floor(log2(us)) - 10 for us >= 2048, else bucket 0; the index is bucket * 1024 + (us >> bucket).
     const bucket = us < 2048 ? 0 : 21 - Math.clz32(us);
@@ -281,6 +290,12 @@ function recordFast(h: hdr.JsHistogram, us: number): void {
       if (us !== 0 && us < c.minNonZeroValue) c.minNonZeroValue = us;
       return;
     }
+  }
+  if (growing && us > h.highestTrackableValue) {
+    // As recordValue() would on overflow, but GROWTH times past the value. (Only a growing histogram: the range is in
+    // the encoded header, and results.json's histograms stay as recordValue() makes them.)
+    h.resize(Math.min(Number.MAX_SAFE_INTEGER, us * GROWTH));
+    h.highestTrackableValue = h.highestEquivalentValue(h.valueFromIndex(h.countsArrayLength - 1));
   }
   h.recordValue(us);
 }

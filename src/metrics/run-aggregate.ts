@@ -17,11 +17,14 @@ import { checkWarmupPercentages, warmupCuts, type WarmupCut } from './warmup-cut
 export const EXACT_ANALYSIS_RECORDS = 100_000;
 
 /**
- * Rows of the RecordLog a RunAggregate moves into its histograms per add() once it passes its exact limit: moving all
- * 100,000 at once would hold the event loop for tens of ms in the middle of a run; 16 a record costs ~1 µs each and
- * catches up after ~7,000 records.
+ * How a RunAggregate that passes its exact limit moves the rows of its RecordLog into its histograms: a few per add(),
+ * since all 100,000 at once would hold the event loop for a second in the middle of a run. Each add() moves at least
+ * DRAIN_MIN_ROWS (so the log catches up) and at most DRAIN_MAX_ROWS, stopping once it has spent DRAIN_BUDGET_MS (the
+ * first rows of each turn create that turn's histograms, ~0.1 ms each).
  */
-const DRAIN_ROWS_PER_ADD = 16;
+const DRAIN_MIN_ROWS = 2;
+const DRAIN_MAX_ROWS = 64;
+const DRAIN_BUDGET_MS = 0.5;
 
 /** What a RunAggregate summarizes with. Aggregates merge only with aggregates made with the same options. */
 export interface RunAggregateOptions {
@@ -145,7 +148,7 @@ export class RunAggregate {
     return this.#latency;
   }
 
-  /** Adds one record (a warmup one only counts in warmup_excluded). Costs a few µs, never more (see DRAIN_ROWS_PER_ADD). */
+  /** Adds one record (a warmup one only counts in warmup_excluded). Costs a few µs, never much more (see DRAIN_BUDGET_MS). */
   add(record: RequestRecord): void {
     this.#cache = null;
     if (++this.#records > this.#exactRecords && this.#whole === null) this.#startHistograms();
@@ -163,7 +166,7 @@ export class RunAggregate {
     }
     // Until the log is drained, records join its end so that the histograms see them in the order they came.
     this.#log.add(record);
-    if (this.#whole !== null) this.#drain(DRAIN_ROWS_PER_ADD);
+    if (this.#whole !== null) this.#drain(DRAIN_MAX_ROWS, DRAIN_BUDGET_MS);
   }
 
   /** Adds other's records to these (other is unchanged). Throws when other was made with other options. */
@@ -318,14 +321,22 @@ export class RunAggregate {
     this.#drain(0);
   }
 
-  /** Moves up to `max` more rows of the log into the histograms; drops the log once every row is in. */
-  #drain(max: number): void {
+  /**
+   * Moves up to `max` more rows of the log into the histograms, in order, stopping early (after DRAIN_MIN_ROWS) once
+   * `budgetMs` is spent; drops the log once every row is in.
+   */
+  #drain(max: number, budgetMs = Number.POSITIVE_INFINITY): void {
     const log = this.#log;
     if (log === null || this.#whole === null) return;
     const end = Math.min(log.rows, this.#drained + max);
-    for (let i = this.#drained; i < end; i++) this.#addToHistograms(log, i);
-    this.#drained = end;
-    if (end === log.rows) this.#log = null;
+    const deadline = budgetMs === Number.POSITIVE_INFINITY ? budgetMs : performance.now() + budgetMs;
+    let i = this.#drained;
+    while (i < end) {
+      this.#addToHistograms(log, i++);
+      if (i - this.#drained >= DRAIN_MIN_ROWS && performance.now() > deadline) break;
+    }
+    this.#drained = i;
+    if (i === log.rows) this.#log = null;
   }
 
   #addToHistograms(log: RecordLog, i: number): void {

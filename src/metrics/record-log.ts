@@ -44,7 +44,7 @@ export interface SerializedRecordLog {
  */
 export class RecordLog {
   readonly #gapLimit: number;
-  #data = new Float64Column(1024 * ROW_STRIDE);
+  #data = new Float64Column();
   #gaps: Float64Column | null = new Float64Column();
   #rows = 0;
 
@@ -95,57 +95,57 @@ export class RecordLog {
   append(other: RecordLog): void {
     const offset = this.#gaps?.length ?? 0;
     const start = this.#rows * ROW_STRIDE;
-    this.#data.pushAll(other.#data.view());
+    this.#data.pushAll(other.#data.toArray());
     this.#rows += other.#rows;
     if (this.#gaps === null || other.#gaps === null || offset + other.#gaps.length > this.#gapLimit) {
       this.#gaps = null;
       return;
     }
-    this.#gaps.pushAll(other.#gaps.view());
-    const d = this.#data.view();
-    for (let i = start + GAP_END; i < d.length; i += ROW_STRIDE) d[i]! += offset;
+    this.#gaps.pushAll(other.#gaps.toArray());
+    const d = this.#data;
+    for (let i = start + GAP_END; i < d.length; i += ROW_STRIDE) d.set(i, d.at(i) + offset);
   }
 
   /** The send time of row i, ms. */
   sentAt(i: number): number {
-    return this.#data.view()[i * ROW_STRIDE + SENT]!;
+    return this.#data.at(i * ROW_STRIDE + SENT);
   }
 
   /** Row i as the record fields a summary reads; `itl_ms` is a view of the pooled gaps (empty when they were dropped). */
   row(i: number): SummaryInput {
-    const d = this.#data.view();
-    const o = i * ROW_STRIDE;
-    const code = d[o + CODE]!;
+    // A row never straddles two chunks (ROW_STRIDE divides the chunk size): one view reads it.
+    const d = this.#data.slice(i * ROW_STRIDE, (i + 1) * ROW_STRIDE);
+    const code = d[CODE]!;
     const kind = (code >> 3) - 1;
     const error = (code & 1) === 1;
     let itl: Float64Array = EMPTY;
-    if (!error && this.#gaps !== null) itl = this.#gaps.view().subarray(i === 0 ? 0 : d[o - ROW_STRIDE + GAP_END]!, d[o + GAP_END]!);
+    if (!error && this.#gaps !== null) itl = this.#gaps.slice(i === 0 ? 0 : this.#data.at((i - 1) * ROW_STRIDE + GAP_END), d[GAP_END]!);
     return {
-      turn: d[o + TURN]!,
+      turn: d[TURN]!,
       status: error ? 'error' : 'ok',
       error_kind: kind < 0 ? null : ERROR_KINDS[kind]!,
-      sent_at_ms: d[o + SENT]!,
-      done_at_ms: d[o + DONE]!,
-      ttft_ms: orNull(d[o + TTFT]!),
-      tpot_ms: orNull(d[o + TPOT]!),
+      sent_at_ms: d[SENT]!,
+      done_at_ms: d[DONE]!,
+      ttft_ms: orNull(d[TTFT]!),
+      tpot_ms: orNull(d[TPOT]!),
       itl_ms: itl,
-      e2el_ms: d[o + E2EL]!,
-      input_num_tokens: d[o + INPUT]!,
+      e2el_ms: d[E2EL]!,
+      input_num_tokens: d[INPUT]!,
       input_tokens_source: (code & 2) === 2 ? 'server' : 'local',
-      output_num_tokens: d[o + OUTPUT]!,
+      output_num_tokens: d[OUTPUT]!,
       output_tokens_source: (code & 4) === 4 ? 'server' : 'local',
-      cached_tokens: orNull(d[o + CACHED]!),
-      expected_cached_tokens: d[o + EXPECTED]!,
-      schedule_lag_ms: orNull(d[o + LAG]!),
-      queue_ms: d[o + QUEUE]!,
-      ttft_from_scheduled_ms: orNull(d[o + TTFT_SCHEDULED]!),
-      e2el_from_scheduled_ms: orNull(d[o + E2EL_SCHEDULED]!),
+      cached_tokens: orNull(d[CACHED]!),
+      expected_cached_tokens: d[EXPECTED]!,
+      schedule_lag_ms: orNull(d[LAG]!),
+      queue_ms: d[QUEUE]!,
+      ttft_from_scheduled_ms: orNull(d[TTFT_SCHEDULED]!),
+      e2el_from_scheduled_ms: orNull(d[E2EL_SCHEDULED]!),
     };
   }
 
   /** The log as plain data (fromJSON() restores it). */
   toJSON(): SerializedRecordLog {
-    return { rows: this.#rows, data: float64ToBase64(this.#data.view()), gaps: this.#gaps === null ? null : float64ToBase64(this.#gaps.view()) };
+    return { rows: this.#rows, data: float64ToBase64(this.#data.toArray()), gaps: this.#gaps === null ? null : float64ToBase64(this.#gaps.toArray()) };
   }
 
   /** Restores toJSON()'s output. Throws a TypeError when it does not have that shape. */

@@ -6,8 +6,9 @@ import { TurnTable, type SerializedTurn, type TurnSummary } from './per-turn.js'
 import type { RequestRecord } from './record.js';
 import { RecordLog, type SerializedRecordLog } from './record-log.js';
 import { EXACT_ITL_LIMIT, SummaryBuilder, type SerializedSummaryBuilder } from './summary-builder.js';
-import type { Summary, SummaryInput } from './summary-types.js';
-import { checkWarmupPercentages, warmupCuts, type WarmupCut } from './warmup-cuts.js';
+import type { Summary } from './summary-types.js';
+import { checkWarmupPercentages, droppedBy, warmupCuts, type WarmupCut } from './warmup-cuts.js';
+import { WarmupSummaries } from './warmup-summaries.js';
 
 /**
  * Records (count, warmup included) up to which a RunAggregate keeps what each one needs (RecordLog: 128 bytes a record
@@ -53,16 +54,6 @@ export interface SerializedRunAggregate {
   send_times: string | null;
 }
 
-/** The warmup-percentage summaries under way: those done, and a builder per cut still to feed. */
-interface CutPlan {
-  out: Record<string, Summary>;
-  pending: Array<{ cut: WarmupCut; builder: SummaryBuilder }>;
-  /** Feeds one record given again (in added order: the cuts count ties in that order). */
-  visit: (record: RequestRecord) => void;
-  /** The summaries, once every record was visited. */
-  finish: () => Record<string, Summary>;
-}
-
 /** Gives every record of an aggregate again, in the order they were added (a file's order), to `visit`. */
 export type RecordReplay = (visit: (record: RequestRecord) => void) => Promise<unknown>;
 
@@ -103,8 +94,8 @@ export class RunAggregate {
   #whole: SummaryBuilder | null = null;
   #turns: TurnTable | null = null;
   #sendTimes: Float64Column | null;
-  /** The summary and per-turn table once computed, until the next add() or merge(). */
-  #cache: { summary?: Summary; perTurn?: TurnSummary[] } | null = null;
+  /** The summary, per-turn table and sorted send times once computed, until the next add() or merge(). */
+  #cache: { summary?: Summary; perTurn?: TurnSummary[]; sortedSendTimes?: Float64Array } | null = null;
 
   constructor(options: RunAggregateOptions = {}) {
     this.#slos = hasSlos(options.slos) ? { ...options.slos } : undefined;
@@ -179,7 +170,7 @@ export class RunAggregate {
     this.#warmup += other.#warmup;
     this.#latency.merge(other.#latency);
     this.#conversations.merge(other.#conversations);
-    if (other.#sendTimes !== null) this.#sendTimes?.pushAll(other.#sendTimes.view());
+    if (other.#sendTimes !== null) this.#sendTimes?.pushAll(other.#sendTimes.toArray());
     // A merge happens at the end (of a worker, of a run): it may move every row into the histograms at once.
     if (this.#whole === null && other.#whole === null) {
       this.#log!.append(other.#log!);
@@ -247,7 +238,8 @@ export class RunAggregate {
   /** True when the warmup-percentage summaries need the records again (warmupPercentagesFrom()). */
   get warmupPercentagesNeedRecords(): boolean {
     const exactLog = this.#whole === null && this.#log!.gapsKept;
-    return !exactLog && this.#cuts().some((cut) => cut.dropped > 0);
+    const n = this.#records - this.#warmup;
+    return !exactLog && this.#percentages.some((p) => droppedBy(p, n) > 0 && droppedBy(p, n) < n);
   }
 
   /**
@@ -256,20 +248,25 @@ export class RunAggregate {
    * order) when warmupPercentagesNeedRecords; without them then, it throws.
    */
   warmupPercentages(records?: Iterable<RequestRecord>): Record<string, Summary> {
-    const plan = this.#cutPlan();
-    if (plan.pending.length === 0) return plan.out;
-    if (!this.warmupPercentagesNeedRecords) return this.#cutsFromLog(plan);
-    if (records === undefined) throw new Error('RunAggregate.warmupPercentages(): past its exact limits the cuts need the records again');
-    for (const r of records) plan.visit(r);
-    return plan.finish();
+    const summaries = this.#warmupSummaries();
+    if (!summaries.needsPass) return summaries.finish();
+    if (!this.warmupPercentagesNeedRecords) {
+      // One pass over the log's rows, in the order they were added (the cuts count ties in that order).
+      const log = this.#log!;
+      for (let i = 0; i < log.rows; i++) summaries.add(log.sentAt(i), () => log.row(i));
+    } else {
+      if (records === undefined) throw new Error('RunAggregate.warmupPercentages(): past its exact limits the cuts need the records again');
+      for (const r of records) summaries.visit(r);
+    }
+    return summaries.finish();
   }
 
   /** warmupPercentages(), taking the records again from `replay` (e.g. streaming requests.jsonl) when they are needed. */
   async warmupPercentagesFrom(replay: RecordReplay): Promise<Record<string, Summary>> {
     if (!this.warmupPercentagesNeedRecords) return this.warmupPercentages();
-    const plan = this.#cutPlan();
-    await replay(plan.visit);
-    return plan.finish();
+    const summaries = this.#warmupSummaries();
+    await replay(summaries.visit);
+    return summaries.finish();
   }
 
   /** The aggregate as plain data (fromJSON() restores it); worker threads post it to the coordinator. */
@@ -285,7 +282,7 @@ export class RunAggregate {
       whole: this.#whole?.toJSON() ?? null,
       turns: this.#turns?.toJSON() ?? null,
       conversations: this.#conversations.toJSON(),
-      send_times: this.#sendTimes === null ? null : float64ToBase64(this.#sendTimes.view()),
+      send_times: this.#sendTimes === null ? null : float64ToBase64(this.#sendTimes.toArray()),
     };
   }
 
@@ -346,45 +343,19 @@ export class RunAggregate {
   }
 
   #cuts(): WarmupCut[] {
-    return warmupCuts(this.#percentages, this.#records - this.#warmup, this.#sendTimes?.view() ?? null);
+    return warmupCuts(this.#percentages, this.#records - this.#warmup, () => {
+      this.#cache ??= {};
+      return (this.#cache.sortedSendTimes ??= (this.#sendTimes?.toArray() ?? new Float64Array(0)).sort());
+    });
   }
 
-  /**
-   * The summaries of cuts that drop nothing (the run's summary) and, for the others, a builder each and the visit that
-   * feeds them the records again (in added order: the cuts count ties in that order).
-   */
-  #cutPlan(): CutPlan {
-    const out: Record<string, Summary> = {};
-    const pending: Array<{ cut: WarmupCut; builder: SummaryBuilder }> = [];
-    for (const cut of this.#cuts()) {
-      // Cuts that drop nothing come first (percentages ascend), so the keys end up in ascending order.
-      if (cut.dropped === 0) out[cut.key] = this.summary();
-      else pending.push({ cut, builder: new SummaryBuilder({ slos: this.#slos, exact: this.exact, itlLimit: this.#exactGaps }) });
-    }
-    let measured = 0;
-    const visit = (r: RequestRecord): void => {
-      if (r.warmup) return;
-      measured++;
-      for (const p of pending) if (!p.cut.drops(r.sent_at_ms)) p.builder.add(r);
-    };
-    const finish = (): Record<string, Summary> => {
-      const expected = this.#records - this.#warmup;
-      if (measured !== expected) throw new Error(`warmup percentages: the records given again hold ${measured} measured records, the aggregate ${expected}`);
-      for (const p of pending) out[p.cut.key] = p.builder.summary(this.#warmup + p.cut.dropped);
-      return out;
-    };
-    return { out, pending, visit, finish };
-  }
-
-  /** The cuts' summaries from the log (exact mode with every gap kept), in one pass over its rows. */
-  #cutsFromLog(plan: CutPlan): Record<string, Summary> {
-    const log = this.#log!;
-    for (let i = 0; i < log.rows; i++) {
-      const sent = log.sentAt(i);
-      let row: SummaryInput | undefined;
-      for (const p of plan.pending) if (!p.cut.drops(sent)) p.builder.add((row ??= log.row(i)));
-    }
-    for (const p of plan.pending) plan.out[p.cut.key] = p.builder.summary(this.#warmup + p.cut.dropped);
-    return plan.out;
+  /** The warmup-percentage summaries to feed, one builder per cut that drops records (as the run's summary is built). */
+  #warmupSummaries(): WarmupSummaries {
+    return new WarmupSummaries(this.#cuts(), {
+      whole: () => this.summary(),
+      builder: () => new SummaryBuilder({ slos: this.#slos, exact: this.exact, itlLimit: this.#exactGaps }),
+      warmup: this.#warmup,
+      measured: this.#records - this.#warmup,
+    });
   }
 }

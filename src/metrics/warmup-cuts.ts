@@ -43,23 +43,28 @@ export function checkWarmupPercentages(percentages: readonly number[]): number[]
   return [...new Set(percentages)].sort((a, b) => a - b);
 }
 
+/** Records a cut of `percent` drops of `count`: floor(X% of count), as the reference's int(percent * len). */
+export function droppedBy(percent: number, count: number): number {
+  return Math.floor((percent / 100) * count);
+}
+
 /**
- * The cuts of `percentages` (checked ones) over `count` non-warmup records whose send times are `sendTimes` (ms, in the
- * order the records were added; only read when a percentage drops a record). A percentage that would drop every record
- * gets no cut, as in the reference. One sort of the send times (8 bytes a record) finds every threshold.
+ * The cuts of `percentages` (checked ones) over `count` non-warmup records. `sortedSendTimes` gives their send times
+ * (ms) in ascending order; it is called only when a percentage drops a record: one sort of the send times (8 bytes a
+ * record) finds every threshold. A percentage that would drop every record gets no cut, as in the reference.
  */
-export function warmupCuts(percentages: readonly number[], count: number, sendTimes: Float64Array | null): WarmupCut[] {
+export function warmupCuts(percentages: readonly number[], count: number, sortedSendTimes: () => Float64Array): WarmupCut[] {
   const cuts: WarmupCut[] = [];
   let sorted: Float64Array | null = null;
   for (const percent of percentages) {
-    const dropped = Math.floor((percent / 100) * count);
+    const dropped = droppedBy(percent, count);
     if (dropped >= count) continue;
     if (dropped === 0) {
       cuts.push(new WarmupCut(percent, 0, Number.NEGATIVE_INFINITY, 0));
       continue;
     }
-    if (sendTimes === null || sendTimes.length !== count) throw new Error(`warmupCuts: ${count} send times needed, got ${sendTimes?.length ?? 0}`);
-    sorted ??= Float64Array.from(sendTimes).sort();
+    sorted ??= sortedSendTimes();
+    if (sorted.length !== count) throw new Error(`warmupCuts: ${count} send times needed, got ${sorted.length}`);
     // Records sent before the threshold are dropped; of those sent exactly at it, the first `ties` in added order.
     const threshold = sorted[dropped]!;
     cuts.push(new WarmupCut(percent, dropped, threshold, dropped - lowerBound(sorted, threshold)));

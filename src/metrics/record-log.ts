@@ -1,5 +1,5 @@
 import { ERROR_KINDS } from './error-kinds.js';
-import { float64FromBase64, float64ToBase64, Float64Column } from './float64-base64.js';
+import { float64FromBase64, float64ToBase64, Float64Column } from './float64-column.js';
 import type { SummaryInput } from './summary-types.js';
 
 // Field offsets within a row (row-major: one Float64Array, ROW_STRIDE values a record). Null is stored as NaN.

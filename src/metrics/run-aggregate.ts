@@ -1,4 +1,4 @@
-import { float64FromBase64, float64ToBase64, Float64Column } from './float64-base64.js';
+import { float64FromBase64, float64ToBase64, Float64Column } from './float64-column.js';
 import { hasSlos, parseSlos, type Slos } from './goodput.js';
 import { LatencyHistograms, type SerializedHistograms } from './histogram.js';
 import { conversationStats, ConversationTally, type ConversationStats, type ConversationSummary, type SerializedConversation } from './per-conversation.js';
@@ -127,11 +127,6 @@ export class RunAggregate {
   /** True while every statistic is exact (at most exactRecords records). */
   get exact(): boolean {
     return this.#whole === null;
-  }
-
-  /** The warmup percentages, ascending. */
-  get warmupPercentageList(): readonly number[] {
-    return this.#percentages;
   }
 
   /** TTFT, TPOT, ITL and E2EL of completed non-warmup records: results.json's `histograms`. */

@@ -1,4 +1,5 @@
-// Float64Arrays as base64 strings: how a RunAggregate's per-record columns travel between worker threads as JSON.
+// Per-record float64 values: a growable column in chunks, and Float64Arrays as base64 (how a RunAggregate's columns
+// travel between worker threads as JSON).
 
 /** The bytes of `values` (platform byte order: the reader is a thread of the same process) in base64. */
 export function float64ToBase64(values: Float64Array): string {

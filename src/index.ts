@@ -17,6 +17,6 @@ export { startSimulator, startSimulatorWorker, type RunningSimulator, type Simul
 export { ChatClient, type ChatClientOptions, type ModelInfo } from './client/chat-client.js';
 export type { ChatRequest, StreamResult, ErrorKind, RequestError } from './client/types.js';
 export type { RequestRecord } from './metrics/record.js';
-export { summarize, summarizePerTurn, type Summary, type TurnSummary, type Stats } from './metrics/index.js';
+export { summarize, summarizePerTurn, RunAggregate, type RunAggregateOptions, type Summary, type TurnSummary, type Stats } from './metrics/index.js';
 export { ChatloadError, ConfigError, DatasetError, ServerUnreachableError, ExitCode } from './errors/index.js';
 export { approxTokenizer, chatmlTemplate, defaultTokenCounter, countPromptTokens, type Tokenizer, type ChatTemplate } from './tokenizer/index.js';

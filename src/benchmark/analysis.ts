@@ -1,11 +1,13 @@
-import { LatencyHistograms, type SerializedHistograms } from '../metrics/histogram.js';
-import { conversationStats, summarizePerConversation, type ConversationStats, type ConversationSummary } from '../metrics/per-conversation.js';
-import { summarizePerTurn, type TurnSummary } from '../metrics/per-turn.js';
+import type { SerializedHistograms } from '../metrics/histogram.js';
+import type { ConversationStats, ConversationSummary } from '../metrics/per-conversation.js';
+import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
-import { summarize, summarizeWarmupPercentages, type Summary } from '../metrics/summary.js';
+import { RunAggregate, runAggregateOptions, type RecordReplay, type RunAggregateOptions } from '../metrics/run-aggregate.js';
+import type { Summary } from '../metrics/summary.js';
 import type { SummaryPlan } from '../options/run-plan.js';
+import { streamRequestsJsonl } from '../report/requests-jsonl.js';
 
-/** Everything derived from a run's records. */
+/** Everything results.json holds about a run's records, from its RunAggregate. */
 export interface RunAnalysis {
   summary: Summary;
   warmupPercentages: Record<string, Summary>;
@@ -14,19 +16,58 @@ export interface RunAnalysis {
   conversationStats: ConversationStats;
   /** TTFT, TPOT, ITL, E2EL of completed non-warmup records as LatencyHistograms, for results.json's `histograms`. */
   histograms: SerializedHistograms;
+  /** 'exact': every statistic exact. 'histogram': past the aggregate's exact limit, Stats from histograms (within 0.1%). */
+  mode: 'exact' | 'histogram';
+  /** What the analysis could not do exactly, for results.json's warnings (empty when exact). */
+  warnings: string[];
 }
 
-/** Summarizes the records (each summary leaves warmup records out itself, and counts them). */
+/**
+ * A run's analysis from its aggregate. `replay` gives the records again (e.g. streams requests.jsonl); it is called only
+ * when warmup percentages above 0 are asked for past the aggregate's exact limits (RunAggregate.warmupPercentagesFrom).
+ */
+export async function analyzeAggregate(aggregate: RunAggregate, replay?: RecordReplay): Promise<RunAnalysis> {
+  let warmupPercentages: Record<string, Summary>;
+  if (aggregate.warmupPercentagesNeedRecords) {
+    if (replay === undefined) throw new Error('analyzeAggregate(): these warmup percentages need the records again (a replay)');
+    warmupPercentages = await aggregate.warmupPercentagesFrom(replay);
+  } else {
+    warmupPercentages = aggregate.warmupPercentages();
+  }
+  return assemble(aggregate, warmupPercentages);
+}
+
+/** The analysis of records in memory, every statistic exact (each summary leaves warmup records out, and counts them). */
 export function analyzeRecords(records: readonly RequestRecord[], options: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>): RunAnalysis {
-  const slos = options.goodput ?? {};
-  const perConversation = summarizePerConversation(records);
+  const aggregate = RunAggregate.fromRecords(records, { ...runAggregateOptions(options), exactRecords: Number.POSITIVE_INFINITY });
+  return assemble(aggregate, aggregate.warmupPercentages(records));
+}
+
+/**
+ * The analysis of a requests.jsonl, streamed into a RunAggregate (exact up to `exactRecords`, histograms past it), for
+ * a run whose own aggregate is missing (a worker thread that died took its part with it).
+ */
+export async function analyzeRecordsFile(path: string, options: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>, limits: Pick<RunAggregateOptions, 'exactRecords'> = {}): Promise<RunAnalysis> {
+  const aggregate = new RunAggregate({ ...runAggregateOptions(options), ...limits });
+  await streamRequestsJsonl(path, (r) => aggregate.add(r));
+  return analyzeAggregate(aggregate, (visit) => streamRequestsJsonl(path, visit));
+}
+
+function assemble(aggregate: RunAggregate, warmupPercentages: Record<string, Summary>): RunAnalysis {
+  const perConversation = aggregate.perConversation();
   return {
-    summary: summarize(records, { slos }),
-    warmupPercentages: summarizeWarmupPercentages(records, options.warmupPercentages, { slos }),
-    perTurn: summarizePerTurn(records, { slos }),
+    summary: aggregate.summary(),
+    warmupPercentages,
+    perTurn: aggregate.perTurn(),
     perConversation,
-    conversationStats: conversationStats(perConversation),
-    histograms: LatencyHistograms.fromRecords(records).toJSON(),
+    conversationStats: aggregate.conversationStats(),
+    histograms: aggregate.histograms.toJSON(),
+    mode: aggregate.exact ? 'exact' : 'histogram',
+    warnings: aggregate.exact
+      ? []
+      : [
+          `${aggregate.records} records exceed the ${aggregate.exactRecords} a run's analysis keeps exactly: every statistic's percentiles (summary, per turn, warmup percentages) come from histograms, within 0.1% of the exact ones; counts, totals, ratios, throughputs, goodput, means, std, min and max are exact (summary.approximate_metrics)`,
+        ],
   };
 }
 

@@ -11,21 +11,21 @@ import { ErrorTally, type ErrorCount } from '../metrics/error-tally.js';
 import { ClientHealthMonitor, withStaleConnectionResends, type ClientHealth } from '../metrics/client-health.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
+import { RunAggregate, runAggregateOptions, type SerializedRunAggregate } from '../metrics/run-aggregate.js';
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
 import { detectEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { resolveServedModel } from './model-check.js';
-import { scheduleWarning } from './analysis.js';
-import { analyzeRecordsFile } from './stream-analysis.js';
+import { analyzeAggregate, analyzeRecordsFile, scheduleWarning, type RunAnalysis } from './analysis.js';
 import type { RunOptionsInput } from '../options/run-options.js';
-import { isRunPlan, planRun, type RunPlan } from '../options/run-plan.js';
+import { isRunPlan, planRun, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
 import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { REDACTED, redactSecrets } from '../report/redact.js';
-import { RequestsJsonlSink } from '../report/requests-jsonl.js';
+import { RequestsJsonlSink, streamRequestsJsonl } from '../report/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
@@ -120,6 +120,28 @@ function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number
 }
 
 /**
+ * The run's analysis from the aggregate recorded during the run (requests.jsonl is read again only for warmup
+ * percentages above 0 past the aggregate's exact limits). With worker threads, from the parts' aggregates; if a part
+ * died with its aggregate, from requests.jsonl, which holds every record it sent before dying.
+ */
+async function analyzeRun(
+  aggregate: RunAggregate,
+  parts: Array<SerializedRunAggregate | undefined> | undefined,
+  requestsFile: string,
+  options: SummaryPlan,
+  warn: (message: string) => void,
+): Promise<RunAnalysis> {
+  if (parts !== undefined) {
+    if (parts.some((p) => p === undefined)) {
+      warn('a worker thread died without its aggregate: the summaries were computed from requests.jsonl instead');
+      return analyzeRecordsFile(requestsFile, options);
+    }
+    for (const part of parts) aggregate.merge(RunAggregate.fromJSON(part));
+  }
+  return analyzeAggregate(aggregate, (visit) => streamRequestsJsonl(requestsFile, visit));
+}
+
+/**
  * Runs one benchmark end to end: dataset → (embedded simulator when there is no --url) → readiness → engine →
  * records (appended to requests.jsonl as they end) → summaries → results.json and the other files.
  * Bad input throws a ChatloadError before anything is sent; after that, nothing that was measured is lost.
@@ -186,6 +208,10 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
     const sink = RequestsJsonlSink.open(files.requests);
+    // The run's summaries are recorded as the records come (a few µs each), not read back from requests.jsonl at the
+    // end. With worker threads each part aggregates its own records and the parts' aggregates are merged here.
+    const aggregate = new RunAggregate(runAggregateOptions(plan.summary));
+    let parts: Array<SerializedRunAggregate | undefined> | undefined;
     const health = new ClientHealthMonitor();
     let staleConnectionResends = 0;
     const outcomes = new ErrorTally();
@@ -213,13 +239,24 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             }
             staleConnectionResends += record.stale_connection_resends;
             outcomes.add(record);
+            if (workers === 1) aggregate.add(record);
             hooks.observer?.onRecord?.(record);
           },
         },
       };
       engine =
         workers > 1
-          ? await runEngineInWorkers({ ...engineInput, client: clientOptions(plan, url), tokenizer: plan.dataset.tokenizer, workers, shard, maxRequests, startAtEpochMs })
+          ? await runEngineInWorkers({
+              ...engineInput,
+              client: clientOptions(plan, url),
+              tokenizer: plan.dataset.tokenizer,
+              summary: plan.summary,
+              workers,
+              shard,
+              maxRequests,
+              startAtEpochMs,
+              onAggregates: (p) => (parts = p),
+            })
           : await runEngine({
               ...engineInput,
               client,
@@ -235,9 +272,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const serverMetrics = await scraper?.stop();
     if (serverMetrics?.warning) warn(serverMetrics.warning);
 
-    // Summaries read the records back from disk: nothing holds them in memory while the run goes on, and past
-    // EXACT_ANALYSIS_RECORDS they are streamed (statistics from histograms) so that the end of a long run is bounded too.
-    const analysis = await analyzeRecordsFile(files.requests, plan.summary);
+    const analysis = await analyzeRun(aggregate, parts, files.requests, plan.summary, warn);
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
     const lagWarning = scheduleWarning(summary);

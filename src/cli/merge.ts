@@ -6,7 +6,7 @@ import { positiveInt } from './parse.js';
 export function registerMergeCommand(program: Command): void {
   program
     .command('merge')
-    .description('Combine the results folders of shards (--shard I/N) into one results folder: every record on one clock, exact percentiles, summed conversation counts, and the report. Past --max-records records, the merge streams the records and takes latency percentiles from merged histograms (within 0.1%).')
+    .description('Combine the results folders of shards (--shard I/N) into one results folder: every record on one clock, exact percentiles, summed conversation counts, and the report. Past --max-records records, the merge streams the records and takes every statistic\'s percentiles from histograms (within 0.1%).')
     .argument('<dirs...>', 'results folders to merge')
     .requiredOption('-o, --output-dir <dir>', 'folder for the merged requests.jsonl, results.json and report.html')
     .option(
@@ -17,7 +17,7 @@ export function registerMergeCommand(program: Command): void {
     )
     .action(async (dirs: string[], flags: { outputDir: string; maxRecords: number }) => {
       const result = await mergeRuns(dirs, flags.outputDir, { maxRecords: flags.maxRecords });
-      const mode = result.mode === 'histogram' ? ' (histogram mode: latency percentiles within 0.1%; see warnings in results.json)' : '';
+      const mode = result.mode === 'histogram' ? ' (histogram mode: percentiles within 0.1%; see warnings in results.json)' : '';
       process.stdout.write(`merged ${result.records} records from ${result.runs} runs into ${result.outputDir}${mode}\n`);
     });
 }

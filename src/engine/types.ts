@@ -1,5 +1,6 @@
 import type { ChatClient } from '../client/chat-client.js';
 import type { ClientHealth } from '../metrics/client-health.js';
+import type { ConversationCounts } from '../metrics/conversation-counts.js';
 import type { Conversation } from '../conversation/types.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { DeadlinesPlan, LoadPlan, RequestPlan } from '../options/run-plan.js';
@@ -68,18 +69,8 @@ export interface EnginePart {
   coordinated: boolean;
 }
 
-/** How the dataset's conversations ended. They always add up to the dataset's size: none is silently dropped. */
-export interface ConversationCounts {
-  total: number;
-  /** Every turn answered. */
-  completed: number;
-  /** Ended by a failed request (after retries): its later turns were not sent. */
-  failed: number;
-  /** Started but not finished when the run stopped (early stop, -n, --duration, a signal). */
-  unfinished: number;
-  /** Never started. */
-  not_started: number;
-}
+/** How the dataset's conversations ended (defined beside sumConversationCounts, which sums parts' counts). */
+export type { ConversationCounts } from '../metrics/conversation-counts.js';
 
 /** The engine's result: why it stopped, how every conversation ended, and the replayed conversations. */
 export interface EngineResult {

@@ -14,7 +14,7 @@ export function hasSlos(slos: Slos | undefined): slos is Slos {
  * at most that objective (service latency, from the actual send). A request with one output token has no TPOT and
  * passes the TPOT objective, as vLLM's TPOT of 0 does.
  */
-export function meetsSlos(record: RequestRecord, slos: Slos): boolean {
+export function meetsSlos(record: Pick<RequestRecord, 'status' | 'ttft_ms' | 'tpot_ms' | 'e2el_ms'>, slos: Slos): boolean {
   if (record.status !== 'ok') return false;
   if (slos.ttft_ms !== undefined && (record.ttft_ms === null || record.ttft_ms > slos.ttft_ms)) return false;
   if (slos.tpot_ms !== undefined && record.tpot_ms !== null && record.tpot_ms > slos.tpot_ms) return false;

@@ -1,5 +1,6 @@
 import * as hdr from 'hdr-histogram-js';
 import type { RequestRecord } from './record.js';
+import { recordFast } from './hdr-fast.js';
 import type { Stats } from './stats.js';
 
 /** Values are recorded in whole microseconds: HDR histograms count integers. */
@@ -10,6 +11,8 @@ const INITIAL_HIGHEST_US = 24 * 3600 * 1_000_000;
 const SIGNIFICANT_DIGITS = 3;
 /** 64-bit (float) counts: exact to 2^53 per bucket, where 32-bit counts could wrap on billions of gaps. */
 const BIT_BUCKET_SIZE = 64;
+/** The smallest initial range a histogram can have (2 x the lowest discernible value, microseconds); it grows as needed. */
+const SMALLEST_HIGHEST_US = 2048;
 /** The percentiles a Stats holds, in the order percentile() takes them. */
 const STATS_PERCENTILES = [
   ['p25', 25],
@@ -57,6 +60,8 @@ export interface SerializedHistogram {
  */
 export class LatencyHistogram {
   #hdr: hdr.JsHistogram;
+  /** Grows its range GROWTH times past a value that does not fit (see the constructor). */
+  readonly #growing: boolean;
   #count = 0;
   #sum = 0;
   /** Welford's running mean, kept for M2's updates (the reported mean is sum / count). */
@@ -65,13 +70,20 @@ export class LatencyHistogram {
   #min = Number.POSITIVE_INFINITY;
   #max = Number.NEGATIVE_INFINITY;
 
-  constructor() {
+  /**
+   * `growing: true` starts with the smallest range (16 KB of buckets) and grows with the largest value recorded, instead
+   * of allocating a day's range up front (~227 KB): for the many histograms that are never written to results.json
+   * (per turn, per context bucket), whose memory adds up. The percentiles are the same either way; only the encoded
+   * header (its highest trackable value) differs.
+   */
+  constructor(options: { growing?: boolean } = {}) {
+    this.#growing = options.growing === true;
     this.#hdr = asJs(
       hdr.build({
         bitBucketSize: BIT_BUCKET_SIZE,
         autoResize: true,
         lowestDiscernibleValue: 1,
-        highestTrackableValue: INITIAL_HIGHEST_US,
+        highestTrackableValue: options.growing === true ? SMALLEST_HIGHEST_US : INITIAL_HIGHEST_US,
         numberOfSignificantValueDigits: SIGNIFICANT_DIGITS,
         useWebAssembly: false,
       }),
@@ -86,7 +98,7 @@ export class LatencyHistogram {
   /** Records one value, ms. Non-finite values are ignored. */
   record(ms: number): void {
     if (!Number.isFinite(ms)) return;
-    this.#hdr.recordValue(toMicros(ms));
+    recordFast(this.#hdr, toMicros(ms), this.#growing);
     this.#count++;
     this.#sum += ms;
     const delta = ms - this.#mean;

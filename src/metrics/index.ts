@@ -10,10 +10,20 @@ export {
   type ContextBucket,
   type SummaryOptions,
   type Summary,
+  type SummaryInput,
   type SummaryMetrics,
   type TokenSourceCounts,
 } from './summary.js';
-export { StreamingSummary } from './streaming-summary.js';
+export { SummaryBuilder, SUMMARY_METRICS, type SummaryBuilderOptions } from './summary-builder.js';
+export {
+  EXACT_ANALYSIS_RECORDS,
+  RunAggregate,
+  runAggregateOptions,
+  type RecordReplay,
+  type RunAggregateOptions,
+  type SerializedRunAggregate,
+} from './run-aggregate.js';
+export { sumConversationCounts, type ConversationCounts } from './conversation-counts.js';
 export {
   HISTOGRAM_METRICS,
   LatencyHistogram,
@@ -23,7 +33,7 @@ export {
   type SerializedHistogram,
   type SerializedHistograms,
 } from './histogram.js';
-export { summarizePerTurn, PerTurnTally, type TurnSummary } from './per-turn.js';
+export { summarizePerTurn, TurnTable, type TurnSummary } from './per-turn.js';
 export { summarizePerConversation, conversationStats, ConversationTally, type ConversationSummary, type ConversationStats } from './per-conversation.js';
 export { parseSlos, meetsSlos, computeGoodput, type Slos, type Goodput } from './goodput.js';
 export {

@@ -1,7 +1,8 @@
 import { hasSlos, meetsSlos, type Slos } from './goodput.js';
-import { LatencyHistogram } from './histogram.js';
 import type { RequestRecord } from './record.js';
-import { describe, type Stats } from './stats.js';
+import type { Stats } from './stats.js';
+import type { SummaryInput } from './summary-types.js';
+import { ValueSet, type SerializedValueSet } from './value-set.js';
 
 /** Statistics of one user-turn index (1-based) across conversations, over non-warmup records. Stats cover completed records. */
 export interface TurnSummary {
@@ -23,73 +24,81 @@ export interface TurnSummary {
   goodput_share: number | null;
 }
 
-/** One TurnSummary per turn index that has at least one non-warmup record, in ascending turn order. */
-export function summarizePerTurn(records: readonly RequestRecord[], options: { slos?: Slos } = {}): TurnSummary[] {
-  const byTurn = new Map<number, RequestRecord[]>();
-  for (const r of records) {
-    if (r.warmup) continue;
-    let group = byTurn.get(r.turn);
-    if (group === undefined) byTurn.set(r.turn, (group = []));
-    group.push(r);
-  }
-  return [...byTurn.keys()].sort((a, b) => a - b).map((turn) => summarizeTurn(turn, byTurn.get(turn)!, options.slos));
+/** The Stats of a TurnSummary, in its key order. */
+const TURN_METRICS = ['ttft_ms', 'tpot_ms', 'e2el_ms', 'input_num_tokens', 'cached_tokens', 'expected_cached_tokens'] as const;
+type TurnMetric = (typeof TURN_METRICS)[number];
+
+/** One turn of a histogram-mode TurnTable as toJSON() writes it. */
+export interface SerializedTurn {
+  turn: number;
+  requests: number;
+  completed: number;
+  good: number;
+  cached_sum: number;
+  known_input_sum: number;
+  metrics: Record<TurnMetric, SerializedValueSet>;
 }
 
-function summarizeTurn(turn: number, records: readonly RequestRecord[], slos: Slos | undefined): TurnSummary {
-  const ok = records.filter((r) => r.status === 'ok');
-  const withCached = ok.filter((r) => r.cached_tokens !== null);
-  let cachedSum = 0;
-  let inputSum = 0;
-  for (const r of withCached) {
-    cachedSum += r.cached_tokens!;
-    inputSum += r.input_num_tokens;
+/** One turn's running counts and values. */
+class TurnTally {
+  requests = 0;
+  completed = 0;
+  good = 0;
+  cachedSum = 0;
+  knownInputSum = 0;
+  readonly sets: Record<TurnMetric, ValueSet>;
+
+  constructor(exact: boolean) {
+    this.sets = Object.fromEntries(TURN_METRICS.map((m) => [m, exact ? ValueSet.exact() : ValueSet.histogram()])) as Record<TurnMetric, ValueSet>;
   }
-  return {
-    turn,
-    completed: ok.length,
-    failed: records.length - ok.length,
-    ttft_ms: describe(ok.flatMap((r) => (r.ttft_ms === null ? [] : [r.ttft_ms]))),
-    tpot_ms: describe(ok.flatMap((r) => (r.tpot_ms === null ? [] : [r.tpot_ms]))),
-    e2el_ms: describe(ok.map((r) => r.e2el_ms)),
-    input_num_tokens: describe(ok.map((r) => r.input_num_tokens)),
-    cached_tokens: describe(withCached.map((r) => r.cached_tokens!)),
-    expected_cached_tokens: describe(ok.map((r) => r.expected_cached_tokens)),
-    cache_hit_ratio: inputSum > 0 ? cachedSum / inputSum : null,
-    goodput_share: hasSlos(slos) ? records.filter((r) => meetsSlos(r, slos)).length / records.length : null,
-  };
 }
 
 /**
- * Per-turn summaries built one record at a time in memory bounded by histograms (a run past its exact-analysis limit):
- * the same TurnSummary fields, counts and ratios exact, Stats from LatencyHistograms (percentiles within 0.1%).
+ * The per-turn table built one non-warmup record at a time: counts and ratios exact, Stats exact (arrays) or from
+ * histograms (percentiles within 0.1%; memory bounded by the number of turns, not of records).
  */
-export class PerTurnTally {
+export class TurnTable {
   readonly #slos: Slos | undefined;
+  readonly #exact: boolean;
   readonly #turns = new Map<number, TurnTally>();
 
-  constructor(options: { slos?: Slos } = {}) {
+  constructor(options: { slos?: Slos; exact: boolean }) {
     this.#slos = hasSlos(options.slos) ? options.slos : undefined;
+    this.#exact = options.exact;
   }
 
-  /** Adds one record (warmup records are ignored, as summarizePerTurn does). */
-  add(r: RequestRecord): void {
-    if (r.warmup) return;
-    let t = this.#turns.get(r.turn);
-    if (t === undefined) this.#turns.set(r.turn, (t = new TurnTally()));
+  /** Adds one non-warmup record. */
+  add(r: SummaryInput): void {
+    const t = this.#tally(r.turn);
     t.requests++;
     if (this.#slos !== undefined && meetsSlos(r, this.#slos)) t.good++;
     if (r.status !== 'ok') return;
     t.completed++;
-    if (r.ttft_ms !== null) t.ttft.record(r.ttft_ms);
-    if (r.tpot_ms !== null) t.tpot.record(r.tpot_ms);
-    t.e2el.record(r.e2el_ms);
-    t.input.record(r.input_num_tokens);
-    t.expected.record(r.expected_cached_tokens);
+    const s = t.sets;
+    if (r.ttft_ms !== null) s.ttft_ms.add(r.ttft_ms);
+    if (r.tpot_ms !== null) s.tpot_ms.add(r.tpot_ms);
+    s.e2el_ms.add(r.e2el_ms);
+    s.input_num_tokens.add(r.input_num_tokens);
+    s.expected_cached_tokens.add(r.expected_cached_tokens);
     if (r.cached_tokens !== null) {
-      t.cached.record(r.cached_tokens);
+      s.cached_tokens.add(r.cached_tokens);
       t.cachedSum += r.cached_tokens;
       t.knownInputSum += r.input_num_tokens;
     }
+  }
+
+  /** Adds other's turns to these. */
+  merge(other: TurnTable): this {
+    for (const [turn, o] of other.#turns) {
+      const t = this.#tally(turn);
+      t.requests += o.requests;
+      t.completed += o.completed;
+      t.good += o.good;
+      t.cachedSum += o.cachedSum;
+      t.knownInputSum += o.knownInputSum;
+      for (const m of TURN_METRICS) t.sets[m].merge(o.sets[m]);
+    }
+    return this;
   }
 
   /** One TurnSummary per turn seen, in ascending turn order. */
@@ -98,34 +107,57 @@ export class PerTurnTally {
       .sort((a, b) => a - b)
       .map((turn) => {
         const t = this.#turns.get(turn)!;
+        const stats = Object.fromEntries(TURN_METRICS.map((m) => [m, t.sets[m].stats()])) as Record<TurnMetric, Stats | null>;
         return {
           turn,
           completed: t.completed,
           failed: t.requests - t.completed,
-          ttft_ms: t.ttft.stats(),
-          tpot_ms: t.tpot.stats(),
-          e2el_ms: t.e2el.stats(),
-          input_num_tokens: t.input.stats(),
-          cached_tokens: t.cached.stats(),
-          expected_cached_tokens: t.expected.stats(),
+          ...stats,
           cache_hit_ratio: t.knownInputSum > 0 ? t.cachedSum / t.knownInputSum : null,
           goodput_share: this.#slos === undefined ? null : t.good / t.requests,
         };
       });
   }
+
+  /** The table as plain data, for a histogram-mode table. */
+  toJSON(): SerializedTurn[] {
+    if (this.#exact) throw new Error('TurnTable.toJSON(): only a histogram-mode table is serialized');
+    return [...this.#turns].map(([turn, t]) => ({
+      turn,
+      requests: t.requests,
+      completed: t.completed,
+      good: t.good,
+      cached_sum: t.cachedSum,
+      known_input_sum: t.knownInputSum,
+      metrics: Object.fromEntries(TURN_METRICS.map((m) => [m, t.sets[m].toJSON()])) as Record<TurnMetric, SerializedValueSet>,
+    }));
+  }
+
+  /** Restores a histogram-mode table from toJSON()'s output. */
+  static fromJSON(value: readonly SerializedTurn[], options: { slos?: Slos }): TurnTable {
+    const out = new TurnTable({ ...options, exact: false });
+    for (const v of value) {
+      const t = out.#tally(v.turn);
+      t.requests = v.requests;
+      t.completed = v.completed;
+      t.good = v.good;
+      t.cachedSum = v.cached_sum;
+      t.knownInputSum = v.known_input_sum;
+      for (const m of TURN_METRICS) t.sets[m] = ValueSet.fromJSON(v.metrics[m]);
+    }
+    return out;
+  }
+
+  #tally(turn: number): TurnTally {
+    let t = this.#turns.get(turn);
+    if (t === undefined) this.#turns.set(turn, (t = new TurnTally(this.#exact)));
+    return t;
+  }
 }
 
-/** One turn's running counts and histograms. */
-class TurnTally {
-  requests = 0;
-  completed = 0;
-  good = 0;
-  cachedSum = 0;
-  knownInputSum = 0;
-  readonly ttft = new LatencyHistogram();
-  readonly tpot = new LatencyHistogram();
-  readonly e2el = new LatencyHistogram();
-  readonly input = new LatencyHistogram();
-  readonly cached = new LatencyHistogram();
-  readonly expected = new LatencyHistogram();
+/** One TurnSummary per turn index that has at least one non-warmup record, in ascending turn order (exact). */
+export function summarizePerTurn(records: readonly RequestRecord[], options: { slos?: Slos } = {}): TurnSummary[] {
+  const table = new TurnTable({ slos: options.slos, exact: true });
+  for (const r of records) if (!r.warmup) table.add(r);
+  return table.summaries();
 }

@@ -125,7 +125,7 @@ export function formatComparison(runs: readonly RunData[], options: { color: boo
     }
     table.push(cells);
   }
-  const notes = runs.map((r, i) => `  ${labels[i]}: ${r.dir}${r.finished ? '' : ` (did not finish: summarized from requests.jsonl${r.sampled ? '; latency percentiles from histograms' : ''})`}`);
+  const notes = runs.map((r, i) => `  ${labels[i]}: ${r.dir}${r.finished ? '' : ` (did not finish: summarized from requests.jsonl${r.sampled ? '; percentiles from histograms' : ''})`}`);
   return `chatload compare (baseline: ${labels[0]})\n${table.toString()}\n${notes.join('\n')}\n`;
 }
 

@@ -2,10 +2,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
 import type { ClientHealth } from '../metrics/client-health.js';
-import { PerTurnTally, summarizePerTurn, type TurnSummary } from '../metrics/per-turn.js';
+import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
-import { StreamingSummary } from '../metrics/streaming-summary.js';
-import { summarize, type Summary } from '../metrics/summary.js';
+import { RunAggregate } from '../metrics/run-aggregate.js';
+import type { Summary } from '../metrics/summary.js';
 import { Rng } from '../synth/rng.js';
 import { redactSecrets } from './redact.js';
 import { streamRequestsJsonl } from './requests-jsonl.js';
@@ -58,15 +58,12 @@ export interface RunData {
   /** True when requests.jsonl was found. */
   hasRecords: boolean;
   /**
-   * From results.json (all records) when the run finished. Otherwise from the records: exact (summarize) when they are
-   * all loaded; when sampled, every counter, total and throughput is exact and the statistics come from histograms
-   * (StreamingSummary; approximate_metrics lists them).
+   * From results.json (all records) when the run finished. Otherwise from every record, through a RunAggregate: exact
+   * when they are all loaded; when sampled, every counter, total and throughput is exact and the statistics come from
+   * histograms (approximate_metrics lists them).
    */
   summary: Summary;
-  /**
-   * From results.json when the run finished. Otherwise from the records; when sampled, from every record with the
-   * statistics from histograms (PerTurnTally).
-   */
+  /** From results.json when the run finished. Otherwise from every record, as the summary. */
   perTurn: TurnSummary[];
   clientHealth: ClientHealth | null;
   /** The run's options as results.json holds them (already redacted, redacted again here); empty when unknown. */
@@ -122,11 +119,11 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
   const docPerTurn = doc !== null && Array.isArray(doc.per_turn) ? (doc.per_turn as TurnSummary[]) : null;
   const read = hasRecords
     ? await readRecords(requestsPath, maxRecords, docSummary === null || docPerTurn === null)
-    : { records: [], total: 0, tally: null };
-  const { records, total, tally } = read;
+    : { records: [], total: 0, aggregate: null };
+  const { records, total, aggregate } = read;
   const sampled = total > records.length;
-  const summary = docSummary ?? (tally === null ? summarize(records) : tally.summary.summary());
-  const perTurn = docPerTurn ?? (tally === null ? summarizePerTurn(records) : tally.turns.summaries());
+  const summary = docSummary ?? (aggregate ?? new RunAggregate()).summary();
+  const perTurn = docPerTurn ?? (aggregate ?? new RunAggregate()).perTurn();
   const warnings: string[] = [];
   const label = basename(dir);
   const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn };
@@ -178,58 +175,37 @@ function samplingWarnings(total: number, size: number, from: { summaryFromResult
   return [`${head}.`, `${summary} ${perTurn}`];
 }
 
-/** What a pass over the records summarizes beyond the sample: the summary and the per-turn table of every record. */
-interface RecordTally {
-  summary: StreamingSummary;
-  turns: PerTurnTally;
-}
-
-function newTally(): RecordTally {
-  return { summary: new StreamingSummary(), turns: new PerTurnTally() };
-}
-
-function addToTally(tally: RecordTally, r: RequestRecord): void {
-  tally.summary.add(r);
-  tally.turns.add(r);
-}
-
-/** The records read: all of them, or a uniform sample of maxRecords; `tally` is set only when sampled and asked for. */
+/** The records read: all of them, or a uniform sample of maxRecords; `aggregate` is set only when asked for. */
 interface RecordsRead {
   /** Normalized records in file order. */
   records: RequestRecord[];
   /** Records in the file. */
   total: number;
-  tally: RecordTally | null;
+  /** Every record aggregated (exact up to maxRecords, statistics from histograms past it). */
+  aggregate: RunAggregate | null;
 }
 
 /**
  * Streams requests.jsonl once. The first `maxRecords` records are kept; past them, record i (0-based) replaces a
  * uniformly chosen slot with probability maxRecords / (i + 1) (reservoir sampling, Vitter's Algorithm R), so every
- * record ends up in the sample with the same probability. Only kept records are normalized (unless `summarize`).
- * With `summarize`, going past maxRecords starts a RecordTally (fed the records kept so far, then every record).
+ * record ends up in the sample with the same probability. Only kept records are normalized, unless `summarize`: then
+ * every record is normalized and added to a RunAggregate whose exact limit is maxRecords.
  */
 async function readRecords(path: string, maxRecords: number, summarize: boolean): Promise<RecordsRead> {
   const rng = new Rng(REPORT_SAMPLE_SEED);
   const kept: RequestRecord[] = [];
   /** The file index (0-based) of the record in each slot of `kept`, to restore file order at the end. */
   const keptAt: number[] = [];
-  const state: { total: number; tally: RecordTally | null } = { total: 0, tally: null };
+  const aggregate = summarize ? new RunAggregate({ exactRecords: maxRecords }) : null;
+  let total = 0;
   await streamRequestsJsonl(path, (raw) => {
-    const i = state.total++;
+    const i = total++;
+    const record = aggregate === null && i >= maxRecords ? null : normalizeRecord(raw);
+    if (record !== null) aggregate?.add(record);
     if (i < maxRecords) {
-      kept.push(normalizeRecord(raw));
+      kept.push(record!);
       keptAt.push(i);
       return;
-    }
-    let record: RequestRecord | null = null;
-    if (summarize) {
-      if (state.tally === null) {
-        // Until now no slot was replaced: `kept` holds exactly the records before this one.
-        state.tally = newTally();
-        for (const r of kept) addToTally(state.tally, r);
-      }
-      record = normalizeRecord(raw);
-      addToTally(state.tally, record);
     }
     const slot = Math.floor(rng.next() * (i + 1));
     if (slot < maxRecords) {
@@ -237,9 +213,9 @@ async function readRecords(path: string, maxRecords: number, summarize: boolean)
       keptAt[slot] = i;
     }
   });
-  if (state.total <= maxRecords) return { records: kept, total: state.total, tally: null };
+  if (total <= maxRecords) return { records: kept, total, aggregate };
   const order = kept.map((_, slot) => slot).sort((a, b) => keptAt[a]! - keptAt[b]!);
-  return { records: order.map((slot) => kept[slot]!), total: state.total, tally: state.tally };
+  return { records: order.map((slot) => kept[slot]!), total, aggregate };
 }
 
 /** Reads a results.json as a JSON object; a DatasetError naming the file when it is not valid JSON or not an object. */

@@ -7,6 +7,8 @@ import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { Command } from 'commander';
 import { addRunOptions, runOptionsFromCommand } from '../../src/cli/run-options.js';
 import { RequestBudget, shareOf } from '../../src/engine/partition.js';
+import { summarizePerConversation, type ConversationSummary } from '../../src/metrics/per-conversation.js';
+import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import { summarize } from '../../src/metrics/summary.js';
 import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { startSimulatorWorker, type RunningSimulator } from '../../src/sim/index.js';
@@ -80,6 +82,12 @@ describe('worker threads and shards against the simulator', () => {
     assert.equal(result.engine.stopReason, 'max_requests');
     assert.match(result.engine.loadModel, /2 worker threads/);
     assert.ok(records.every((r) => r.sent_at_ms >= 0), 'every part times its records from the common start');
+    // Each part aggregated its own records; the merged aggregate summarizes as the records written would.
+    assert.deepEqual(result.summary, summarize(records));
+    assert.deepEqual(result.perTurn, summarizePerTurn(records));
+    const doc = JSON.parse(readFileSync(result.files.results, 'utf8')) as { per_conversation: ConversationSummary[] };
+    const byId = (list: ConversationSummary[]) => [...list].sort((a, b) => a.conversation_id.localeCompare(b.conversation_id));
+    assert.deepEqual(byId(doc.per_conversation), byId(summarizePerConversation(records)));
   });
 
   test('a worker that runs out of work first does not stop the others (no early stop)', { timeout: 60_000 }, async () => {

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { analyzeRecords } from '../../src/benchmark/analysis.js';
-import { analyzeRecordsFile } from '../../src/benchmark/stream-analysis.js';
+import { analyzeRecords, analyzeRecordsFile } from '../../src/benchmark/analysis.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
 import type { Stats } from '../../src/metrics/stats.js';
-import type { Summary } from '../../src/metrics/summary.js';
+import { summarize, type Summary } from '../../src/metrics/summary.js';
 import { normalizeRunOptions } from '../../src/options/run-options.js';
 import { writeJsonAtomic } from '../../src/report/atomic-write.js';
 import { RequestsJsonlSink } from '../../src/report/requests-jsonl.js';
@@ -82,12 +81,28 @@ describe('a run\'s analysis past its exact-record limit (streamed, statistics fr
 
   test('above it: counts exact, every Stats within 0.1%, warmup cuts exact even among equal send times', { timeout: 30_000 }, async () => {
     const analysis = await analyzeRecordsFile(path, options, { exactRecords: 500 });
-    assert.equal(analysis.mode, 'streaming');
+    assert.equal(analysis.mode, 'histogram');
     assert.match(analysis.warnings[0]!, /3000 records exceed the 500/);
     assertSummaryClose(analysis.summary, exact.summary, 'summary');
     assert.deepEqual(Object.keys(analysis.warmupPercentages), Object.keys(exact.warmupPercentages));
     for (const key of Object.keys(exact.warmupPercentages)) assertSummaryClose(analysis.warmupPercentages[key]!, exact.warmupPercentages[key]!, key);
     assert.ok(exact.warmupPercentages['37.5%']!.warmup_excluded > 40, 'the cut dropped records');
+    // Both paths cut with the same code, so check the cuts against the reference's own definition too: the non-warmup
+    // records stably sorted by send time (ties in file order), the first floor(X% of n) dropped. A cut inside a run of
+    // equal send times changes the token totals when it drops the wrong tied records.
+    const measured = records.filter((r) => !r.warmup);
+    const ordered = [...measured].sort((a, b) => a.sent_at_ms - b.sent_at_ms);
+    const cutsAmongTies = [10, 37.5].filter((percent) => {
+      const dropped = Math.floor((percent / 100) * measured.length);
+      return ordered[dropped - 1]!.sent_at_ms === ordered[dropped]!.sent_at_ms;
+    });
+    assert.ok(cutsAmongTies.length > 0, 'a cut falls among equal send times');
+    for (const percent of [10, 37.5]) {
+      const dropped = Math.floor((percent / 100) * measured.length);
+      const reference = { ...summarize(ordered.slice(dropped), { slos: options.goodput! }), warmup_excluded: 40 + dropped };
+      assert.deepEqual(exact.warmupPercentages[`${percent}%`], reference, `${percent}%: exact`);
+      assertSummaryClose(analysis.warmupPercentages[`${percent}%`]!, reference, `${percent}%: from histograms`);
+    }
 
     assert.equal(analysis.perTurn.length, exact.perTurn.length);
     analysis.perTurn.forEach((turn, i) => {

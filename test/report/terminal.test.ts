@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { assessClientHealth } from '../../src/metrics/client-health.js';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
-import { StreamingSummary } from '../../src/metrics/streaming-summary.js';
+import { RunAggregate } from '../../src/metrics/run-aggregate.js';
 import { summarize } from '../../src/metrics/summary.js';
 import { formatSummary } from '../../src/report/terminal.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
@@ -56,9 +56,7 @@ describe('formatSummary', () => {
 
   test('a summary whose statistics came from histograms says which', () => {
     const recs = records(2, 30);
-    const streaming = new StreamingSummary();
-    for (const r of recs) streaming.add(r);
-    const text = formatSummary({ summary: streaming.summary(), perTurn: [], clientHealth: null }, { color: false });
+    const text = formatSummary({ summary: RunAggregate.fromRecords(recs, { exactRecords: 0 }).summary(), perTurn: [], clientHealth: null }, { color: false });
     assert.match(text, /percentiles {4}from histograms, within 0\.1%: ttft, tpot, itl, e2el, input_num_tokens/);
   });
 

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ChatClient } from '../../client/chat-client.js';
 import type { RequestRecord } from '../../metrics/record.js';
 import { ClientHealthMonitor } from '../../metrics/client-health.js';
+import { RunAggregate, runAggregateOptions } from '../../metrics/run-aggregate.js';
 import { resolveTokenCounter } from '../../tokenizer/resolve.js';
 import { runEngine } from '../engine.js';
 import { RequestBudget } from '../partition.js';
@@ -57,6 +58,7 @@ try {
   post({ type: 'ready' });
   const startEpochMs = await started;
   const health = new ClientHealthMonitor();
+  const aggregate = new RunAggregate(runAggregateOptions(data.summary));
   health.start();
   const result = await runEngine({
     load: data.load,
@@ -72,6 +74,7 @@ try {
     part: { index: data.index, count: data.count, budget: new RequestBudget(undefined, data.budgetBuffer), stop, startEpochMs, coordinated: true },
     observer: {
       onRecord: (record) => {
+        aggregate.add(record);
         batch.push(record);
         if (batch.length >= BATCH_SIZE) flush();
         else flushTimer ??= setTimeout(flush, BATCH_MS);
@@ -80,7 +83,7 @@ try {
     },
   });
   flush();
-  post({ type: 'done', result, health: health.stop() });
+  post({ type: 'done', result, health: health.stop(), aggregate: aggregate.toJSON() });
 } catch (error) {
   flush();
   post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });

@@ -2,7 +2,8 @@ import type { Conversation } from '../../conversation/types.js';
 import type { ClientHealth } from '../../metrics/client-health.js';
 import type { RequestRecord } from '../../metrics/record.js';
 import type { ChatClientOptions } from '../../client/chat-client.js';
-import type { TokenizerChoice } from '../../options/run-plan.js';
+import type { SerializedRunAggregate } from '../../metrics/run-aggregate.js';
+import type { SummaryPlan, TokenizerChoice } from '../../options/run-plan.js';
 import type { StopReason } from '../stop.js';
 import type { EngineInput, EngineResult } from '../types.js';
 
@@ -17,6 +18,8 @@ export interface PartWorkerData extends Pick<EngineInput, 'load' | 'request' | '
   model: string;
   /** The tokenizer the coordinator resolved, resolved again here. */
   tokenizer: TokenizerChoice;
+  /** What the part's RunAggregate summarizes by (--goodput, --warmup-percentages). */
+  summary: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>;
   /** Which part this worker runs. */
   index: number;
   count: number;
@@ -32,8 +35,11 @@ export type PartMessage =
   | { type: 'warning'; message: string }
   /** The part's engine stopped for `reason`: every other part must stop too (soft, or hard when `abort`). */
   | { type: 'stop'; reason: StopReason; abort: boolean }
-  /** The part's result, and its own event loop's health (a worker's delay is not seen from the main thread). */
-  | { type: 'done'; result: EngineResult; health: ClientHealth }
+  /**
+   * The part's result, its own event loop's health (a worker's delay is not seen from the main thread), and the
+   * aggregate of its records, recorded in its thread as they came (the coordinator merges the parts').
+   */
+  | { type: 'done'; result: EngineResult; health: ClientHealth; aggregate: SerializedRunAggregate }
   | { type: 'failed'; message: string };
 
 /** Messages from the coordinator to a part's worker. */

@@ -2,12 +2,14 @@ import type { Worker } from 'node:worker_threads';
 import type { ChatClientOptions } from '../../client/chat-client.js';
 import type { Conversation } from '../../conversation/types.js';
 import type { ClientHealth } from '../../metrics/client-health.js';
-import type { TokenizerChoice } from '../../options/run-plan.js';
+import { sumConversationCounts } from '../../metrics/conversation-counts.js';
+import type { SerializedRunAggregate } from '../../metrics/run-aggregate.js';
+import type { SummaryPlan, TokenizerChoice } from '../../options/run-plan.js';
 import { startModuleWorker } from '../../util/module-worker.js';
 import { finalStopReason, unfinishedWarning } from '../engine.js';
 import { ownsConversation, RequestBudget } from '../partition.js';
 import { StopController, type StopReason } from '../stop.js';
-import type { ConversationCounts, EngineInput, EngineResult } from '../types.js';
+import type { EngineInput, EngineResult } from '../types.js';
 import type { CoordinatorMessage, PartMessage, PartWorkerData } from './protocol.js';
 
 /** How long the parts get to load before the coordinator gives up on one (ms). */
@@ -20,6 +22,8 @@ export interface WorkersInput extends Omit<EngineInput, 'client' | 'part'> {
   /** The options each worker's own ChatClient is made with. */
   client: ChatClientOptions;
   tokenizer: TokenizerChoice;
+  /** What each part's RunAggregate summarizes by (--goodput, --warmup-percentages). */
+  summary: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>;
   workers: number;
   /** This machine's shard of a multi-machine run (--shard I/N): the workers split the shard's share further. */
   shard?: { index: number; count: number };
@@ -27,17 +31,11 @@ export interface WorkersInput extends Omit<EngineInput, 'client' | 'part'> {
   maxRequests: number | undefined;
   /** --start-at: epoch ms before which no part starts. */
   startAtEpochMs?: number;
-}
-
-function sumCounts(parts: readonly ConversationCounts[], total: number): ConversationCounts {
-  const sum: ConversationCounts = { total, completed: 0, failed: 0, unfinished: 0, not_started: 0 };
-  for (const c of parts) {
-    sum.completed += c.completed;
-    sum.failed += c.failed;
-    sum.unfinished += c.unfinished;
-  }
-  sum.not_started = total - sum.completed - sum.failed - sum.unfinished;
-  return sum;
+  /**
+   * Called once every part has ended, with each part's RunAggregate (of its records, as it recorded them) in part
+   * order; undefined for a part that died, whose records reached the observer but whose aggregate is lost.
+   */
+  onAggregates?(parts: Array<SerializedRunAggregate | undefined>): void;
 }
 
 /**
@@ -60,6 +58,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   const workers: Worker[] = [];
   const results: Array<EngineResult | undefined> = new Array(count);
   const health: Array<ClientHealth | undefined> = new Array(count);
+  const aggregates: Array<SerializedRunAggregate | undefined> = new Array(count);
   let crashed = 0;
   const broadcast = (message: CoordinatorMessage): void => {
     for (const worker of workers) worker.postMessage(message);
@@ -96,6 +95,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
       client: input.client,
       model: input.model,
       tokenizer: input.tokenizer,
+      summary: input.summary,
       index: part,
       count: parts,
       budgetBuffer: budget.buffer,
@@ -130,6 +130,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
               settled = true;
               results[index] = message.result;
               health[index] = message.health;
+              aggregates[index] = message.aggregate;
               return resolve();
             case 'failed':
               return fail(message.message);
@@ -156,7 +157,8 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   }
 
   const parts = results.map((r, index) => r?.conversations ?? { total: owned(index), completed: 0, failed: owned(index), unfinished: 0, not_started: 0 });
-  const counts = sumCounts(parts, parts.reduce((n, c) => n + c.total, 0));
+  const counts = sumConversationCounts(parts)!;
+  input.onAggregates?.(Array.from(aggregates));
   const finished = results.flatMap((r) => r?.finishedConversations ?? []);
   if (budget.spent) stop.stop('max_requests');
   else stop.stop('completed');

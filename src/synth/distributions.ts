@@ -33,15 +33,24 @@ function normal(rng: Rng): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 }
 
-/** Zipf over k >= 1 with P(k) ∝ k^-a, a > 1: numpy's rejection sampler (Devroye). Unbounded; `max` caps later. */
-function zipf(rng: Rng, a: number): number {
+/**
+ * Zipf over k >= 1 with P(k) ∝ k^-a, a > 1: numpy's rejection sampler (Devroye). `max` caps the result.
+ * A draw past 2^53 (or Infinity) is rejected by numpy, which loops for ever when `a` is close to 1 (a = 1.0000001
+ * makes nearly every draw overflow: found by the fuzz test). Here such a draw is past any cap, so it returns the cap
+ * (or 2^53 without one, which the generator's size bounds then refuse with a clear error): the run always ends.
+ */
+function zipf(rng: Rng, a: number, max: number | undefined): number {
   const am1 = a - 1;
   const b = 2 ** am1;
+  // Past a ≈ 1025, 2^(a-1) overflows and the acceptance test compares NaN for ever; P(1) = 1/ζ(a) is then 1 to
+  // double precision (the fuzz test found alpha 1e12).
+  if (!Number.isFinite(b)) return 1;
   for (;;) {
     const u = 1 - rng.next();
     const v = rng.next();
     const x = Math.floor(u ** (-1 / am1));
-    if (x < 1 || !Number.isFinite(x) || x > Number.MAX_SAFE_INTEGER) continue;
+    if (!Number.isFinite(x) || x > Number.MAX_SAFE_INTEGER) return max ?? Number.MAX_SAFE_INTEGER;
+    if (x < 1) continue;
     const t = (1 + 1 / x) ** am1;
     if ((v * x * (t - 1)) / (b - 1) <= t / b) return x;
   }
@@ -157,7 +166,7 @@ export function distributionOf(spec: DistributionSpec): Distribution {
   switch (spec.distribution) {
     case 'zipf': {
       const alpha = spec.alpha;
-      return { describe: capped(`zipf(alpha=${alpha}`, max), range: [Math.min(1, max ?? 1), max ?? Infinity], sample: (rng) => cap(zipf(rng, alpha)) };
+      return { describe: capped(`zipf(alpha=${alpha}`, max), range: [Math.min(1, max ?? 1), max ?? Infinity], sample: (rng) => cap(zipf(rng, alpha, max)) };
     }
     case 'poisson': {
       const alpha = spec.alpha;

@@ -125,3 +125,19 @@ describe('parseDistributionFlag', () => {
     configError(() => parseDistributionFlag('{oops', '--think-time'), /not valid JSON/);
   });
 });
+
+describe('zipf at the ends of alpha', () => {
+  test('ends: a draw past 2^53 returns the cap (numpy rejects it and loops for ever; found by the fuzz test)', () => {
+    const capped = parseDistribution({ distribution: 'zipf', alpha: 1.0000001, max: 60 }, 'x');
+    const rng = new Rng(1);
+    for (let i = 0; i < 1000; i++) assert.ok(capped.sample(rng) <= 60);
+    const uncapped = parseDistribution({ distribution: 'zipf', alpha: 1.0000001 }, 'x');
+    assert.equal(uncapped.sample(new Rng(2)), Number.MAX_SAFE_INTEGER, 'past any size bound, which the generator refuses');
+  });
+
+  test('a huge alpha ends too: every sample is 1 (2^(alpha-1) overflowed and the acceptance test compared NaN)', () => {
+    const d = parseDistribution({ distribution: 'zipf', alpha: 1e12, max: 48 }, 'x');
+    const rng = new Rng(3);
+    for (let i = 0; i < 100; i++) assert.equal(d.sample(rng), 1);
+  });
+});

@@ -11,6 +11,8 @@ export interface TurnSummary {
   failed: number;
   /** Milliseconds. */
   ttft_ms: Stats | null;
+  /** Milliseconds to the first answer (content) token: after the reasoning, for a reasoning model. */
+  ttft_content_ms: Stats | null;
   tpot_ms: Stats | null;
   e2el_ms: Stats | null;
   /** Tokens. */
@@ -25,7 +27,7 @@ export interface TurnSummary {
 }
 
 /** The Stats of a TurnSummary, in its key order. */
-const TURN_METRICS = ['ttft_ms', 'tpot_ms', 'e2el_ms', 'input_num_tokens', 'cached_tokens', 'expected_cached_tokens'] as const;
+const TURN_METRICS = ['ttft_ms', 'ttft_content_ms', 'tpot_ms', 'e2el_ms', 'input_num_tokens', 'cached_tokens', 'expected_cached_tokens'] as const;
 type TurnMetric = (typeof TURN_METRICS)[number];
 
 /** One turn of a histogram-mode TurnTable as toJSON() writes it. */
@@ -76,6 +78,7 @@ export class TurnTable {
     t.completed++;
     const s = t.sets;
     if (r.ttft_ms !== null) s.ttft_ms.add(r.ttft_ms);
+    if (r.ttft_content_ms !== null) s.ttft_content_ms.add(r.ttft_content_ms);
     if (r.tpot_ms !== null) s.tpot_ms.add(r.tpot_ms);
     s.e2el_ms.add(r.e2el_ms);
     s.input_num_tokens.add(r.input_num_tokens);

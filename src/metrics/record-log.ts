@@ -16,11 +16,15 @@ const LAG = 9;
 const QUEUE = 10;
 const TTFT_SCHEDULED = 11;
 const E2EL_SCHEDULED = 12;
-const TURN = 13;
+const TTFT_CONTENT = 13;
 /** Gaps pooled up to and including this row (only meaningful while gaps are kept). */
 const GAP_END = 14;
-/** Status, token sources and error kind, packed: bit 0 error, bit 1 input from server, bit 2 output from server, bits 3+ kind index + 1. */
+/**
+ * Status, token sources, error kind and turn, packed (the row stays 16 values, a power of two): bit 0 error, bit 1
+ * input from server, bit 2 output from server, bits 3-7 kind index + 1, then the turn times 256 (exact in a double).
+ */
 const CODE = 15;
+const TURN_UNIT = 256;
 const ROW_STRIDE = 16;
 
 const EMPTY = new Float64Array(0);
@@ -85,9 +89,9 @@ export class RecordLog {
     d.push(r.queue_ms);
     d.push(orNaN(r.ttft_from_scheduled_ms));
     d.push(orNaN(r.e2el_from_scheduled_ms));
-    d.push(r.turn);
+    d.push(orNaN(r.ttft_content_ms));
     d.push(this.#gaps?.length ?? 0);
-    d.push(code);
+    d.push(code + r.turn * TURN_UNIT);
     this.#rows++;
   }
 
@@ -115,18 +119,20 @@ export class RecordLog {
   row(i: number): SummaryInput {
     // A row never straddles two chunks (ROW_STRIDE divides the chunk size): one view reads it.
     const d = this.#data.slice(i * ROW_STRIDE, (i + 1) * ROW_STRIDE);
-    const code = d[CODE]!;
+    const packed = d[CODE]!;
+    const code = packed % TURN_UNIT;
     const kind = (code >> 3) - 1;
     const error = (code & 1) === 1;
     let itl: Float64Array = EMPTY;
     if (!error && this.#gaps !== null) itl = this.#gaps.slice(i === 0 ? 0 : this.#data.at((i - 1) * ROW_STRIDE + GAP_END), d[GAP_END]!);
     return {
-      turn: d[TURN]!,
+      turn: (packed - code) / TURN_UNIT,
       status: error ? 'error' : 'ok',
       error_kind: kind < 0 ? null : ERROR_KINDS[kind]!,
       sent_at_ms: d[SENT]!,
       done_at_ms: d[DONE]!,
       ttft_ms: orNull(d[TTFT]!),
+      ttft_content_ms: orNull(d[TTFT_CONTENT]!),
       tpot_ms: orNull(d[TPOT]!),
       itl_ms: itl,
       e2el_ms: d[E2EL]!,

@@ -15,6 +15,7 @@ export const EXACT_ITL_LIMIT = 2_000_000;
 /** Every metric of a summary, in the order `metrics` lists them (results.json's key order). */
 export const SUMMARY_METRICS = [
   'ttft_ms',
+  'ttft_content_ms',
   'tpot_ms',
   'itl_ms',
   'e2el_ms',
@@ -98,6 +99,7 @@ export class SummaryBuilder {
       if (!shared.has('ttft_ms')) s.ttft_ms.add(r.ttft_ms);
       this.#byContext[contextBucket(r.input_num_tokens)]!.add(r.ttft_ms);
     }
+    if (r.ttft_content_ms !== null) s.ttft_content_ms.add(r.ttft_content_ms);
     if (!shared.has('tpot_ms') && r.tpot_ms !== null) s.tpot_ms.add(r.tpot_ms);
     if (!shared.has('itl_ms')) s.itl_ms.addMany(r.itl_ms);
     if (!shared.has('e2el_ms')) s.e2el_ms.add(r.e2el_ms);

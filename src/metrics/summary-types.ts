@@ -15,6 +15,11 @@ export interface TokenSourceCounts {
 export interface SummaryMetrics {
   /** Milliseconds; records with a first token. */
   ttft_ms: Stats | null;
+  /**
+   * Milliseconds to the first token of the answer itself (content, not reasoning); records with content. Equal to
+   * ttft_ms unless the model reasons first.
+   */
+  ttft_content_ms: Stats | null;
   /** Milliseconds; records with more than one output token. */
   tpot_ms: Stats | null;
   /** Milliseconds; every inter-token gap of every record, pooled. */
@@ -47,6 +52,17 @@ export const SUMMARY_METRIC_ROWS = [
   'cached_tokens',
   'expected_cached_tokens',
 ] as const satisfies ReadonlyArray<keyof SummaryMetrics>;
+
+/**
+ * True when the answer's first token came later than the first token of some request: the model reasoned first, so
+ * TTFT (first token of reasoning or content) and the time to the answer differ, and reports show both.
+ */
+export function answersAfterReasoning(metrics: { ttft_ms: Stats | null; ttft_content_ms?: Stats | null }): boolean {
+  const all = metrics.ttft_ms;
+  const content = metrics.ttft_content_ms;
+  if (all === null || content === null || content === undefined) return false;
+  return content.count !== all.count || content.mean !== all.mean || content.max !== all.max;
+}
 
 /** TTFT of the completed requests whose prompt falls in one context-length range. */
 export interface ContextBucket {
@@ -118,6 +134,7 @@ export type SummaryInput = Pick<
   | 'sent_at_ms'
   | 'done_at_ms'
   | 'ttft_ms'
+  | 'ttft_content_ms'
   | 'tpot_ms'
   | 'e2el_ms'
   | 'input_num_tokens'

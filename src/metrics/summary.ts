@@ -7,7 +7,7 @@ import { EXACT_ITL_LIMIT, SummaryBuilder } from './summary-builder.js';
 import type { ContextBucket, Summary } from './summary-types.js';
 
 export { EXACT_ITL_LIMIT } from './summary-builder.js';
-export { SUMMARY_METRIC_ROWS, type ContextBucket, type Summary, type SummaryInput, type SummaryMetrics, type TokenSourceCounts } from './summary-types.js';
+export { answersAfterReasoning, SUMMARY_METRIC_ROWS, type ContextBucket, type Summary, type SummaryInput, type SummaryMetrics, type TokenSourceCounts } from './summary-types.js';
 
 /** What a summary needs beyond the records. */
 export interface SummaryOptions {

@@ -3,7 +3,7 @@ import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { Stats } from '../metrics/stats.js';
-import type { Summary } from '../metrics/summary.js';
+import { answersAfterReasoning, type Summary } from '../metrics/summary.js';
 import { distributionCharts, perTurnCharts, sampleText, timeSeriesCharts, type RecordSample } from './html-charts.js';
 import { escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, type Cell } from './html-util.js';
 import type { RunData } from './run-data.js';
@@ -59,7 +59,8 @@ export function renderHtmlReport(data: RunData): string {
     section(
       'per-turn',
       'Per turn',
-      chartGrid(perTurn, 'No per-turn data.') + (data.perTurn.length > 0 ? `<h3>Per-turn table</h3>${perTurnTable(data.perTurn)}` : ''),
+      chartGrid(perTurn, 'No per-turn data.') +
+        (data.perTurn.length > 0 ? `<h3>Per-turn table</h3>${perTurnTable(data.perTurn, answersAfterReasoning(data.summary.metrics))}` : ''),
     ),
   );
   sections.push(section('distributions', 'Distributions', chartGrid(distributions, 'No completed requests to chart.')));
@@ -123,6 +124,10 @@ function summaryCards(s: Summary, conversations: Record<string, number>): string
     card('output throughput', `${fmtNum(s.output_throughput, 1)} tok/s`),
     card('total throughput', `${fmtNum(s.total_token_throughput, 1)} tok/s`),
     card('TTFT p50 / p99', `${fmtNum(s.metrics.ttft_ms?.p50)} / ${fmtNum(s.metrics.ttft_ms?.p99)} ms`),
+    // A reasoning model's first token is thinking: the wait for the answer itself is its own figure.
+    ...(answersAfterReasoning(s.metrics)
+      ? [card('time to answer p50 / p99', `${fmtNum(s.metrics.ttft_content_ms?.p50)} / ${fmtNum(s.metrics.ttft_content_ms?.p99)} ms`)]
+      : []),
     card('cache hit ratio', s.cache_hit_ratio === null ? 'n/a' : fmtPercent(s.cache_hit_ratio)),
     card('cache efficiency', s.cache_efficiency === null ? 'n/a' : fmtPercent(s.cache_efficiency)),
   ];
@@ -134,7 +139,11 @@ function summaryCards(s: Summary, conversations: Record<string, number>): string
 }
 
 function metricsTable(s: Summary): string {
-  const rows: Cell[][] = METRIC_ROWS.map(([key, unit]) => {
+  type Row = readonly [keyof Summary['metrics'], 'ms' | 'tokens'];
+  const shown: readonly Row[] = answersAfterReasoning(s.metrics)
+    ? METRIC_ROWS.flatMap((row): Row[] => (row[0] === 'ttft_ms' ? [row, ['ttft_content_ms', 'ms']] : [row]))
+    : METRIC_ROWS;
+  const rows: Cell[][] = shown.map(([key, unit]) => {
     const stats: Stats | null | undefined = s.metrics?.[key];
     const digits = unit === 'ms' ? 2 : 1;
     if (stats === null || stats === undefined) return [key, 0, ...STATS_COLUMNS.slice(1).map(() => '-')];
@@ -147,7 +156,7 @@ function metricsTable(s: Summary): string {
   return `${htmlTable(['metric', ...STATS_COLUMNS.map((c) => c.replace('_', '.'))], rows)}<p class="note">${escapeHtml(tokenNote)}</p>`;
 }
 
-function perTurnTable(perTurn: readonly TurnSummary[]): string {
+function perTurnTable(perTurn: readonly TurnSummary[], reasoning: boolean): string {
   const n = (v: number | null | undefined, digits = 2): Cell => ({ text: fmtNum(v, digits), className: 'num' });
   const rows: Cell[][] = perTurn.map((t) => [
     String(t.turn),
@@ -156,6 +165,7 @@ function perTurnTable(perTurn: readonly TurnSummary[]): string {
     n(t.ttft_ms?.p50),
     n(t.ttft_ms?.p90),
     n(t.ttft_ms?.p99),
+    ...(reasoning ? [n(t.ttft_content_ms?.p50)] : []),
     n(t.tpot_ms?.p50),
     n(t.e2el_ms?.p50),
     n(t.input_num_tokens?.mean, 1),
@@ -163,7 +173,7 @@ function perTurnTable(perTurn: readonly TurnSummary[]): string {
     n(t.expected_cached_tokens?.mean, 1),
     { text: fmtPercent(t.cache_hit_ratio), className: 'num' },
   ]);
-  const head = ['turn', 'completed', 'failed', 'TTFT p50', 'TTFT p90', 'TTFT p99', 'TPOT p50', 'E2EL p50', 'input mean'];
+  const head = ['turn', 'completed', 'failed', 'TTFT p50', 'TTFT p90', 'TTFT p99', ...(reasoning ? ['answer p50'] : []), 'TPOT p50', 'E2EL p50', 'input mean'];
   return htmlTable([...head, 'cached mean', 'expected mean', 'hit ratio'], rows);
 }
 

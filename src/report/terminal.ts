@@ -3,7 +3,7 @@ import type { ClientHealth } from '../metrics/client-health.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { Stats } from '../metrics/stats.js';
-import { SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
+import { answersAfterReasoning, SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
 
 /** What formatSummary prints. */
 export interface TerminalSummaryInput {
@@ -57,8 +57,9 @@ const NO_COLOR: Palette = { bold: plain, dim: plain, red: plain, yellow: plain, 
  */
 export function formatSummary(input: TerminalSummaryInput, options: TerminalOptions): string {
   const p = options.color ? COLOR : NO_COLOR;
-  const parts = [formatHeader(input, p), formatMetricsTable(input.summary, p)];
-  if (input.perTurn.length > 0) parts.push(formatPerTurnTable(input.perTurn, p));
+  const reasoning = answersAfterReasoning(input.summary.metrics);
+  const parts = [formatHeader(input, p), formatMetricsTable(input.summary, p, reasoning)];
+  if (input.perTurn.length > 0) parts.push(formatPerTurnTable(input.perTurn, p, reasoning));
   if (input.clientHealth !== null) parts.push(formatClientHealth(input.clientHealth, p));
   return `${parts.join('\n\n')}\n`;
 }
@@ -121,13 +122,15 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
   return lines.join('\n');
 }
 
-function formatMetricsTable(s: Summary, p: Palette): string {
+/** `reasoning`: the model reasoned first, so the time to the answer (ttft_content_ms) gets its row after TTFT. */
+function formatMetricsTable(s: Summary, p: Palette, reasoning: boolean): string {
   const table = new Table({
     head: ['metric', 'count', 'mean', 'std', 'min', 'p25', 'p50', 'p75', 'p90', 'p99', 'p99.9', 'max'],
     style: p.tableStyle,
     colAligns: ['left', ...new Array<'right'>(11).fill('right')],
   });
-  for (const name of METRIC_ROWS) {
+  const rows = reasoning ? METRIC_ROWS.flatMap((m) => (m === 'ttft_ms' ? [m, 'ttft_content_ms' as const] : [m])) : METRIC_ROWS;
+  for (const name of rows) {
     const stats = s.metrics[name];
     const num = name.endsWith('_ms') ? ms : count;
     if (stats === null) {
@@ -152,8 +155,8 @@ function formatMetricsTable(s: Summary, p: Palette): string {
   return table.toString();
 }
 
-function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette): string {
-  const head = ['turn', 'n', 'failed', 'ttft p50', 'ttft p90', 'ttft p99', 'tpot p50', 'e2el p50', 'input mean', 'cached mean'];
+function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette, reasoning: boolean): string {
+  const head = ['turn', 'n', 'failed', 'ttft p50', 'ttft p90', 'ttft p99', ...(reasoning ? ['answer p50'] : []), 'tpot p50', 'e2el p50', 'input mean', 'cached mean'];
   head.push('expected mean', 'hit ratio');
   const table = new Table({ head, style: p.tableStyle, colAligns: new Array<'right'>(head.length).fill('right') });
   const rows =
@@ -173,6 +176,7 @@ function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette): string
       stat(ttft, 'p50', ms),
       stat(ttft, 'p90', ms),
       ttft !== null && ttft.count >= MIN_COUNT_P99 ? ms(ttft.p99) : '-',
+      ...(reasoning ? [stat(t.ttft_content_ms ?? null, 'p50', ms)] : []),
       stat(t.tpot_ms, 'p50', ms),
       stat(t.e2el_ms, 'p50', ms),
       stat(t.input_num_tokens, 'mean', count),

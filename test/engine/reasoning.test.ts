@@ -7,6 +7,9 @@ import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
 import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { startReasoningServer } from '../helpers/reasoning-server.js';
 import { tempDir } from '../helpers/tmp.js';
+import { formatSummary } from '../../src/report/terminal.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 describe('reasoning models', () => {
   for (const field of ['reasoning_content', 'reasoning'] as const) {
@@ -26,6 +29,15 @@ describe('reasoning models', () => {
         // The answer went back into the history without the reasoning.
         const body = JSON.parse(server.requests.filter((r) => r.method === 'POST')[1]!.body) as { messages: { role: string; content: string }[] };
         assert.equal(body.messages.at(-2)?.content, 'yes yes yes yes yes yes');
+        // The time to the answer is summarized beside TTFT: results, per turn, terminal and report.
+        const content = result.summary.metrics.ttft_content_ms!;
+        assert.equal(content.count, 2);
+        assert.ok(content.mean >= result.summary.metrics.ttft_ms!.mean);
+        assert.equal(result.perTurn[0]!.ttft_content_ms?.count, 1);
+        const text = formatSummary({ summary: result.summary, perTurn: result.perTurn, clientHealth: null, conversations: {} }, { color: false });
+        assert.match(text, /│ ttft_content_ms +│ +2 │/);
+        assert.match(text, /answer p50/);
+        assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /time to answer p50 \/ p99/);
       } finally {
         await server.close();
       }

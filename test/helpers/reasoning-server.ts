@@ -17,8 +17,10 @@ export function startReasoningServer(reply: ReasoningReply): Promise<TestServer>
   return startScriptedServer((request) => {
     if (request.method === 'GET') return MODELS_RESPONSE;
     const promptTokens = 50;
+    const thinking: string[] = [];
+    for (let i = 0; i < reply.reasoningWords; i++) thinking.push(sseEvent(chunkJson({ [reply.field]: i === 0 ? 'hmm' : ' hmm' })));
+    // The answer comes after the thinking, in a later read: its first token is later than the first token.
     const events: string[] = [];
-    for (let i = 0; i < reply.reasoningWords; i++) events.push(sseEvent(chunkJson({ [reply.field]: i === 0 ? 'hmm' : ' hmm' })));
     for (let i = 0; i < reply.answerWords; i++) events.push(sseEvent(chunkJson({ content: i === 0 ? 'yes' : ' yes' }, i === reply.answerWords - 1 ? 'stop' : null)));
     const completion = reply.reasoningWords + reply.answerWords;
     const usage = {
@@ -28,6 +30,6 @@ export function startReasoningServer(reply: ReasoningReply): Promise<TestServer>
       completion_tokens_details: { reasoning_tokens: reply.reasoningWords },
     };
     events.push(sseEvent({ id: 'chatcmpl-test', object: 'chat.completion.chunk', choices: [], usage }), sseEvent('[DONE]'));
-    return { actions: [{ write: events.join('') }, { end: true }] };
+    return { actions: [{ write: thinking.join('') }, { write: events.join(''), delayMs: 15 }, { end: true }] };
   });
 }

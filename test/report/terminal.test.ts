@@ -57,7 +57,7 @@ describe('formatSummary', () => {
   test('a summary whose statistics came from histograms says which', () => {
     const recs = records(2, 30);
     const text = formatSummary({ summary: RunAggregate.fromRecords(recs, { exactRecords: 0 }).summary(), perTurn: [], clientHealth: null }, { color: false });
-    assert.match(text, /percentiles {4}from histograms, within 0\.1%: ttft, tpot, itl, e2el, input_num_tokens/);
+    assert.match(text, /percentiles {4}from histograms, within 0\.1%: ttft, ttft_content, tpot, itl, e2el, input_num_tokens/);
   });
 
   test('p99 needs 100 samples and p99.9 needs 1000, as the reference', () => {

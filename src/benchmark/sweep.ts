@@ -5,9 +5,9 @@ import type { Summary } from '../metrics/summary.js';
 import type { RunOptionsInput } from '../options/run-options.js';
 import { planRun } from '../options/run-plan.js';
 import { hasSlos } from '../metrics/goodput.js';
-import { writeJsonAtomic, writeTextAtomic } from '../report/atomic-write.js';
+import { writeJsonAtomic, writeTextAtomic } from '../store/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
-import { prepareOutputDir, defaultOutputDir } from './output-dir.js';
+import { prepareOutputDir, defaultOutputDir } from '../store/output-dir.js';
 import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
 
 /** What a sweep varies: closed-loop clients, open-loop session rates, or a search for the highest rate meeting the SLOs. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isSecretKey, redactSecrets } from '../../src/report/redact.js';
+import { isSecretKey, redactSecrets } from '../../src/store/redact.js';
 
 describe('redactSecrets', () => {
   test('redacts secret keys at any depth and keeps token counts', () => {

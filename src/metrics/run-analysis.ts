@@ -1,11 +1,11 @@
-import type { SerializedHistograms } from '../metrics/histogram.js';
-import type { ConversationStats, ConversationSummary } from '../metrics/per-conversation.js';
-import type { TurnSummary } from '../metrics/per-turn.js';
-import type { RequestRecord } from '../metrics/record.js';
-import { RunAggregate, runAggregateOptions, type RecordReplay, type RunAggregateOptions } from '../metrics/run-aggregate.js';
-import type { Summary } from '../metrics/summary.js';
+import type { SerializedHistograms } from './histogram.js';
+import type { ConversationStats, ConversationSummary } from './per-conversation.js';
+import type { TurnSummary } from './per-turn.js';
+import type { RequestRecord } from './record.js';
+import { RunAggregate, runAggregateOptions, type RecordReplay, type RunAggregateOptions } from './run-aggregate.js';
+import type { Summary } from './summary.js';
 import type { SummaryPlan } from '../options/run-plan.js';
-import { streamRequestsJsonl } from '../report/requests-jsonl.js';
+import { streamRequestsJsonl } from '../store/requests-jsonl.js';
 
 /** Everything results.json holds about a run's records, from its RunAggregate. */
 export interface RunAnalysis {

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
-import { RequestsJsonlSink } from '../src/report/requests-jsonl.js';
+import { RequestsJsonlSink } from '../src/store/requests-jsonl.js';
 import { makeRecord } from '../test/metrics/record-fixtures.js';
 
 const arg = (name: string): string | undefined => {
@@ -74,7 +74,7 @@ const parseCase = (path: string): CaseResult =>
     `const t = performance.now();
     const n = await streamRequestsJsonl(${JSON.stringify(path)}, () => {});
     result.totalUsPerRecord = ((performance.now() - t) * 1000) / n;`,
-    `import { streamRequestsJsonl } from './src/report/requests-jsonl.ts';`,
+    `import { streamRequestsJsonl } from './src/store/requests-jsonl.ts';`,
   );
 
 const aggregateCase = (path: string, percentages: number[]): CaseResult =>
@@ -97,10 +97,10 @@ const aggregateCase = (path: string, percentages: number[]): CaseResult =>
     await analyzeAggregate(aggregate, (visit) => streamRequestsJsonl(${JSON.stringify(path)}, visit));
     const endMs = performance.now() - t;
     Object.assign(result, { addUsPerRecord: (addMs * 1000) / n, addMaxMs: maxMs, endUsPerRecord: (endMs * 1000) / n, totalUsPerRecord: ((addMs + endMs) * 1000) / n });`,
-    `import { analyzeAggregate } from './src/benchmark/analysis.ts';
+    `import { analyzeAggregate } from './src/metrics/run-analysis.ts';
     import { RunAggregate, runAggregateOptions } from './src/metrics/run-aggregate.ts';
     import { normalizeRunOptions } from './src/options/run-options.ts';
-    import { streamRequestsJsonl } from './src/report/requests-jsonl.ts';`,
+    import { streamRequestsJsonl } from './src/store/requests-jsonl.ts';`,
   );
 
 const baselineCase = (path: string, source: string, percentages: number[]): CaseResult =>

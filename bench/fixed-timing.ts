@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import Table from 'cli-table3';
 import { Agent, request } from 'undici';
 import { runBenchmark } from '../src/benchmark/run-benchmark.js';
-import { readRequestsJsonl } from '../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../src/store/requests-jsonl.js';
 import { syntheticConversations } from '../test/helpers/datasets.js';
 import { startFixedTimingProcess } from '../test/helpers/fixed-timing-process.js';
 

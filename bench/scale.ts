@@ -13,7 +13,7 @@ import Table from 'cli-table3';
 import { runBenchmark, type BenchmarkResult } from '../src/benchmark/run-benchmark.js';
 import { arrivalScheduleFor } from '../src/engine/load/open-sessions.js';
 import { percentile } from '../src/metrics/stats.js';
-import { readRequestsJsonl } from '../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../src/store/requests-jsonl.js';
 import { startSimProcess } from './sim-process.js';
 
 const FULL = process.argv.includes('--full');

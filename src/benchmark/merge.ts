@@ -6,13 +6,13 @@ import { sumConversationCounts, type ConversationCounts } from '../metrics/conve
 import type { RequestRecord } from '../metrics/record.js';
 import { EXACT_ANALYSIS_RECORDS, RunAggregate, runAggregateOptions, type RecordReplay } from '../metrics/run-aggregate.js';
 import { normalizeRunOptions } from '../options/run-options.js';
-import { redactSecrets } from '../report/redact.js';
-import { countJsonlLines, RequestsJsonlSink, streamRequestsJsonl } from '../report/requests-jsonl.js';
-import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
-import { loadRunData, normalizeRecord, readResults, REQUESTS_FILE, RESULTS_FILE } from '../report/run-data.js';
+import { redactSecrets } from '../store/redact.js';
+import { countJsonlLines, RequestsJsonlSink, streamRequestsJsonl } from '../store/requests-jsonl.js';
+import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
+import { loadRunData, normalizeRecord, readResults, REQUESTS_FILE, RESULTS_FILE } from '../store/run-data.js';
 import { writeRunReports } from '../report/write-reports.js';
-import { analyzeAggregate } from './analysis.js';
-import { prepareOutputDir } from './output-dir.js';
+import { analyzeAggregate } from '../metrics/run-analysis.js';
+import { prepareOutputDir } from '../store/output-dir.js';
 
 /**
  * Records (lines of all the runs' requests.jsonl together) up to which `chatload merge` is exact (--max-records): the

@@ -18,20 +18,21 @@ import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
 import { detectEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { resolveServedModel } from './model-check.js';
-import { analyzeAggregate, analyzeRecordsFile, scheduleWarning, type RunAnalysis } from './analysis.js';
+import { analyzeAggregate, scheduleWarning, type RunAnalysis } from '../metrics/run-analysis.js';
 import type { RunOptionsInput } from '../options/run-options.js';
 import { isRunPlan, planRun, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
 import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
-import { REDACTED, redactSecrets } from '../report/redact.js';
-import { RequestsJsonlSink, streamRequestsJsonl } from '../report/requests-jsonl.js';
-import { buildResultsDocument, writeJsonAtomic } from '../report/results-json.js';
+import { analyzeRecordsFile } from '../store/records-file-analysis.js';
+import { REDACTED, redactSecrets } from '../store/redact.js';
+import { RequestsJsonlSink, streamRequestsJsonl } from '../store/requests-jsonl.js';
+import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
-import { defaultOutputDir, prepareOutputDir } from './output-dir.js';
+import { defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
 import { loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */

@@ -7,7 +7,7 @@ import type { DatasetPlan, RunPlan } from '../options/run-plan.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
 import type { TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
-import { defaultOutputDir, prepareOutputDir } from './output-dir.js';
+import { defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
 
 /** A run's dataset, loaded: its conversations, where they came from, and the generator's statistics when it ran. */
 export interface RunDataset {

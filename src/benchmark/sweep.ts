@@ -1,33 +1,22 @@
 import { join } from 'node:path';
 import { ConfigError } from '../errors/index.js';
-import type { TurnSummary } from '../metrics/per-turn.js';
+import type { SweepPoint } from '../metrics/sweep-point.js';
 import type { Summary } from '../metrics/summary.js';
 import type { RunOptionsInput } from '../options/run-options.js';
 import { planRun } from '../options/run-plan.js';
 import { hasSlos } from '../metrics/goodput.js';
-import { writeJsonAtomic, writeTextAtomic } from '../report/atomic-write.js';
+import { writeJsonAtomic, writeTextAtomic } from '../store/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
-import { prepareOutputDir, defaultOutputDir } from './output-dir.js';
+import { prepareOutputDir, defaultOutputDir } from '../store/output-dir.js';
 import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
+
+export type { SweepPoint } from '../metrics/sweep-point.js';
 
 /** What a sweep varies: closed-loop clients, open-loop session rates, or a search for the highest rate meeting the SLOs. */
 export type SweepPlan =
   | { kind: 'concurrency'; values: number[] }
   | { kind: 'session-rate'; values: number[] }
   | { kind: 'search'; minRate: number; maxRate: number; steps: number; targetShare: number };
-
-/** One load point of a sweep: its value, where its run went, and its summaries. */
-export interface SweepPoint {
-  /** `concurrency` (clients) or `session-rate` (sessions/s). */
-  kind: 'concurrency' | 'session-rate';
-  value: number;
-  outputDir: string;
-  summary: Summary;
-  perTurn: TurnSummary[];
-  /** With SLOs: whether goodput share reached the target. */
-  meetsSlos: boolean | null;
-  stopReason: string;
-}
 
 /** The sweep's result: every point in the order run, and for a search the highest rate that met the SLOs. */
 export interface SweepResult {

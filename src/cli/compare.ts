@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
-import { loadRunData, REPORT_MAX_RECORDS, type RunData } from '../report/run-data.js';
-import { writeTextAtomic } from '../report/atomic-write.js';
+import { loadRunData, REPORT_MAX_RECORDS, type RunData } from '../store/run-data.js';
+import { writeTextAtomic } from '../store/atomic-write.js';
 
 /** Records (count) kept per run at least, whatever the number of runs compared. */
 const MIN_RECORDS_PER_RUN = 1_000;

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isChatloadError } from '../errors/index.js';
-import { chatloadVersion } from '../report/version.js';
+import { chatloadVersion } from '../util/version.js';
 import { registerCompareCommand } from './compare.js';
 import { registerMergeCommand } from './merge.js';
 import { registerReportCommand } from './report.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
-import { loadRunData } from '../report/run-data.js';
+import { loadRunData } from '../store/run-data.js';
 import { REPORT_FILES, writeReportsFor } from '../report/write-reports.js';
 import { join, resolve } from 'node:path';
 

@@ -1,3 +1,4 @@
+import { redactText } from '../util/redact-text.js';
 import type { ErrorKind, RequestError } from './types.js';
 
 /** Longest error message kept (characters); longer ones are cut with an ellipsis. */
@@ -14,13 +15,10 @@ const DNS_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_F
 
 /**
  * Turns text into one line for an error message: collapses line breaks and runs of whitespace, replaces every
- * `secrets` entry (api key, header values) with `***`, and cuts it to `maxChars`.
+ * `secrets` entry (api key, header values) with `[redacted]` (redactText), and cuts it to `maxChars`.
  */
 export function sanitizeMessage(text: string, secrets: readonly string[], maxChars: number = MAX_MESSAGE_CHARS): string {
-  let line = text.replace(/\s+/g, ' ').trim();
-  for (const secret of secrets) {
-    if (secret.length > 0 && line.includes(secret)) line = line.split(secret).join('***');
-  }
+  const line = redactText(text.replace(/\s+/g, ' ').trim(), secrets);
   return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
 }
 

@@ -1,3 +1,4 @@
+import { redactText } from '../util/redact-text.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
 
 /**
@@ -157,7 +158,7 @@ export class ResponseCollector {
     if (this.finished && this.result.error) return;
     this.finished = true;
     this.result.doneAtMs = atMs;
-    this.result.error = { ...error, message: redact(error.message, this.#secrets) };
+    this.result.error = { ...error, message: redactText(error.message, this.#secrets) };
   }
 
   #text(fields: TextFields, atMs: number, isChunk = true): void {
@@ -239,10 +240,4 @@ function errorText(json: CompletionJson): string {
 export function excerpt(text: string, maxChars: number): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > maxChars ? `${line.slice(0, maxChars)}…` : line;
-}
-
-function redact(message: string, secrets: readonly string[]): string {
-  let line = message;
-  for (const secret of secrets) if (secret.length > 0 && line.includes(secret)) line = line.split(secret).join('***');
-  return line;
 }

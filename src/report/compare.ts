@@ -3,9 +3,9 @@ import type { Stats } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtNum, htmlPage, htmlTable, type Cell } from './html-util.js';
-import type { RunData } from './run-data.js';
+import type { RunData } from '../store/run-data.js';
 import { cdfPoints, latencySamples, type LatencySamples } from './series.js';
-import { chatloadVersion } from './version.js';
+import { chatloadVersion } from '../util/version.js';
 
 /** Whether a smaller or a larger value of a metric is the better one (null: neither, e.g. a count). */
 export type Better = 'lower' | 'higher' | null;

@@ -1,8 +1,8 @@
-import { writePiecesAtomic, writeStreamAtomic } from './atomic-write.js';
+import { writePiecesAtomic, writeStreamAtomic } from '../store/atomic-write.js';
 import type { RequestRecord } from '../metrics/record.js';
 import { columnValue, recordColumns, type ColumnValue } from './record-columns.js';
-import { streamRequestsJsonl } from './requests-jsonl.js';
-import { normalizeRecord } from './run-data.js';
+import { streamRequestsJsonl } from '../store/requests-jsonl.js';
+import { normalizeRecord } from '../store/run-data.js';
 
 /**
  * Formats one CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF; quotes doubled. null is an empty

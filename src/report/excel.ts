@@ -1,12 +1,12 @@
 import { mkdirSync, renameSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { tempPathFor } from './atomic-write.js';
+import { tempPathFor } from '../store/atomic-write.js';
 import ExcelJS from 'exceljs';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { Stats } from '../metrics/stats.js';
 import { columnValue, recordColumns } from './record-columns.js';
 import { SUMMARY_METRIC_ROWS } from '../metrics/summary.js';
-import type { RunData } from './run-data.js';
+import type { RunData } from '../store/run-data.js';
 
 /** Sheet names, in workbook order: the reference's two sheets, then chatload's per-turn table. */
 export const EXCEL_SHEETS = ['Summary', 'Raw data', 'Per turn'] as const;

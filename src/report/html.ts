@@ -6,8 +6,8 @@ import type { Stats } from '../metrics/stats.js';
 import { answersAfterReasoning, type Summary } from '../metrics/summary.js';
 import { distributionCharts, perTurnCharts, sampleText, timeSeriesCharts, type RecordSample } from './html-charts.js';
 import { escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, type Cell } from './html-util.js';
-import type { RunData } from './run-data.js';
-import { chatloadVersion } from './version.js';
+import type { RunData } from '../store/run-data.js';
+import { chatloadVersion } from '../util/version.js';
 
 /** Rows of the metrics table, in order, with their unit. */
 const METRIC_ROWS = [

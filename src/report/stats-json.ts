@@ -1,6 +1,6 @@
 import type { RequestRecord } from '../metrics/record.js';
-import { writeStreamAtomic } from './atomic-write.js';
-import { streamRequestsJsonl } from './requests-jsonl.js';
+import { writeStreamAtomic } from '../store/atomic-write.js';
+import { streamRequestsJsonl } from '../store/requests-jsonl.js';
 
 /** The keys of the reference's --stats-json-output objects, in its order. */
 export const REFERENCE_STATS_KEYS = [

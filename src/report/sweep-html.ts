@@ -1,4 +1,4 @@
-import type { SweepPoint } from '../benchmark/sweep.js';
+import type { SweepPoint } from '../metrics/sweep-point.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, fmtNum, fmtPercent, htmlPage, htmlTable } from './html-util.js';
 

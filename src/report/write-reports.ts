@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
-import { writeTextAtomic } from './atomic-write.js';
+import { writeTextAtomic } from '../store/atomic-write.js';
 import { writeRequestsCsv, writeRequestsCsvFromJsonl } from './csv.js';
-import { loadRunData, REQUESTS_FILE, type RunData } from './run-data.js';
+import { loadRunData, REQUESTS_FILE, type RunData } from '../store/run-data.js';
 
 /** Default file names, written into the results directory. */
 export const REPORT_FILES = { html: 'report.html', excel: 'report.xlsx', csv: 'requests.csv' } as const;

@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { redactText } from '../util/redact-text.js';
 
 /** What a probe got back: the status, the headers (lower-case names) and the first `maxBytes` of the body as text. */
 export interface ProbeAnswer {
@@ -65,10 +66,9 @@ export class ProbeHttp {
     return this.#send('POST', pathOrUrl);
   }
 
-  /** One line of `text` with the secrets replaced by `***`, at most `maxChars` long. */
+  /** One line of `text` with the secrets replaced by `[redacted]` (redactText), at most `maxChars` long. */
   excerpt(text: string, maxChars = 160): string {
-    let line = text.replace(/\s+/g, ' ').trim();
-    for (const secret of this.#secrets) line = line.split(secret).join('***');
+    const line = redactText(text.replace(/\s+/g, ' ').trim(), this.#secrets);
     return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
   }
 

@@ -1,8 +1,8 @@
 import { approxTokenizer } from './approx.js';
 import { chatmlTemplate } from './chatml.js';
-import type { ChatMessage, ChatTemplate, Tokenizer } from './types.js';
+import type { ChatMessage, TokenCounter } from './types.js';
 
-export type { ChatMessage, ChatTemplate, Tokenizer } from './types.js';
+export type { ChatMessage, ChatTemplate, TokenCounter, Tokenizer } from './types.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
 export { HfTokenizer } from './hf.js';
@@ -10,14 +10,6 @@ export { TiktokenTokenizer, TIKTOKEN_ENCODINGS, type TiktokenEncodingName } from
 export { jinjaChatTemplate, type TemplateSpecialTokens } from './jinja-template.js';
 export { hubSettingsFromEnv, downloadTokenizer, findCachedSnapshot, type HubSettings } from './hub.js';
 export { resolveTokenCounter, loadTokenizerPath, type TokenizerSpec } from './resolve.js';
-
-/** A tokenizer with the chat template that goes with it: what both the client and the simulator count with. */
-export interface TokenCounter {
-  readonly tokenizer: Tokenizer;
-  readonly template: ChatTemplate;
-  /** Where the tokenizer came from, for reports: `approx`, `tiktoken:cl100k_base`, a file path or a Hub model id. */
-  readonly source?: string;
-}
 
 /** The fallback when no tokenizer is given or resolves: the approximate tokenizer with ChatML. */
 export const defaultTokenCounter: TokenCounter = { tokenizer: approxTokenizer, template: chatmlTemplate };

@@ -5,7 +5,7 @@ import { approxTokenizer } from './approx.js';
 import { chatmlTemplate } from './chatml.js';
 import { HfTokenizer } from './hf.js';
 import { downloadTokenizer, findCachedSnapshot, hubSettingsFromEnv, looksLikeRepoId, splitRevision } from './hub.js';
-import type { TokenCounter } from './index.js';
+import type { TokenCounter } from './types.js';
 import { chatTemplateSource, jinjaChatTemplate, tokenText } from './jinja-template.js';
 import { TIKTOKEN_ENCODINGS, TiktokenTokenizer, type TiktokenEncodingName } from './tiktoken.js';
 

@@ -26,3 +26,11 @@ export interface ChatTemplate {
   readonly name: string;
   apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string;
 }
+
+/** A tokenizer with the chat template that goes with it: what both the client and the simulator count with. */
+export interface TokenCounter {
+  readonly tokenizer: Tokenizer;
+  readonly template: ChatTemplate;
+  /** Where the tokenizer came from, for reports: `approx`, `tiktoken:cl100k_base`, a file path or a Hub model id. */
+  readonly source?: string;
+}

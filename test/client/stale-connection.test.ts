@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ChatClient } from '../../src/client/chat-client.js';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
-import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { readFileSync } from 'node:fs';
 import { startCloseAfterStreamServer } from '../helpers/close-after-stream-server.js';
 import { chatRequest } from '../helpers/client-test-utils.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
-import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { jsonStatus, MODELS_RESPONSE, SHORT_ANSWER, startScriptedServer, type RecordedRequest, type ScriptedResponse } from '../helpers/scripted-server.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { arrivalScheduleFor } from '../../src/engine/load/open-sessions.js';
-import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
 import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
-import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { startReasoningServer } from '../helpers/reasoning-server.js';
 import { tempDir } from '../helpers/tmp.js';

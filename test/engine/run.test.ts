@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
-import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
 import { syntheticConversations, writeDataset } from '../helpers/datasets.js';
 import { startFixedTimingProcess } from '../helpers/fixed-timing-process.js';

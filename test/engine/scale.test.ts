@@ -10,7 +10,7 @@ import { RequestBudget, shareOf } from '../../src/engine/partition.js';
 import { summarizePerConversation, type ConversationSummary } from '../../src/metrics/per-conversation.js';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import { summarize } from '../../src/metrics/summary.js';
-import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { startSimulatorWorker, type RunningSimulator } from '../../src/sim/index.js';
 import { syntheticConversations, writeDataset, writeSyntheticDataset } from '../helpers/datasets.js';
 import { startFixedTimingServer, type FixedTimingServer } from '../helpers/scripted-server.js';

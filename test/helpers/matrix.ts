@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { runBenchmark, type BenchmarkHooks, type BenchmarkResult } from '../../src/benchmark/run-benchmark.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
 import type { RunOptionsInput } from '../../src/options/run-options.js';
-import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { syntheticConversations } from './datasets.js';
 import { tempDir } from './tmp.js';
 

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
 import { summarize, summarizeWarmupPercentages } from '../../src/metrics/summary.js';
-import { buildResultsDocument } from '../../src/report/results-json.js';
-import { writeJsonAtomic } from '../../src/report/atomic-write.js';
+import { buildResultsDocument } from '../../src/store/results-json.js';
+import { writeJsonAtomic } from '../../src/store/atomic-write.js';
 
 /** Text a hostile model, dataset or server could put into a run's files. */
 export const XSS = '<script>window.__pwned=1</script>"><img src=x onerror="window.__pwned=2">';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { readRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { runCli } from '../helpers/cli.js';
 import { syntheticConversations } from '../helpers/datasets.js';
 import { startFixedTimingServer } from '../helpers/scripted-server.js';

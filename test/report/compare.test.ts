@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { compareRuns, delta, formatComparison, renderCompareHtml } from '../../src/report/compare.js';
 import { fmtNum } from '../../src/report/html-util.js';
-import { loadRunData } from '../../src/report/run-data.js';
+import { loadRunData } from '../../src/store/run-data.js';
 import { runCli } from '../helpers/cli.js';
 import { syntheticRecords, writeRunDir } from '../helpers/report-fixtures.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { DatasetError } from '../../src/errors/index.js';
 import { escapeHtml } from '../../src/report/html-util.js';
 import { renderHtmlReport } from '../../src/report/html.js';
-import { loadRunData, normalizeRecord } from '../../src/report/run-data.js';
+import { loadRunData, normalizeRecord } from '../../src/store/run-data.js';
 import { cdfPoints, niceBinSec, timeSeries } from '../../src/report/series.js';
 import { writeRunReports } from '../../src/report/write-reports.js';
 import type { RequestRecord } from '../../src/metrics/record.js';

@@ -10,9 +10,9 @@ import { summarize, summarizeWarmupPercentages, type Summary } from '../../src/m
 import { toRequestsCsv, writeRequestsCsvFromJsonl } from '../../src/report/csv.js';
 import { escapeHtml } from '../../src/report/html-util.js';
 import { renderHtmlReport } from '../../src/report/html.js';
-import { RequestsJsonlSink } from '../../src/report/requests-jsonl.js';
-import { buildResultsDocument, writeJsonAtomic } from '../../src/report/results-json.js';
-import { loadRunData, normalizeRecord } from '../../src/report/run-data.js';
+import { RequestsJsonlSink } from '../../src/store/requests-jsonl.js';
+import { buildResultsDocument, writeJsonAtomic } from '../../src/store/results-json.js';
+import { loadRunData, normalizeRecord } from '../../src/store/run-data.js';
 import { timeSeries } from '../../src/report/series.js';
 import { writeReportsFor } from '../../src/report/write-reports.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';

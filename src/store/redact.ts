@@ -1,5 +1,6 @@
-/** The replacement for a secret value. */
-export const REDACTED = '[redacted]';
+import { REDACTED } from '../util/redact-text.js';
+
+export { REDACTED } from '../util/redact-text.js';
 
 // Key names whose values are secrets. `token$` catches api_token / hf_token but not count fields such as max_tokens or
 // input_num_tokens, which end in "tokens".

@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DatasetError } from '../../src/errors/index.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
-import { readRequestsJsonl, RequestsJsonlSink, streamRequestsJsonl } from '../../src/report/requests-jsonl.js';
+import { readRequestsJsonl, RequestsJsonlSink, streamRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { makeRecord } from '../metrics/record-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatload-jsonl-'));
@@ -69,7 +69,7 @@ describe('RequestsJsonlSink', () => {
 
   test('every complete line survives kill -9', { timeout: 30_000 }, async () => {
     const path = join(dir, 'killed.jsonl');
-    const sinkUrl = pathToFileURL(fileURLToPath(new URL('../../src/report/requests-jsonl.ts', import.meta.url))).href;
+    const sinkUrl = pathToFileURL(fileURLToPath(new URL('../../src/store/requests-jsonl.ts', import.meta.url))).href;
     // The child writes 50 records, then SIGKILLs itself: no exit handler, no flush, nothing but what write(2) stored.
     const script = `
       const { RequestsJsonlSink } = await import(${JSON.stringify(sinkUrl)});

@@ -1,11 +1,10 @@
-import type { SerializedHistograms } from '../metrics/histogram.js';
-import type { ConversationStats, ConversationSummary } from '../metrics/per-conversation.js';
-import type { TurnSummary } from '../metrics/per-turn.js';
-import type { RequestRecord } from '../metrics/record.js';
-import { RunAggregate, runAggregateOptions, type RecordReplay, type RunAggregateOptions } from '../metrics/run-aggregate.js';
-import type { Summary } from '../metrics/summary.js';
+import type { SerializedHistograms } from './histogram.js';
+import type { ConversationStats, ConversationSummary } from './per-conversation.js';
+import type { TurnSummary } from './per-turn.js';
+import type { RequestRecord } from './record.js';
+import { RunAggregate, runAggregateOptions, type RecordReplay } from './run-aggregate.js';
+import type { Summary } from './summary.js';
 import type { SummaryPlan } from '../options/run-plan.js';
-import { streamRequestsJsonl } from '../report/requests-jsonl.js';
 
 /** Everything results.json holds about a run's records, from its RunAggregate. */
 export interface RunAnalysis {
@@ -41,16 +40,6 @@ export async function analyzeAggregate(aggregate: RunAggregate, replay?: RecordR
 export function analyzeRecords(records: readonly RequestRecord[], options: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>): RunAnalysis {
   const aggregate = RunAggregate.fromRecords(records, { ...runAggregateOptions(options), exactRecords: Number.POSITIVE_INFINITY });
   return assemble(aggregate, aggregate.warmupPercentages(records));
-}
-
-/**
- * The analysis of a requests.jsonl, streamed into a RunAggregate (exact up to `exactRecords`, histograms past it), for
- * a run whose own aggregate is missing (a worker thread that died took its part with it).
- */
-export async function analyzeRecordsFile(path: string, options: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>, limits: Pick<RunAggregateOptions, 'exactRecords'> = {}): Promise<RunAnalysis> {
-  const aggregate = new RunAggregate({ ...runAggregateOptions(options), ...limits });
-  await streamRequestsJsonl(path, (r) => aggregate.add(r));
-  return analyzeAggregate(aggregate, (visit) => streamRequestsJsonl(path, visit));
 }
 
 function assemble(aggregate: RunAggregate, warmupPercentages: Record<string, Summary>): RunAnalysis {

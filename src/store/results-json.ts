@@ -5,7 +5,7 @@ import type { TurnSummary } from '../metrics/per-turn.js';
 import { populationStd, type Stats } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import { redactSecrets } from './redact.js';
-import { chatloadVersion } from './version.js';
+import { chatloadVersion } from '../util/version.js';
 
 export { redactSecrets } from './redact.js';
 export { writeJsonAtomic } from './atomic-write.js';

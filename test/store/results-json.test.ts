@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import { summarize, summarizeWarmupPercentages } from '../../src/metrics/summary.js';
-import { buildResultsDocument, writeJsonAtomic } from '../../src/report/results-json.js';
+import { buildResultsDocument, writeJsonAtomic } from '../../src/store/results-json.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatload-results-'));

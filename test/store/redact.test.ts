@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isSecretKey, redactSecrets } from '../../src/report/redact.js';
+import { isSecretKey, REDACTED, redactSecrets } from '../../src/store/redact.js';
+import { redactText } from '../../src/util/redact-text.js';
 
 describe('redactSecrets', () => {
   test('redacts secret keys at any depth and keeps token counts', () => {
@@ -66,5 +67,20 @@ describe('redactSecrets', () => {
   test('isSecretKey', () => {
     for (const key of ['api_key', 'API-KEY', 'authorization', 'access_token', 'secret', 'db_password']) assert.ok(isSecretKey(key), key);
     for (const key of ['max_tokens', 'output_num_tokens', 'total_cached_tokens', 'model', 'tokenizer']) assert.ok(!isSecretKey(key), key);
+  });
+});
+
+describe('redactText: the one replacement of known secret strings, with the same mark as redactSecrets', () => {
+  test('replaces every occurrence, longest secret first, in one pass', () => {
+    assert.equal(REDACTED, '[redacted]');
+    assert.equal(redactText('key sk-123 then sk-123 again', ['sk-123']), `key ${REDACTED} then ${REDACTED} again`);
+    // The Basic token and a part of it: the longer goes whole, and the mark is not searched again ("act" is in "redacted").
+    assert.equal(redactText('Basic abc-act-xyz and act', ['act', 'abc-act-xyz']), `Basic ${REDACTED} and ${REDACTED}`);
+    assert.equal(redactText('a.b* (x)', ['.b*', '(x)']), `a${REDACTED} ${REDACTED}`, 'regex characters are literal');
+  });
+
+  test('leaves text without secrets, and empty secrets, alone', () => {
+    assert.equal(redactText('nothing here', ['', 'sk-1']), 'nothing here');
+    assert.equal(redactText('', ['sk-1']), '');
   });
 });

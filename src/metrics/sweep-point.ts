@@ -1,0 +1,15 @@
+import type { TurnSummary } from './per-turn.js';
+import type { Summary } from './summary.js';
+
+/** One load point of a sweep: its value, where its run went, and its summaries. */
+export interface SweepPoint {
+  /** `concurrency` (clients) or `session-rate` (sessions/s). */
+  kind: 'concurrency' | 'session-rate';
+  value: number;
+  outputDir: string;
+  summary: Summary;
+  perTurn: TurnSummary[];
+  /** With SLOs: whether goodput share reached the target. */
+  meetsSlos: boolean | null;
+  stopReason: string;
+}

@@ -133,6 +133,7 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
       clientHealth: null,
       conversations: { ...sumConversationCounts(runs.flatMap((r) => (r.conversations === null ? [] : [r.conversations]))) },
       histograms: analysis.histograms,
+      peaks: analysis.peaks,
       extra: {
         ...first.facts,
         ...(mode === 'histogram' ? { merge_mode: 'histogram' } : {}),

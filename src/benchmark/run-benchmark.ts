@@ -291,6 +291,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         clientHealth,
         conversations: { ...engine.conversations },
         histograms: analysis.histograms,
+        peaks: analysis.peaks,
         extra: {
           model,
           engine: serverEngine,

@@ -1,3 +1,4 @@
+import { PeakBins, type Peaks, type SerializedPeakBins } from './peak-bins.js';
 import { float64FromBase64, float64ToBase64, Float64Column } from './float64-column.js';
 import { hasSlos, parseSlos, type Slos } from './goodput.js';
 import { LatencyHistograms, type SerializedHistograms } from './histogram.js';
@@ -50,6 +51,7 @@ export interface SerializedRunAggregate {
   whole: SerializedSummaryBuilder | null;
   turns: SerializedTurn[] | null;
   conversations: SerializedConversation[];
+  peaks: SerializedPeakBins;
   /** Send times of the non-warmup records (base64 float64), kept when a warmup percentage above 0 needs them. */
   send_times: string | null;
 }
@@ -90,6 +92,8 @@ export class RunAggregate {
   #warmup = 0;
   #latency = new LatencyHistograms();
   #conversations = new ConversationTally();
+  /** Per-second output tokens and requests in flight, for `vllm bench serve`'s peak keys. */
+  #peaks = new PeakBins();
   /** Exact mode, and while draining into the histograms just after it. */
   #log: RecordLog | null;
   /** Rows of #log already moved into #whole and #turns. */
@@ -148,6 +152,7 @@ export class RunAggregate {
     }
     this.#latency.add(record);
     this.#conversations.add(record);
+    this.#peaks.add(record);
     this.#sendTimes?.push(record.sent_at_ms);
     if (this.#log === null) {
       this.#whole!.add(record);
@@ -169,6 +174,7 @@ export class RunAggregate {
     this.#warmup += other.#warmup;
     this.#latency.merge(other.#latency);
     this.#conversations.merge(other.#conversations);
+    this.#peaks.merge(other.#peaks);
     if (other.#sendTimes !== null) this.#sendTimes?.pushAll(other.#sendTimes.toArray());
     // A merge happens at the end (of a worker, of a run): it may move every row into the histograms at once.
     if (this.#whole === null && other.#whole === null) {
@@ -222,6 +228,11 @@ export class RunAggregate {
       this.#drain(Number.POSITIVE_INFINITY);
     }
     return (this.#cache.perTurn = table.summaries());
+  }
+
+  /** Most output tokens in one second, and most requests in flight during one second (non-warmup records; exact). */
+  peaks(): Peaks {
+    return this.#peaks.peaks();
   }
 
   /** One row per conversation with a measured request, in first-seen order (exact). */
@@ -281,6 +292,7 @@ export class RunAggregate {
       whole: this.#whole?.toJSON() ?? null,
       turns: this.#turns?.toJSON() ?? null,
       conversations: this.#conversations.toJSON(),
+      peaks: this.#peaks.toJSON(),
       send_times: this.#sendTimes === null ? null : float64ToBase64(this.#sendTimes.toArray()),
     };
   }
@@ -295,6 +307,7 @@ export class RunAggregate {
     out.#warmup = v.warmup;
     out.#latency = LatencyHistograms.fromJSON(v.latency);
     out.#conversations = ConversationTally.fromJSON(v.conversations);
+    out.#peaks = PeakBins.fromJSON(v.peaks);
     out.#log = v.log === null ? null : RecordLog.fromJSON(v.log, out.#exactGaps);
     if (v.whole !== null) {
       out.#whole = SummaryBuilder.fromJSON(v.whole, { slos: out.#slos, shared: out.#latency.byMetric });

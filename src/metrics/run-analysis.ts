@@ -1,4 +1,5 @@
 import type { SerializedHistograms } from './histogram.js';
+import type { Peaks } from './peak-bins.js';
 import type { ConversationStats, ConversationSummary } from './per-conversation.js';
 import type { TurnSummary } from './per-turn.js';
 import type { RequestRecord } from './record.js';
@@ -15,6 +16,8 @@ export interface RunAnalysis {
   conversationStats: ConversationStats;
   /** TTFT, TPOT, ITL, E2EL of completed non-warmup records as LatencyHistograms, for results.json's `histograms`. */
   histograms: SerializedHistograms;
+  /** `vllm bench serve`'s max_output_tokens_per_s and max_concurrent_requests (per-second bins, non-warmup records). */
+  peaks: Peaks;
   /** 'exact': every statistic exact. 'histogram': past the aggregate's exact limit, Stats from histograms (within 0.1%). */
   mode: 'exact' | 'histogram';
   /** What the analysis could not do exactly, for results.json's warnings (empty when exact). */
@@ -51,6 +54,7 @@ function assemble(aggregate: RunAggregate, warmupPercentages: Record<string, Sum
     perConversation,
     conversationStats: aggregate.conversationStats(),
     histograms: aggregate.histograms.toJSON(),
+    peaks: aggregate.peaks(),
     mode: aggregate.exact ? 'exact' : 'histogram',
     warnings: aggregate.exact
       ? []

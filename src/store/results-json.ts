@@ -1,3 +1,4 @@
+import type { Peaks } from '../metrics/peak-bins.js';
 import { cpus, totalmem } from 'node:os';
 import type { ClientHealth } from '../metrics/client-health.js';
 import type { SerializedHistograms } from '../metrics/histogram.js';
@@ -84,6 +85,8 @@ export interface ResultsInput {
   conversations: Record<string, unknown>;
   /** Latency histograms (analyzeRecords' `histograms`); left out of the document when absent. */
   histograms?: SerializedHistograms;
+  /** The run's per-second peaks (RunAnalysis.peaks), written as `vllm bench serve`'s flat keys; absent when unknown. */
+  peaks?: Peaks;
   extra?: Record<string, unknown>;
   /** The document's creation time; defaults to now. */
   createdAt?: Date;
@@ -105,6 +108,7 @@ export function buildResultsDocument(input: ResultsInput): ResultsDocument {
     conversations: input.conversations,
     ...(input.histograms === undefined ? {} : { histograms: input.histograms }),
     ...vllmFlatKeys(s),
+    ...(input.peaks ?? {}),
   };
 }
 
@@ -120,6 +124,8 @@ export function vllmFlatKeys(s: Summary): VllmFlatKeys {
     total_input_tokens: s.total_input_tokens,
     total_output_tokens: s.total_output_tokens,
   };
+  // As vllm bench serve: request_goodput (good requests per second) only when --goodput set objectives.
+  if (s.goodput !== null) flat.request_goodput = s.goodput.request_goodput;
   for (const metric of FLAT_METRICS) {
     const stats = s.metrics[`${metric}_ms`];
     flat[`mean_${metric}_ms`] = stats?.mean ?? null;

@@ -90,9 +90,13 @@ export class ActiveConversation {
     return this.#lastPromptTokens + this.#lastCompletionTokens;
   }
 
-  /** Records the answer to the next turn and moves on. `answer` is what goes into the history. */
-  advance(answer: string, promptTokens: number, completionTokens: number): void {
-    this.#history.push({ role: 'user', content: this.#turns[this.#next]!.user }, { role: 'assistant', content: answer });
+  /**
+   * Records the answer to the next turn and moves on. `answer` (and `reasoning`, with --keep-reasoning) is what goes
+   * into the history; `completionTokens` are the tokens of what went back.
+   */
+  advance(answer: string, promptTokens: number, completionTokens: number, reasoning?: string): void {
+    const assistant: ChatMessage = reasoning === undefined ? { role: 'assistant', content: answer } : { role: 'assistant', content: answer, reasoning_content: reasoning };
+    this.#history.push({ role: 'user', content: this.#turns[this.#next]!.user }, assistant);
     this.#lastPromptTokens = promptTokens;
     this.#lastCompletionTokens = completionTokens;
     this.#next += 1;

@@ -136,8 +136,10 @@ export async function runTurn(
     const replay = ctx.request.replayDatasetAnswers && recorded !== undefined;
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
     const answer = replay ? recorded : result.content;
-    const answerTokens = replay ? tokenizer.count(recorded) : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
-    conversation.advance(answer, record.input_num_tokens, answerTokens);
+    // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
+    const keep = !replay && ctx.request.keepReasoning && result.reasoning.length > 0;
+    const answerTokens = replay ? tokenizer.count(recorded) : keep ? record.output_num_tokens : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
+    conversation.advance(answer, record.input_num_tokens, answerTokens, keep ? result.reasoning : undefined);
   }
   return record;
 }

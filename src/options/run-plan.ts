@@ -101,6 +101,8 @@ export interface RequestPlan {
   /** Retries of a retryable failure. */
   readonly maxRetries: number;
   readonly replayDatasetAnswers: boolean;
+  /** --keep-reasoning: the server's reasoning goes back into the history with its answer. */
+  readonly keepReasoning: boolean;
   readonly verifyOutput: boolean;
 }
 
@@ -251,6 +253,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       sendConversationId: o.sendConversationId,
       maxRetries: o.maxRetries,
       replayDatasetAnswers: o.replayDatasetAnswers,
+      keepReasoning: o.keepReasoning,
       verifyOutput: o.verifyOutput,
     },
     deadlines: {

@@ -2,6 +2,8 @@
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
+  /** An assistant message's reasoning, sent back with --keep-reasoning (the field vLLM and SGLang stream it in). */
+  reasoning_content?: string;
 }
 
 /** Turns text into token ids. Shared by the client (local counts), the simulator (prompt and cache accounting) and the generator. */

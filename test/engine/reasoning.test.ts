@@ -44,3 +44,22 @@ describe('reasoning models', () => {
     });
   }
 });
+
+describe('--keep-reasoning', () => {
+  test('sends the reasoning back as reasoning_content, and the expected cache counts all of the completion', { timeout: 30_000 }, async () => {
+    const server = await startReasoningServer({ reasoningWords: 30, answerWords: 6, field: 'reasoning' });
+    const dir = tempDir('keep-reasoning');
+    try {
+      const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 2), outputDir: dir, keepReasoning: true });
+      assert.equal(result.summary.failed, 0);
+      const [, second] = readRequestsJsonl(result.files.requests);
+      assert.equal(second!.expected_cached_tokens, 50 + 36);
+      const body = JSON.parse(server.requests.filter((r) => r.method === 'POST')[1]!.body) as { messages: { role: string; content: string; reasoning_content?: string }[] };
+      const answer = body.messages.at(-2)!;
+      assert.equal(answer.content, 'yes yes yes yes yes yes');
+      assert.equal(answer.reasoning_content, `hmm${' hmm'.repeat(29)}`);
+    } finally {
+      await server.close();
+    }
+  });
+});

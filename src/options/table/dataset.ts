@@ -32,6 +32,13 @@ export const datasetOptions = {
     default: false,
   }),
   seed: option({ flags: '--seed <n>', group: 'dataset', help: 'seed of every random choice', read: readInt, schema: integer, default: 0 }),
+  keepReasoning: option({
+    flags: '--keep-reasoning',
+    group: 'dataset',
+    help: "send a reasoning model's reasoning back in the history (as the assistant message's reasoning_content), not only its answer",
+    schema: z.boolean(),
+    default: false,
+  }),
   replayDatasetAnswers: option({
     flags: '--replay-dataset-answers',
     group: 'dataset',

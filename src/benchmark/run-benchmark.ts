@@ -292,6 +292,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         conversations: { ...engine.conversations },
         histograms: analysis.histograms,
         peaks: analysis.peaks,
+        percentileMetrics: plan.summary.percentileMetrics,
         extra: {
           model,
           engine: serverEngine,

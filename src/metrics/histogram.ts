@@ -1,7 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import type { RequestRecord } from './record.js';
 import { recordFast } from './hdr-fast.js';
-import type { Stats } from './stats.js';
+import { percentileKey, type Stats, type StatField } from './stats.js';
 
 /** Values are recorded in whole microseconds: HDR histograms count integers. */
 const US_PER_MS = 1000;
@@ -21,7 +21,7 @@ const STATS_PERCENTILES = [
   ['p90', 90],
   ['p99', 99],
   ['p99_9', 99.9],
-] as const satisfies ReadonlyArray<readonly [keyof Stats, number]>;
+] as const satisfies ReadonlyArray<readonly [StatField, number]>;
 
 /**
  * A LatencyHistogram as results.json stores it (`histograms.ttft_ms`, ...). `hdr` is the HDR histogram of the values
@@ -122,12 +122,12 @@ export class LatencyHistogram {
   }
 
   /** Statistics of the values recorded (same shape as describe()); null when there are none. See the class comment. */
-  stats(): Stats | null {
+  stats(extra: readonly number[] = []): Stats | null {
     const n = this.#count;
     if (n === 0) return null;
     // The ranks numpy's linear method reads for each percentile, then one pass over the buckets finds their values.
     const ranks = new Set<number>();
-    for (const [, p] of STATS_PERCENTILES) {
+    for (const p of [...STATS_PERCENTILES.map(([, q]) => q), ...extra]) {
       const rank = (p / 100) * (n - 1);
       ranks.add(Math.floor(rank));
       ranks.add(Math.min(Math.floor(rank) + 1, n - 1));
@@ -146,15 +146,17 @@ export class LatencyHistogram {
       p99_9: 0,
       max: this.#max,
     };
-    for (const [key, p] of STATS_PERCENTILES) {
+    const at = (p: number): number => {
       const rank = (p / 100) * (n - 1);
       const lo = Math.floor(rank);
       const lower = valueAt.get(lo)!;
       const upper = valueAt.get(Math.min(lo + 1, n - 1))!;
       const t = rank - lo;
       // As percentile() in stats.ts (numpy's _lerp), so equal inputs interpolate identically.
-      out[key] = t >= 0.5 ? upper - (upper - lower) * (1 - t) : lower + (upper - lower) * t;
-    }
+      return t >= 0.5 ? upper - (upper - lower) * (1 - t) : lower + (upper - lower) * t;
+    };
+    for (const [key, p] of STATS_PERCENTILES) out[key] = at(p);
+    if (extra.length > 0) out.percentiles = Object.fromEntries(extra.map((p) => [percentileKey(p), at(p)]));
     return out;
   }
 

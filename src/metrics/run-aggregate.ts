@@ -1,3 +1,4 @@
+import { FIXED_PERCENTILES } from './stats.js';
 import { PeakBins, type Peaks, type SerializedPeakBins } from './peak-bins.js';
 import { float64FromBase64, float64ToBase64, Float64Column } from './float64-column.js';
 import { hasSlos, parseSlos, type Slos } from './goodput.js';
@@ -38,12 +39,14 @@ export interface RunAggregateOptions {
   exactRecords?: number;
   /** Inter-token gaps pooled exactly. @default EXACT_ITL_LIMIT */
   exactGaps?: number;
+  /** Further percentiles of the latency metrics (--metric-percentiles), in their Stats' `percentiles`. */
+  percentiles?: readonly number[];
 }
 
 /** A RunAggregate as toJSON() writes it (worker threads send theirs to the coordinator this way). */
 export interface SerializedRunAggregate {
   format: 'chatload.run-aggregate/1';
-  options: { slos: Slos | null; warmup_percentages: number[]; exact_records: number | null; exact_gaps: number };
+  options: { slos: Slos | null; warmup_percentages: number[]; exact_records: number | null; exact_gaps: number; percentiles?: number[] };
   records: number;
   warmup: number;
   latency: SerializedHistograms;
@@ -63,9 +66,14 @@ export type RecordReplay = (visit: (record: RequestRecord) => void) => Promise<u
  * The run-level options a RunAggregate takes from a run's summary plan (--goodput parsed, --warmup-percentages), or
  * from a results.json config (--goodput as given, e.g. `["ttft:500"]`).
  */
-export function runAggregateOptions(options: { goodput?: Slos | readonly string[]; warmupPercentages?: readonly number[] }): RunAggregateOptions {
+export function runAggregateOptions(options: { goodput?: Slos | readonly string[]; warmupPercentages?: readonly number[]; metricPercentiles?: readonly number[] }): RunAggregateOptions {
   const goodput = options.goodput;
-  return { slos: Array.isArray(goodput) ? parseSlos(goodput as readonly string[]) : ((goodput as Slos | undefined) ?? {}), warmupPercentages: options.warmupPercentages };
+  return {
+    slos: Array.isArray(goodput) ? parseSlos(goodput as readonly string[]) : ((goodput as Slos | undefined) ?? {}),
+    warmupPercentages: options.warmupPercentages,
+    // Only the ones a Stats does not already have: --metric-percentiles 99 (the default) adds nothing.
+    percentiles: options.metricPercentiles?.filter((p) => !FIXED_PERCENTILES.includes(p)),
+  };
 }
 
 /**
@@ -88,6 +96,7 @@ export class RunAggregate {
   readonly #percentages: number[];
   readonly #exactRecords: number;
   readonly #exactGaps: number;
+  readonly #extraPercentiles: readonly number[];
   #records = 0;
   #warmup = 0;
   #latency = new LatencyHistograms();
@@ -110,6 +119,7 @@ export class RunAggregate {
     this.#percentages = checkWarmupPercentages(options.warmupPercentages ?? [0]);
     this.#exactRecords = options.exactRecords ?? EXACT_ANALYSIS_RECORDS;
     this.#exactGaps = options.exactGaps ?? EXACT_ITL_LIMIT;
+    this.#extraPercentiles = [...(options.percentiles ?? [])];
     this.#log = new RecordLog(this.#exactGaps);
     this.#sendTimes = this.#percentages.some((p) => p > 0) ? new Float64Column() : null;
     if (this.#exactRecords < 0 || Number.isNaN(this.#exactRecords)) throw new RangeError(`exactRecords must be >= 0, got ${this.#exactRecords}`);
@@ -205,7 +215,7 @@ export class RunAggregate {
       const log = this.#log!;
       // Gaps past the limit were dropped from the log; the ITL Stats then come from the results.json histogram, which
       // holds the same gaps in the same order as the exact path's own overflow histogram would.
-      const builder = new SummaryBuilder({ slos: this.#slos, exact: true, itlLimit: this.#exactGaps, shared: log.gapsKept ? {} : { itl_ms: this.#latency.byMetric.itl_ms } });
+      const builder = new SummaryBuilder({ slos: this.#slos, percentiles: this.#extraPercentiles, exact: true, itlLimit: this.#exactGaps, shared: log.gapsKept ? {} : { itl_ms: this.#latency.byMetric.itl_ms } });
       for (let i = 0; i < log.rows; i++) builder.add(log.row(i));
       summary = builder.summary(this.#warmup);
     } else {
@@ -302,7 +312,7 @@ export class RunAggregate {
     const v = value as SerializedRunAggregate;
     if (typeof value !== 'object' || value === null || v.format !== 'chatload.run-aggregate/1') throw new TypeError('not a serialized RunAggregate');
     const o = v.options;
-    const out = new RunAggregate({ slos: o.slos ?? undefined, warmupPercentages: o.warmup_percentages, exactRecords: o.exact_records ?? Number.POSITIVE_INFINITY, exactGaps: o.exact_gaps });
+    const out = new RunAggregate({ slos: o.slos ?? undefined, warmupPercentages: o.warmup_percentages, exactRecords: o.exact_records ?? Number.POSITIVE_INFINITY, exactGaps: o.exact_gaps, percentiles: o.percentiles });
     out.#records = v.records;
     out.#warmup = v.warmup;
     out.#latency = LatencyHistograms.fromJSON(v.latency);
@@ -310,7 +320,7 @@ export class RunAggregate {
     out.#peaks = PeakBins.fromJSON(v.peaks);
     out.#log = v.log === null ? null : RecordLog.fromJSON(v.log, out.#exactGaps);
     if (v.whole !== null) {
-      out.#whole = SummaryBuilder.fromJSON(v.whole, { slos: out.#slos, shared: out.#latency.byMetric });
+      out.#whole = SummaryBuilder.fromJSON(v.whole, { slos: out.#slos, shared: out.#latency.byMetric, percentiles: out.#extraPercentiles });
       out.#turns = TurnTable.fromJSON(v.turns ?? [], { slos: out.#slos });
     }
     if (v.send_times !== null && out.#sendTimes !== null) out.#sendTimes = Float64Column.of(float64FromBase64(v.send_times));
@@ -319,12 +329,13 @@ export class RunAggregate {
 
   #optionsJson(): SerializedRunAggregate['options'] {
     const exactRecords = Number.isFinite(this.#exactRecords) ? this.#exactRecords : null;
-    return { slos: this.#slos ?? null, warmup_percentages: this.#percentages, exact_records: exactRecords, exact_gaps: this.#exactGaps };
+    const extra = this.#extraPercentiles.length > 0 ? { percentiles: [...this.#extraPercentiles] } : {};
+    return { slos: this.#slos ?? null, warmup_percentages: this.#percentages, exact_records: exactRecords, exact_gaps: this.#exactGaps, ...extra };
   }
 
   /** Past the exact limit: histograms from here on, fed the log's rows first (#drain), a few per add(). */
   #startHistograms(): void {
-    this.#whole = new SummaryBuilder({ slos: this.#slos, exact: false, shared: this.#latency.byMetric });
+    this.#whole = new SummaryBuilder({ slos: this.#slos, percentiles: this.#extraPercentiles, exact: false, shared: this.#latency.byMetric });
     this.#turns = new TurnTable({ slos: this.#slos, exact: false });
     this.#drained = 0;
     this.#drain(0);
@@ -365,7 +376,7 @@ export class RunAggregate {
   #warmupSummaries(): WarmupSummaries {
     return new WarmupSummaries(this.#cuts(), {
       whole: () => this.summary(),
-      builder: () => new SummaryBuilder({ slos: this.#slos, exact: this.exact, itlLimit: this.#exactGaps }),
+      builder: () => new SummaryBuilder({ slos: this.#slos, percentiles: this.#extraPercentiles, exact: this.exact, itlLimit: this.#exactGaps }),
       warmup: this.#warmup,
       measured: this.#records - this.#warmup,
     });

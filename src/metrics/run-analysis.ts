@@ -40,7 +40,7 @@ export async function analyzeAggregate(aggregate: RunAggregate, replay?: RecordR
 }
 
 /** The analysis of records in memory, every statistic exact (each summary leaves warmup records out, and counts them). */
-export function analyzeRecords(records: readonly RequestRecord[], options: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>): RunAnalysis {
+export function analyzeRecords(records: readonly RequestRecord[], options: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'> & Partial<Pick<SummaryPlan, 'metricPercentiles'>>): RunAnalysis {
   const aggregate = RunAggregate.fromRecords(records, { ...runAggregateOptions(options), exactRecords: Number.POSITIVE_INFINITY });
   return assemble(aggregate, aggregate.warmupPercentages(records));
 }

@@ -15,6 +15,22 @@ export interface Stats {
   p99: number;
   p99_9: number;
   max: number;
+  /**
+   * Further percentiles asked for (--metric-percentiles), keyed by the percentile as written ("95", "99.5"); present
+   * only when some were asked for.
+   */
+  percentiles?: Record<string, number>;
+}
+
+/** The percentiles every Stats has (p25 ... p99_9). */
+export const FIXED_PERCENTILES: readonly number[] = [25, 50, 75, 90, 99, 99.9];
+
+/** The numeric fields of a Stats (every key but the optional `percentiles` map). */
+export type StatField = Exclude<keyof Stats, 'percentiles'>;
+
+/** The key of percentile p in Stats.percentiles and in vllm's flat keys: 99 → "99", 99.9 → "99.9". */
+export function percentileKey(p: number): string {
+  return String(p);
 }
 
 /**
@@ -36,7 +52,7 @@ export function percentile(sorted: Float64Array, p: number): number {
 }
 
 /** Statistics of `values` (copied and sorted; the input is not modified). Null when there are no values. */
-export function describe(values: ArrayLike<number>): Stats | null {
+export function describe(values: ArrayLike<number>, extra: readonly number[] = []): Stats | null {
   const n = values.length;
   if (n === 0) return null;
   const sorted = Float64Array.from(values).sort();
@@ -49,7 +65,7 @@ export function describe(values: ArrayLike<number>): Stats | null {
     const d = sorted[i]! - mean;
     squares += d * d;
   }
-  return {
+  const stats: Stats = {
     count: n,
     mean,
     std: n > 1 ? Math.sqrt(squares / (n - 1)) : 0,
@@ -62,6 +78,8 @@ export function describe(values: ArrayLike<number>): Stats | null {
     p99_9: percentile(sorted, 99.9),
     max: sorted[n - 1]!,
   };
+  if (extra.length > 0) stats.percentiles = Object.fromEntries(extra.map((p) => [percentileKey(p), percentile(sorted, p)]));
+  return stats;
 }
 
 /** Population standard deviation (ddof = 0, numpy's np.std, which `vllm bench serve` reports) from a Stats' sample std. */

@@ -46,7 +46,12 @@ export interface SummaryBuilderOptions {
    * population): the builder does not record these metrics and takes their Stats from these histograms.
    */
   shared?: Partial<Record<HistogramMetric, LatencyHistogram>>;
+  /** Further percentiles of the latency metrics (--metric-percentiles), in each Stats' `percentiles`. */
+  percentiles?: readonly number[];
 }
+
+/** The metrics --metric-percentiles applies to (vllm's latency metrics, and the time to the answer). */
+const LATENCY_METRICS: ReadonlySet<string> = new Set(['ttft_ms', 'ttft_content_ms', 'tpot_ms', 'itl_ms', 'e2el_ms']);
 
 /** A histogram-mode SummaryBuilder as toJSON() writes it (shared metrics are left to their owner). */
 export interface SerializedSummaryBuilder {
@@ -68,8 +73,10 @@ export class SummaryBuilder {
   #counters: SummaryCounters;
   readonly #sets: Record<Metric, ValueSet>;
   readonly #byContext: ValueSet[];
+  readonly #percentiles: readonly number[];
 
   constructor(options: SummaryBuilderOptions) {
+    this.#percentiles = options.percentiles ?? [];
     this.#slos = hasSlos(options.slos) ? options.slos : undefined;
     this.#exact = options.exact;
     this.#itlLimit = options.itlLimit ?? EXACT_ITL_LIMIT;
@@ -125,7 +132,7 @@ export class SummaryBuilder {
 
   /** The Summary of what was added; `warmupExcluded` is the caller's count of records left out. */
   summary(warmupExcluded: number): Summary {
-    const metrics: SummaryMetrics = Object.fromEntries(SUMMARY_METRICS.map((m) => [m, this.#sets[m].stats()])) as Record<Metric, Stats | null>;
+    const metrics: SummaryMetrics = Object.fromEntries(SUMMARY_METRICS.map((m) => [m, this.#sets[m].stats(LATENCY_METRICS.has(m) ? this.#percentiles : [])])) as Record<Metric, Stats | null>;
     const byContext: ContextBucket[] = [];
     this.#byContext.forEach((set, b) => {
       if (set.count > 0) byContext.push({ ...contextRange(b), count: set.count, ttft_ms: set.stats() });

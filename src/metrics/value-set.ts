@@ -65,9 +65,9 @@ export class ValueSet {
     return this;
   }
 
-  /** Statistics of the values; null when there are none. */
-  stats(): Stats | null {
-    return this.#values !== null ? describe(this.#values) : this.#histogram!.stats();
+  /** Statistics of the values, with the `extra` percentiles too; null when there are none. */
+  stats(extra: readonly number[] = []): Stats | null {
+    return this.#values !== null ? describe(this.#values, extra) : this.#histogram!.stats(extra);
   }
 
   /** The set as plain data (fromJSON() restores it). */

@@ -122,6 +122,14 @@ export const readPercentList = z.string().transform((value, ctx): number[] => {
   return z.NEVER;
 });
 
+/** `<a,b,c>` as a list of trimmed, non-empty words. */
+export const readWordList = z.string().transform((value): string[] =>
+  value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== ''),
+);
+
 /** The long flag of an option (`--num-clients`): how errors, --help and the docs name it. */
 export function longFlag(spec: Pick<OptionText, 'flags'>): string {
   return /--[a-z0-9-]+/.exec(spec.flags)?.[0] ?? spec.flags;

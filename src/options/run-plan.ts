@@ -136,6 +136,9 @@ export interface SummaryPlan {
   readonly warmupPercentages: readonly number[];
   /** Exit 1 when the share of failed requests exceeds this. */
   readonly maxErrorRate: number;
+  /** --percentile-metrics and --metric-percentiles: the extra flat keys p<N>_<metric>_ms of results.json. */
+  readonly percentileMetrics: readonly ('ttft' | 'tpot' | 'itl' | 'e2el')[];
+  readonly metricPercentiles: readonly number[];
 }
 
 /** The files a run writes. */
@@ -263,7 +266,13 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       readyMs: ms(o.readyTimeoutSec),
       stopGraceMs: ms(o.stopGraceSec),
     },
-    summary: { goodput: o.goodput, warmupPercentages: o.warmupPercentages, maxErrorRate: o.maxErrorRate },
+    summary: {
+      goodput: o.goodput,
+      warmupPercentages: o.warmupPercentages,
+      maxErrorRate: o.maxErrorRate,
+      percentileMetrics: o.percentileMetrics,
+      metricPercentiles: o.metricPercentiles,
+    },
     outputs: { outputDir: o.outputDir, outputFile: o.outputFile, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
     simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },

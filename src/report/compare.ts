@@ -1,5 +1,5 @@
 import Table from 'cli-table3';
-import type { Stats } from '../metrics/stats.js';
+import type { StatField } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtNum, htmlPage, htmlTable, type Cell } from './html-util.js';
@@ -37,7 +37,7 @@ const SCALAR_ROWS: ReadonlyArray<[SummaryScalar, string, Better]> = [
   ['total_token_throughput', 'tok/s', 'higher'],
 ];
 
-const LATENCY_ROWS: ReadonlyArray<['ttft_ms' | 'tpot_ms' | 'itl_ms' | 'e2el_ms', ReadonlyArray<keyof Stats>]> = [
+const LATENCY_ROWS: ReadonlyArray<['ttft_ms' | 'tpot_ms' | 'itl_ms' | 'e2el_ms', ReadonlyArray<StatField>]> = [
   ['ttft_ms', ['mean', 'p50', 'p90', 'p99']],
   ['tpot_ms', ['mean', 'p50', 'p90', 'p99']],
   ['itl_ms', ['mean', 'p50', 'p99']],

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { tempPathFor } from '../store/atomic-write.js';
 import ExcelJS from 'exceljs';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
-import type { Stats } from '../metrics/stats.js';
+import type { StatField } from '../metrics/stats.js';
 import { columnValue, recordColumns } from './record-columns.js';
 import { SUMMARY_METRIC_ROWS } from '../metrics/summary.js';
 import type { RunData } from '../store/run-data.js';
@@ -15,7 +15,7 @@ export const EXCEL_SHEETS = ['Summary', 'Raw data', 'Per turn'] as const;
 const SUMMARY_METRICS = SUMMARY_METRIC_ROWS;
 
 /** The statistics columns with the reference's (pandas describe) headers. */
-const STATS_HEADERS: ReadonlyArray<[keyof Stats, string]> = [
+const STATS_HEADERS: ReadonlyArray<[StatField, string]> = [
   ['count', 'count'],
   ['mean', 'mean'],
   ['std', 'std'],

@@ -2,7 +2,7 @@ import Table from 'cli-table3';
 import type { ClientHealth } from '../metrics/client-health.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
-import type { Stats } from '../metrics/stats.js';
+import type { StatField, Stats } from '../metrics/stats.js';
 import { answersAfterReasoning, SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
 
 /** What formatSummary prints. */
@@ -212,7 +212,7 @@ function count(value: number): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(2);
 }
 
-function stat(stats: Stats | null, field: keyof Stats, format: (value: number) => string): string {
+function stat(stats: Stats | null, field: StatField, format: (value: number) => string): string {
   return stats === null ? '-' : format(stats[field]);
 }
 

@@ -3,7 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import type { ClientHealth } from '../metrics/client-health.js';
 import type { SerializedHistograms } from '../metrics/histogram.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
-import { populationStd, type Stats } from '../metrics/stats.js';
+import { populationStd, type StatField } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import { redactSecrets } from './redact.js';
 import { chatloadVersion } from '../util/version.js';
@@ -32,7 +32,7 @@ export const FLAT_PERCENTILES = [
   ['90', 'p90'],
   ['99', 'p99'],
   ['99.9', 'p99_9'],
-] as const satisfies ReadonlyArray<readonly [string, keyof Stats]>;
+] as const satisfies ReadonlyArray<readonly [string, StatField]>;
 
 type FlatMetric = (typeof FLAT_METRICS)[number];
 type FlatPercentile = (typeof FLAT_PERCENTILES)[number][0];
@@ -85,6 +85,8 @@ export interface ResultsInput {
   conversations: Record<string, unknown>;
   /** Latency histograms (analyzeRecords' `histograms`); left out of the document when absent. */
   histograms?: SerializedHistograms;
+  /** --percentile-metrics: the metrics whose extra percentiles (Stats.percentiles) get flat keys. @default all four */
+  percentileMetrics?: readonly string[];
   /** The run's per-second peaks (RunAnalysis.peaks), written as `vllm bench serve`'s flat keys; absent when unknown. */
   peaks?: Peaks;
   extra?: Record<string, unknown>;
@@ -107,13 +109,13 @@ export function buildResultsDocument(input: ResultsInput): ResultsDocument {
     client_health: input.clientHealth,
     conversations: input.conversations,
     ...(input.histograms === undefined ? {} : { histograms: input.histograms }),
-    ...vllmFlatKeys(s),
+    ...vllmFlatKeys(s, input.percentileMetrics),
     ...(input.peaks ?? {}),
   };
 }
 
 /** The flat `vllm bench serve` keys of a summary. std_* is the population std (numpy's np.std), as vllm computes it. */
-export function vllmFlatKeys(s: Summary): VllmFlatKeys {
+export function vllmFlatKeys(s: Summary, percentileMetrics: readonly string[] = FLAT_METRICS): VllmFlatKeys {
   const flat: Record<string, number | null> = {
     completed: s.completed,
     failed: s.failed,
@@ -132,6 +134,9 @@ export function vllmFlatKeys(s: Summary): VllmFlatKeys {
     flat[`median_${metric}_ms`] = stats?.p50 ?? null;
     flat[`std_${metric}_ms`] = stats === null ? null : populationStd(stats);
     for (const [name, field] of FLAT_PERCENTILES) flat[`p${name}_${metric}_ms`] = stats?.[field] ?? null;
+    // --metric-percentiles past the fixed ones, for the --percentile-metrics asked (their Stats carry them).
+    if (!percentileMetrics.includes(metric)) continue;
+    for (const [key, value] of Object.entries(stats?.percentiles ?? {})) flat[`p${key}_${metric}_ms`] ??= value;
   }
   return flat as VllmFlatKeys;
 }

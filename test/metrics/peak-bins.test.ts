@@ -5,6 +5,7 @@ import { RunAggregate } from '../../src/metrics/run-aggregate.js';
 import { buildResultsDocument } from '../../src/store/results-json.js';
 import { analyzeRecords } from '../../src/metrics/run-analysis.js';
 import { makeRecord } from './record-fixtures.js';
+import { planRun } from '../../src/options/run-plan.js';
 
 /** A record sent at `sent` s, done at `done` s, whose `tokens` tokens came in `chunks` chunks evenly from `first` s. */
 function rec(sent: number, done: number, first: number, tokens: number, chunks: number) {
@@ -55,5 +56,29 @@ describe('PeakBins (max_output_tokens_per_s, max_concurrent_requests)', () => {
     assert.equal(withGoodput.request_goodput, slo.summary.goodput!.request_goodput);
     assert.ok((withGoodput.request_goodput as number) > 0);
     assert.deepEqual(RunAggregate.fromJSON(JSON.parse(JSON.stringify(RunAggregate.fromRecords(records).toJSON()))).peaks(), plain.peaks);
+  });
+});
+
+describe('--percentile-metrics and --metric-percentiles (vllm bench serve)', () => {
+  test('the asked percentiles of the asked metrics become flat keys p<N>_<metric>_ms; the fixed ones are not duplicated', () => {
+    const plan = planRun({ metricPercentiles: [95, 99, 99.5], percentileMetrics: ['ttft', 'e2el'] });
+    assert.deepEqual(plan.summary.metricPercentiles, [95, 99, 99.5]);
+    const records = Array.from({ length: 200 }, (_, i) => rec(i * 0.01, i * 0.01 + 0.5 + i / 1000, i * 0.01 + 0.1 + i / 2000, 5, 5));
+    const analysis = analyzeRecords(records, plan.summary);
+    const ttft = analysis.summary.metrics.ttft_ms!;
+    assert.deepEqual(Object.keys(ttft.percentiles ?? {}), ['95', '99.5'], 'p99 is a fixed field already');
+    const doc = buildResultsDocument({ config: {}, perTurn: [], clientHealth: null, conversations: {}, warmupPercentages: {}, summary: analysis.summary, percentileMetrics: plan.summary.percentileMetrics });
+    const sorted = records.map((r) => r.ttft_ms!).sort((a, b) => a - b);
+    // numpy's linear method by hand: rank 0.95 * 199 = 189.05.
+    assert.ok(Math.abs((doc['p95_ttft_ms'] as number) - (sorted[189]! + 0.05 * (sorted[190]! - sorted[189]!))) < 1e-9);
+    assert.equal(typeof doc['p99.5_e2el_ms'], 'number');
+    assert.equal('p95_tpot_ms' in doc, false, 'tpot was not asked for');
+    assert.equal(doc.p99_ttft_ms, ttft.p99);
+    assert.deepEqual(analyzeRecords(records, planRun({}).summary).summary.metrics.ttft_ms!.percentiles, undefined, 'the default adds nothing');
+  });
+
+  test('bad values are one-line errors naming the flag', () => {
+    assert.throws(() => planRun({ metricPercentiles: [0] }), /--metric-percentiles: expected percentiles in \(0, 100\]/);
+    assert.throws(() => planRun({ percentileMetrics: ['ttft', 'latency' as 'ttft'] }), /--percentile-metrics: expected ttft, tpot, itl or e2el/);
   });
 });

@@ -19,7 +19,7 @@ export interface PartWorkerData extends Pick<EngineInput, 'load' | 'request' | '
   /** The tokenizer the coordinator resolved, resolved again here. */
   tokenizer: TokenizerChoice;
   /** What the part's RunAggregate summarizes by (--goodput, --warmup-percentages). */
-  summary: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>;
+  summary: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'> & Partial<Pick<SummaryPlan, 'metricPercentiles'>>;
   /** Which part this worker runs. */
   index: number;
   count: number;

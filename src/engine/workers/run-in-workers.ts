@@ -23,7 +23,7 @@ export interface WorkersInput extends Omit<EngineInput, 'client' | 'part'> {
   client: ChatClientOptions;
   tokenizer: TokenizerChoice;
   /** What each part's RunAggregate summarizes by (--goodput, --warmup-percentages). */
-  summary: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'>;
+  summary: Pick<SummaryPlan, 'goodput' | 'warmupPercentages'> & Partial<Pick<SummaryPlan, 'metricPercentiles'>>;
   workers: number;
   /** This machine's shard of a multi-machine run (--shard I/N): the workers split the shard's share further. */
   shard?: { index: number; count: number };

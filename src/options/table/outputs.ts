@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { option, parsedWith, readPercentList, text } from '../define.js';
+import { option, parsedWith, readPercentList, readWordList, text } from '../define.js';
 import { parseSlos } from '../values/slos.js';
 
 /** The files a run writes, and the summaries in them. */
@@ -53,6 +53,22 @@ export const outputOptions = {
     read: readPercentList,
     schema: z.array(z.number().min(0, 'expected percentages in [0, 100)').max(99.999, 'expected percentages in [0, 100)')).min(1, 'expected at least one percentage'),
     default: [0],
+  }),
+  percentileMetrics: option({
+    flags: '--percentile-metrics <list>',
+    group: 'outputs',
+    help: "vllm bench serve's: the metrics whose --metric-percentiles get flat keys p<N>_<metric>_ms in results.json (ttft, tpot, itl, e2el)",
+    read: readWordList,
+    schema: z.array(z.enum(['ttft', 'tpot', 'itl', 'e2el'], 'expected ttft, tpot, itl or e2el')).min(1, 'expected at least one metric'),
+    default: ['ttft', 'tpot', 'itl'],
+  }),
+  metricPercentiles: option({
+    flags: '--metric-percentiles <list>',
+    group: 'outputs',
+    help: "vllm bench serve's: the percentiles written as flat keys for --percentile-metrics, e.g. 90,99,99.5",
+    read: readPercentList,
+    schema: z.array(z.number().gt(0, 'expected percentiles in (0, 100]').max(100, 'expected percentiles in (0, 100]')).min(1, 'expected at least one percentile'),
+    default: [99],
   }),
   goodput: option({
     flags: '--goodput <slo...>',

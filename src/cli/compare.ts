@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
 import { loadRunData, REPORT_MAX_RECORDS, type RunData } from '../store/run-data.js';
 import { writeTextAtomic } from '../store/atomic-write.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** Records (count) kept per run at least, whatever the number of runs compared. */
 const MIN_RECORDS_PER_RUN = 1_000;
@@ -16,7 +17,7 @@ const MIN_RECORDS_PER_RUN = 1_000;
 export function registerCompareCommand(program: Command): void {
   program
     .command('compare')
-    .description('Compare the key metrics of two or more runs side by side (the first is the baseline), with deltas.')
+    .description(COMMAND_DESCRIPTIONS.compare)
     .argument('<results-dirs...>', 'results directories (results.json and/or requests.jsonl), baseline first')
     .option('--html <file>', 'also write an HTML page with overlaid per-turn curves and distributions')
     .action(async (dirs: string[], flags: { html?: string }) => {

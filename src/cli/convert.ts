@@ -5,6 +5,7 @@ import { SIZE_BOUNDS } from '../conversation/size-bounds.js';
 import { ConfigError, DatasetError } from '../errors/index.js';
 import { utf8Lines } from '../util/utf8-text.js';
 import { integer, positiveInt } from './parse.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** Flags of `chatload convert sharegpt`, as commander parses them. */
 export interface ConvertFlags {
@@ -68,7 +69,7 @@ export async function convertShareGpt(input: string, output: string, flags: Conv
 
 /** Adds `chatload convert sharegpt IN OUT`. */
 export function registerConvertCommand(program: Command): void {
-  const convert = program.command('convert').description('Convert other dataset formats to chatload conversations. See docs/DATASETS.md.');
+  const convert = program.command('convert').description(COMMAND_DESCRIPTIONS.convert);
   convert
     .command('sharegpt')
     .description('Convert a ShareGPT file (JSON list or JSONL) to the reference conversation format (.json) or JSONL (.jsonl).')

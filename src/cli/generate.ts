@@ -9,6 +9,7 @@ import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { generateOptions } from '../options/table/generate.js';
 import { problemLines } from './run-options.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** Flags of `chatload generate`, as commander parses them. */
 export interface GenerateFlags {
@@ -66,7 +67,7 @@ function generateFlags(command: Command): GenerateFlags {
 export function registerGenerateCommand(program: Command): void {
   const command = program
     .command('generate')
-    .description('Generate conversations from a generate_conversations config (the reference format) and write them. See docs/DATASETS.md.');
+    .description(COMMAND_DESCRIPTIONS.generate);
   addTableOptions(command, generateOptions);
   command.action(async () => {
     await runGenerate(generateFlags(command));

@@ -1,31 +1,25 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isChatloadError } from '../errors/index.js';
 import { chatloadVersion } from '../util/version.js';
-import { registerCompareCommand } from './compare.js';
-import { registerMergeCommand } from './merge.js';
-import { registerReportCommand } from './report.js';
-import { registerConvertCommand } from './convert.js';
-import { registerGenerateCommand } from './generate.js';
-import { registerRunCommand } from './run.js';
-import { registerServeCommand } from './serve.js';
-import { registerSweepCommand } from './sweep.js';
+import { COMMAND_DESCRIPTIONS, COMMAND_LOADERS, COMMAND_NAMES } from './commands.js';
+import type { CommandName } from './command-descriptions.js';
 
-/** The `chatload` program with every command registered. */
-export function buildProgram(setExitCode: (code: number) => void = () => {}): Command {
+/**
+ * The `chatload` program. Only `run` (the command to be run, when argv names one) is loaded and registered in full;
+ * every other command is listed by name and description, enough for `chatload --help` and for commander to say
+ * "unknown command". Loading them all cost ~0.5 s at every start (issue 17).
+ */
+export async function buildProgram(run: CommandName | undefined, setExitCode: (code: number) => void = () => {}): Promise<Command> {
   const program = new Command('chatload')
     .description('Multi-turn LLM serving benchmark for OpenAI-compatible servers (vLLM, SGLang, llama.cpp, ...), with a built-in serving simulator.')
     .version(chatloadVersion(), '-V, --version')
     .exitOverride()
     // Commander's usage errors can carry a second line ("Did you mean ...?"): every error stays on one line.
     .configureOutput({ outputError: (text, write) => write(`${text.trimEnd().replace(/\s*\n\s*/g, ' ')}\n`) });
-  registerRunCommand(program, setExitCode);
-  registerServeCommand(program);
-  registerGenerateCommand(program);
-  registerConvertCommand(program);
-  registerSweepCommand(program);
-  registerReportCommand(program);
-  registerCompareCommand(program);
-  registerMergeCommand(program);
+  for (const name of COMMAND_NAMES) {
+    if (name === run) (await COMMAND_LOADERS[name]())(program, setExitCode);
+    else program.command(name).description(COMMAND_DESCRIPTIONS[name]);
+  }
   for (const command of program.commands) command.exitOverride();
   return program;
 }
@@ -37,7 +31,11 @@ export function buildProgram(setExitCode: (code: number) => void = () => {}): Co
 export async function main(argv: readonly string[]): Promise<number> {
   try {
     let code: number = ExitCode.ok;
-    const program = buildProgram((c) => {
+    // The first word names the command (chatload takes no option before it but --help and --version).
+    // `chatload help run` shows run's own help: load it too.
+    const first = argv[0] === 'help' ? argv[1] : argv[0];
+    const run = first !== undefined && (COMMAND_NAMES as string[]).includes(first) ? (first as CommandName) : undefined;
+    const program = await buildProgram(run, (c) => {
       code = c;
     });
     await program.parseAsync([...argv], { from: 'user' });

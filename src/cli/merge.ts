@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { DEFAULT_MERGE_MAX_RECORDS, mergeRuns } from '../benchmark/merge.js';
 import { positiveInt } from './parse.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** Adds `chatload merge DIR... -o OUT [--max-records N]`. */
 export function registerMergeCommand(program: Command): void {
   program
     .command('merge')
-    .description('Combine the results folders of shards (--shard I/N) into one results folder: every record on one clock, exact percentiles, summed conversation counts, and the report. Past --max-records records, the merge streams the records and takes every statistic\'s percentiles from histograms (within 0.1%).')
+    .description(COMMAND_DESCRIPTIONS.merge)
     .argument('<dirs...>', 'results folders to merge')
     .requiredOption('-o, --output-dir <dir>', 'folder for the merged requests.jsonl, results.json and report.html')
     .option(

@@ -3,6 +3,7 @@ import { ConfigError } from '../errors/index.js';
 import { loadRunData } from '../store/run-data.js';
 import { REPORT_FILES, writeReportsFor } from '../report/write-reports.js';
 import { join, resolve } from 'node:path';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** The flags of `chatload report`, as commander parses them. */
 interface ReportFlags {
@@ -22,7 +23,7 @@ interface ReportFlags {
 export function registerReportCommand(program: Command): void {
   program
     .command('report')
-    .description('Render report.html (and optionally Excel and CSV) from a results directory; works for unfinished runs too.')
+    .description(COMMAND_DESCRIPTIONS.report)
     .argument('<results-dir>', 'a run\'s output folder holding results.json and/or requests.jsonl')
     .option('-e, --excel [file]', `also write the Excel workbook (default: <results-dir>/${REPORT_FILES.excel})`)
     .option('--csv [file]', `also write the per-request records as CSV (default: <results-dir>/${REPORT_FILES.csv})`)

@@ -7,6 +7,7 @@ import { formatSummary } from '../report/terminal.js';
 import { addRunOptions, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** Why the run exits 1, and its most frequent error messages. */
 function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
@@ -31,7 +32,7 @@ function describeStart(info: BenchmarkStartInfo): string {
 export function registerRunCommand(program: Command, setExitCode: (code: number) => void): void {
   const command = program
     .command('run')
-    .description('Replay multi-turn conversations against an OpenAI-compatible server and measure it. Without --url, runs the built-in simulator.');
+    .description(COMMAND_DESCRIPTIONS.run);
   addRunOptions(command);
   command.action(async () => {
     const flags = terminalFlags(command);

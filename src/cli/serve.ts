@@ -3,6 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
 import { DEFAULT_MODEL_NAME, parseSimConfigOverrides, profiles, startSimulator, type SimConfig } from '../sim/index.js';
 import { onStopSignals } from './signals.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** Options of `chatload serve`, as commander parses them. */
 export interface ServeCliOptions {
@@ -73,7 +74,7 @@ export async function runServe(options: ServeCliOptions, signal: AbortSignal, pr
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('Run the built-in simulated OpenAI-compatible LLM server (continuous batching, prefix cache, faults). See docs/SIMULATOR.md.')
+    .description(COMMAND_DESCRIPTIONS.serve)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', portNumber, 8000)
     .option('--profile <name>', `engine profile: ${Object.keys(profiles).join(', ')}`, 'h100-8b')

@@ -8,6 +8,7 @@ import { sweepOptions } from '../options/table/sweep.js';
 import { fmtNum } from '../report/html-util.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 const sweepSchema = z.object(fieldsOf(sweepOptions)).strict();
 
@@ -38,7 +39,7 @@ function planOf(flags: SweepFlags): SweepPlan {
 export function registerSweepCommand(program: Command): void {
   const command = program
     .command('sweep')
-    .description('Run a series of load points (clients or session rates), or search for the highest session rate that meets the --goodput SLOs; writes each run, sweep.json and sweep.html.');
+    .description(COMMAND_DESCRIPTIONS.sweep);
   addTableOptions(command, sweepOptions);
   addRunOptions(command);
   command.action(async () => {

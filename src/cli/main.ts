@@ -15,7 +15,9 @@ export async function buildProgram(run: CommandName | undefined, setExitCode: (c
     .version(chatloadVersion(), '-V, --version')
     .exitOverride()
     // Commander's usage errors can carry a second line ("Did you mean ...?"): every error stays on one line.
-    .configureOutput({ outputError: (text, write) => write(`${text.trimEnd().replace(/\s*\n\s*/g, ' ')}\n`) });
+    // Commander's usage errors ("error: unknown option …", with a second line "Did you mean …?") are said in
+    // chatload's one style: one line starting "chatload:" (issue 16).
+    .configureOutput({ outputError: (text, write) => write(`chatload: ${text.trim().replace(/^error:\s*/i, '').replace(/\s*\n\s*/g, ' ')}\n`) });
   for (const name of COMMAND_NAMES) {
     if (name === run) (await COMMAND_LOADERS[name]())(program, setExitCode);
     else program.command(name).description(COMMAND_DESCRIPTIONS[name]);

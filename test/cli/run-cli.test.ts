@@ -33,6 +33,13 @@ describe('chatload run: bad input', () => {
     assertOneLineError(await runCli(['run', '-i', file, '--output-dir', dir]), /bad\.json, conversation 0 \(id "x"\), message 0: expected role "user"/);
   });
 
+  test("commander's usage errors are one chatload: line too", { timeout: 30_000 }, async () => {
+    assertOneLineError(await runCli(['run', '--no-such-flag']), /^chatload: unknown option '--no-such-flag'/);
+    assertOneLineError(await runCli(['nope']), /^chatload: unknown command 'nope'/);
+    assertOneLineError(await runCli(['run', '--num-clent', '2']), /^chatload: unknown option '--num-clent' \(Did you mean --num-clients\?\)$/);
+    assertOneLineError(await runCli(['report']), /^chatload: missing required argument 'results-dir'/);
+  });
+
   test('bad flag values exit 2 with one line', { timeout: 30_000 }, async () => {
     assertOneLineError(await runCli(['run', '-p', 'zero']), /num-clients.*positive integer/);
     assertOneLineError(await runCli(['run', '--conversation-sampling', 'sideways']), /sideways/);

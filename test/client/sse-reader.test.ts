@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createParser } from 'eventsource-parser';
 import { SseReader } from '../../src/client/sse-reader.js';
+import { splitAt } from '../helpers/split-bytes.js';
 
 const encoder = new TextEncoder();
 
@@ -24,18 +25,6 @@ function datas(parts: ReadonlyArray<string | Uint8Array>, end = true): string[] 
   return run(parts, end).events.map((event) => event.data);
 }
 
-/** Splits `bytes` at the given cut points (sorted, deduplicated, within range). */
-function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
-  const pieces: Uint8Array[] = [];
-  let start = 0;
-  for (const point of points) {
-    pieces.push(bytes.subarray(start, point));
-    start = point;
-  }
-  pieces.push(bytes.subarray(start));
-  return pieces;
-}
 
 describe('SseReader', () => {
   test('dispatches one event per blank line, with the time of the read that completed it', () => {

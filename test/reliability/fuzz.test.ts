@@ -24,6 +24,7 @@ import { ConfigError, DatasetError } from '../../src/errors/index.js';
 import { chatRequest } from '../helpers/client-test-utils.js';
 import { startRawServer } from '../helpers/raw-server.js';
 import { tempDir } from '../helpers/tmp.js';
+import { splitAt } from '../helpers/split-bytes.js';
 
 const dir = tempDir('fuzz');
 let fileCounter = 0;
@@ -189,18 +190,6 @@ function collect(pieces: readonly Uint8Array[]): StreamResult {
   return collector.result;
 }
 
-/** `bytes` cut at `cuts` (any positions, duplicates and out-of-range ones folded in). */
-function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
-  const pieces: Uint8Array[] = [];
-  let start = 0;
-  for (const point of points) {
-    pieces.push(bytes.subarray(start, point));
-    start = point;
-  }
-  pieces.push(bytes.subarray(start));
-  return pieces;
-}
 
 describe('the SSE reader and collector on split and arbitrary bytes', () => {
   /** Valid OpenAI streams: content and reasoning deltas (any Unicode), empty-choice chunks, comments, usage, [DONE]. */

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dist = join(root, 'dist');
-/** tsc's incremental state (tsconfig.build.json); its mtime is set to the start of the last build that passed. */
+/** tsc's incremental state (tsconfig.build.json); ensureDist() sets its mtime to the start of the last build that emitted. */
 const buildInfo = join(dist, '.tsbuildinfo');
 const lock = join(dist, '.build-lock');
 /** A lock older than this was left by a build that died: taken over. */

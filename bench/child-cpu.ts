@@ -37,11 +37,12 @@ let seq = 0;
  * Runs `node ARGS` to its end under /usr/bin/time, which reports the child's rusage from wait4(2): user and system
  * CPU of every thread, counted by the kernel (printed to 10 ms). Killed after `timeoutMs`.
  */
-export function nodeCost(args: readonly string[], options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ChildCost> {
+export function nodeCost(args: readonly string[], options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<ChildCost> {
   const timeFile = join(tmpdir(), `chatload-bench-time-${process.pid}-${seq++}`);
   const startMs = performance.now();
   const child = spawn('/usr/bin/time', ['-f', '%U %S', '-o', timeFile, process.execPath, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: options.cwd,
     env: { ...process.env, NO_COLOR: '1', ...options.env },
   });
   let stdout = '';

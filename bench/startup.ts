@@ -31,6 +31,8 @@ const BIN = fileURLToPath(new URL('../bin/chatload.js', import.meta.url));
 const FLOOR = fileURLToPath(new URL('client-floor.mjs', import.meta.url));
 const RENDER = fileURLToPath(new URL('render-report.mjs', import.meta.url));
 const MODULE_LOG = fileURLToPath(new URL('module-log.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIST_MAIN = new URL('../dist/cli/main.js', import.meta.url).href;
 
 const fmt = (ms: number, digits = 0): string => ms.toFixed(digits);
 const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
@@ -187,9 +189,22 @@ let lastRunDir = '';
     const key = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1] ?? (file.startsWith('node:') ? 'node: built-ins' : /\/dist\//.test(file) ? 'chatload dist/' : 'other');
     byPackage.set(key, (byPackage.get(key) ?? 0) + 1);
   }
+  // Each dependency `--version` loads, imported alone in a fresh process (CPU of the import itself, median of 3):
+  // what loading it lazily would save at most, before sharing (zod is imported by several of them).
+  const deps = Object.keys((JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { dependencies: object }).dependencies);
+  const alone = new Map<string, number>();
+  for (const spec of [DIST_MAIN, ...deps.filter((d) => byPackage.has(d))]) {
+    const code = `const t = process.cpuUsage(); await import(${JSON.stringify(spec)}); const u = process.cpuUsage(t); console.log((u.user + u.system) / 1000);`;
+    const runs = [] as number[];
+    for (let i = 0; i < 3; i++) runs.push(Number((await nodeCost(['--input-type=module', '-e', code], { cwd: ROOT })).stdout));
+    alone.set(spec === DIST_MAIN ? 'all of dist/cli/main.js' : spec, median(runs));
+  }
   console.log(`\nmodules loaded by chatload --version: ${files.size} (ES modules and CommonJS files)`);
-  console.log('| package | files |\n| --- | --- |');
-  for (const [key, count] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`| ${key} | ${count} |`);
+  console.log('| package | files | CPU to import it alone |\n| --- | --- | --- |');
+  console.log(`| all of dist/cli/main.js | ${files.size} | ${fmt(alone.get('all of dist/cli/main.js')!)} ms |`);
+  for (const [key, count] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 16)) {
+    console.log(`| ${key} | ${count} | ${alone.has(key) ? `${fmt(alone.get(key)!)} ms` : '-'} |`);
+  }
 }
 
 await stub.close();

@@ -17,7 +17,7 @@ import { Agent, request } from 'undici';
 import { runBenchmark } from '../src/benchmark/run-benchmark.js';
 import { readRequestsJsonl } from '../src/store/requests-jsonl.js';
 import { syntheticConversations } from '../test/helpers/datasets.js';
-import { startFixedTimingProcess } from '../test/helpers/fixed-timing-process.js';
+import { startFixedTimingProcess } from './fixed-timing-process.js';
 
 const REQUESTS = Number(process.argv[2] ?? 96);
 const CLIENTS = Number(process.argv[3] ?? 4);

@@ -3,12 +3,12 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const benches = ['client-sse.ts', 'read-floor.ts', 'sim-concurrency.ts', 'request-rate.ts', 'generate.ts', 'stale-connections.ts', 'fixed-timing.ts'];
+const benches = ['client-sse.ts', 'read-floor.ts', 'sim-concurrency.ts', 'request-rate.ts', 'generate.ts', 'stale-connections.ts', 'fixed-timing.ts', 'startup.ts'];
 let failed = 0;
 for (const name of benches) {
   console.log(`\n=== bench/${name}`);
   const file = fileURLToPath(new URL(name, import.meta.url));
-  const run = spawnSync(process.execPath, ['--import', 'tsx', file], { stdio: 'inherit', timeout: 180_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', file], { stdio: 'inherit', timeout: 300_000 });
   if (run.status !== 0) {
     failed += 1;
     console.log(`bench/${name} failed (exit ${run.status ?? run.signal})`);

@@ -5,9 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-
-const entry = fileURLToPath(new URL('../src/cli/entry.ts', import.meta.url));
+import { DIST_CLI, ensureDist } from '../test/helpers/dist.js';
 
 /** A running simulator process: its URL and how to stop it (SIGTERM, which flushes its trace). */
 export interface SimProcess {
@@ -19,7 +17,9 @@ export interface SimProcess {
 
 /** Starts `chatload serve` on 127.0.0.1 at a free port with the given profile, engine overrides and options. */
 export async function startSimProcess(options: { profile?: string; config?: Record<string, unknown>; trace?: string; seed?: number } = {}): Promise<SimProcess> {
-  const args = ['--import', 'tsx', entry, 'serve', '--port', '0', '--profile', options.profile ?? 'cpu-tiny', '--seed', String(options.seed ?? 0)];
+  // The compiled CLI: through tsx the simulator would take ~1 s of CPU more to start (issue 17).
+  ensureDist();
+  const args = [DIST_CLI, 'serve', '--port', '0', '--profile', options.profile ?? 'cpu-tiny', '--seed', String(options.seed ?? 0)];
   if (options.config) {
     const file = join(tmpdir(), `chatload-bench-sim-${process.pid}-${Date.now()}.json`);
     writeFileSync(file, JSON.stringify(options.config));

@@ -126,8 +126,10 @@ describe('ChatClient error taxonomy', () => {
   });
 
   test('keep-alive comments without a token still end in timeout_ttft', TEST_TIMEOUT, async () => {
-    const actions = Array.from({ length: 40 }, () => ({ write: ': ping\n\n', delayMs: 20 }));
-    await withScriptedClient({ actions }, { ttftTimeoutMs: 200, idleTimeoutMs: 100 }, async (client) => {
+    // Comments every 20 ms keep the idle clock (600 ms) from firing but not the TTFT one (1,200 ms). The server shares
+    // this event loop: the idle margin must outlast a stalled loop on a loaded machine (100 ms did not, issue 17).
+    const actions = Array.from({ length: 100 }, () => ({ write: ': ping\n\n', delayMs: 20 }));
+    await withScriptedClient({ actions }, { ttftTimeoutMs: 1_200, idleTimeoutMs: 600 }, async (client) => {
       const result = await client.send(chatRequest());
       assert.equal(result.error?.kind, 'timeout_ttft');
     });
@@ -141,8 +143,9 @@ describe('ChatClient error taxonomy', () => {
   });
 
   test('a slow trickle past the request timeout is timeout_total', TEST_TIMEOUT, async () => {
+    // 2 s of tokens against 1 s: a token arrives before the timeout however loaded the machine (300 ms was tight).
     const actions = Array.from({ length: 100 }, (_, i) => ({ write: token(`t${i} `), delayMs: 20 }));
-    await withScriptedClient({ actions }, { requestTimeoutMs: 300 }, async (client) => {
+    await withScriptedClient({ actions }, { requestTimeoutMs: 1_000 }, async (client) => {
       const result = await client.send(chatRequest());
       assert.equal(result.error?.kind, 'timeout_total');
       assert.ok(result.numTokenChunks > 0 && result.numTokenChunks < 100);

@@ -6,23 +6,15 @@ import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
 import { syntheticConversations, writeDataset } from '../helpers/datasets.js';
-import { startFixedTimingProcess } from '../helpers/fixed-timing-process.js';
+import { startFixedTimingServer } from '../helpers/scripted-server.js';
 import { tempDir } from '../helpers/tmp.js';
 
-function median(values: number[]): number {
-  const sorted = values.slice().sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-
 describe('run against a fixed-timing server', () => {
-  // Behaviour, not precision: a loaded machine only delays a read, so the server's schedule is a lower bound on what
-  // the client measures (issue #16: a ±5 ms check on the median TTFT failed at 75 ms under load). The precise figures
-  // are in bench/fixed-timing.ts, against a baseline measured in the same run.
-  test('TTFT and end-to-end latency are never below the server\'s schedule, the chunks are all timed; every request is counted', { timeout: 60_000 }, async () => {
-    // The server runs in its own process, so its timers measure the client and not a shared event loop.
-    const server = await startFixedTimingProcess({ ttftMs: 50, itlMs: 10, tokens: 20 });
+  test('TTFT times the first token, not the headers; 19 gaps for 20 tokens; every request is counted', { timeout: 60_000 }, async () => {
+    // Bounds set by the server's code, not by machine speed (issue 17: tests run beside others on 2 cores): headers go
+    // out at once, the first token no sooner than 50 ms after the request body, the last chunk no sooner than 250 ms.
+    // How close the client's numbers are to the server's is measured in bench/scale.ts (fidelity), not asserted here.
+    const server = await startFixedTimingServer({ ttftMs: 50, itlMs: 10, tokens: 20 });
     const dir = tempDir('fixed');
     try {
       const inputFile = writeDataset(dir, syntheticConversations({ count: 8, userTurns: () => 3 }));
@@ -31,19 +23,18 @@ describe('run against a fixed-timing server', () => {
       assert.equal(records.length, 24);
       assert.equal(result.summary.completed, 24);
       assert.equal(result.summary.failed, 0);
-      assert.ok(records.every((r) => r.output_num_tokens === 20 && r.output_tokens_source === 'server'));
-      // The first token leaves the server 50 ms after the request body arrived, token i at 50 + 10 i ms, the usage
-      // chunk and [DONE] at 50 + 20 x 10 ms (timers may fire up to 1 ms early): no measurement can come in under that,
-      // however loaded the machine.
-      for (const r of records) {
-        assert.ok(r.ttft_ms! >= 49, `TTFT ${r.ttft_ms} ms is below the server's 50 ms`);
-        assert.ok(r.e2el_ms >= 50 + 20 * 10 - 1, `e2el ${r.e2el_ms} ms is below the server's 250 ms`);
-        assert.ok(r.ttft_ms! <= r.e2el_ms, 'the first token comes before the end');
-        assert.equal(r.itl_ms.length, 19, 'every token chunk is timed');
-        assert.ok(r.tpot_ms! > 0 && r.itl_ms.every((gap) => gap >= 0));
-      }
-      assert.ok(median(records.map((r) => r.ttft_ms!)) >= 49);
       assert.equal(result.summary.metrics.ttft_ms?.count, 24);
+      // A timer may fire up to ~1 ms before its time as performance.now() sees it (libuv's ms clock): 2 ms of slack.
+      for (const r of records) {
+        assert.equal(r.output_num_tokens, 20);
+        assert.equal(r.output_tokens_source, 'server');
+        assert.ok(r.ttft_ms! >= 48, `TTFT ${r.ttft_ms} ms: earlier than the server's first token`);
+        assert.ok(r.e2el_ms >= 248, `E2EL ${r.e2el_ms} ms: earlier than the server's last chunk`);
+        assert.equal(r.itl_ms.length, 19);
+        const gapsMs = r.itl_ms.reduce((a, b) => a + b, 0);
+        assert.ok(gapsMs <= r.e2el_ms - r.ttft_ms! + 0.05, 'the gaps lie between the first token and the end');
+        assert.ok(Math.abs(r.tpot_ms! - (r.e2el_ms - r.ttft_ms!) / 19) < 0.01, `TPOT ${r.tpot_ms} = (E2EL - TTFT) / 19`);
+      }
     } finally {
       await server.close();
     }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { DIST_CLI, ensureDist } from './dist.js';
 
-const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+ensureDist();
 
 /** What a chatload CLI process printed and how it exited. */
 export interface CliResult {
@@ -12,15 +12,15 @@ export interface CliResult {
 }
 
 /**
- * Runs `chatload ARGS` from the TypeScript sources (so tests never run a stale build), with no TTY, bounded by
- * `timeoutMs` (then killed). `onSpawn` gets the child, e.g. to send it a signal.
+ * Runs `chatload ARGS` (the compiled CLI, rebuilt first if any source is newer: see dist.ts) with no TTY, bounded by
+ * `timeoutMs` (then killed). `onStdout` gets the child too, e.g. to send it a signal.
  */
 export function runCli(
   args: readonly string[],
   options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {},
 ): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    const child = spawn(process.execPath, [DIST_CLI, ...args], {
       env: { ...process.env, NO_COLOR: '1', ...options.env },
       cwd: options.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],

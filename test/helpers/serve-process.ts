@@ -1,9 +1,9 @@
 // `chatload serve` as a child process, for tests and benches that must kill the server (SIGKILL) or keep its
 // memory apart from the client's.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { DIST_CLI, ensureDist } from './dist.js';
 
-const entry = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+ensureDist();
 
 /** A running `chatload serve` child: its URL, the process, and a kill that waits for the exit. */
 export interface ServeProcess {
@@ -14,11 +14,11 @@ export interface ServeProcess {
 }
 
 /**
- * Spawns `chatload serve --port 0 ARGS` from the TypeScript sources and resolves once it printed its URL. Rejects
+ * Spawns `chatload serve --port 0 ARGS` (the compiled CLI: see dist.ts) and resolves once it printed its URL. Rejects
  * (and kills the child) when it exits first or does not listen within `timeoutMs`.
  */
 export function startServeProcess(args: readonly string[], timeoutMs = 20_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, 'serve', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [DIST_CLI, 'serve', '--port', '0', ...args], {
     env: { ...process.env, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,9 +1,10 @@
+// bench-only: bench/fixed-timing.ts measures the client against a server whose timers no client shares.
 // A fixed-timing server in its own process, so its timers never wait on the client's event loop: timing tests then
 // measure the client, not the two sharing one thread. Run as a script, it starts the server and prints its URL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startFixedTimingServer, type FixedTimingOptions } from './scripted-server.js';
+import { startFixedTimingServer, type FixedTimingOptions } from '../test/helpers/scripted-server.js';
 
 const self = fileURLToPath(import.meta.url);
 

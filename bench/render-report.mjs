@@ -1,0 +1,27 @@
+// The report-rendering probe of bench/startup.ts: in a fresh process, times (CPU, process.cpuUsage) loading a run's
+// files, importing the HTML renderer (@observablehq/plot and linkedom, loaded on first use), its first render (cold:
+// V8 has compiled nothing of it yet), and the median of 5 more (warm). Prints one JSON line. Plain JS on dist/, so
+// no tsx loader runs beside what is measured.
+//
+//   node bench/render-report.mjs RESULTS_DIR
+import { loadRunData } from '../dist/report/run-data.js';
+
+/** CPU milliseconds (user + system) that `fn` took in this process. */
+async function cpuMs(fn) {
+  const before = process.cpuUsage();
+  const value = await fn();
+  const used = process.cpuUsage(before);
+  return { ms: (used.user + used.system) / 1000, value };
+}
+
+const load = await cpuMs(() => loadRunData(process.argv[2]));
+const data = load.value;
+const imported = await cpuMs(() => import('../dist/report/html.js'));
+const { renderHtmlReport } = imported.value;
+const cold = await cpuMs(() => renderHtmlReport(data));
+const warm = [];
+for (let i = 0; i < 5; i++) warm.push((await cpuMs(() => renderHtmlReport(data))).ms);
+warm.sort((a, b) => a - b);
+process.stdout.write(
+  `${JSON.stringify({ records: data.records.length, htmlBytes: cold.value.length, loadMs: load.ms, importMs: imported.ms, coldMs: cold.ms, warmMs: warm[2] })}\n`,
+);

@@ -4,7 +4,7 @@
 // no tsx loader runs beside what is measured.
 //
 //   node bench/render-report.mjs RESULTS_DIR
-import { loadRunData } from '../dist/report/run-data.js';
+import { loadRunData } from '../dist/store/run-data.js';
 
 /** CPU milliseconds (user + system) that `fn` took in this process. */
 async function cpuMs(fn) {

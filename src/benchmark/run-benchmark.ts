@@ -30,7 +30,7 @@ import { RequestsJsonlSink, streamRequestsJsonl } from '../store/requests-jsonl.
 import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
-import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
+import type { RunningSimulator } from '../sim/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
 import { loadRunDataset } from './run-dataset.js';
@@ -169,6 +169,9 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   try {
     if (target.url === undefined) {
       // It serves the model the run asks for, so -m names a tokenizer and a model at once, as against a real server.
+      // Loaded only when the run starts its own simulator: prom-client and the engine model are not needed against
+      // a --url (issue 17: every module loaded costs start-up).
+      const { startSimulatorWorker } = await import('../sim/index.js');
       simulator = await startSimulatorWorker({ ...plan.simulator, modelName: target.servedModelName ?? target.model });
     }
     const url = target.url ?? simulator!.url;

@@ -1,7 +1,6 @@
 import { access, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { downloadFileToCacheDir } from '@huggingface/hub';
 import { ConfigError } from '../errors/index.js';
 
 /** The tokenizer files chatload fetches from a model repository; only tokenizer.json is required. */
@@ -150,6 +149,8 @@ export async function downloadTokenizer(repo: string, revision: string, settings
   let snapshot: string | undefined;
   for (const file of TOKENIZER_FILES) {
     try {
+      // Loaded on first download only: @huggingface/hub and its wasm hashers cost every start ~40 ms (issue 17).
+      const { downloadFileToCacheDir } = await import('@huggingface/hub');
       const path = await quietly(() => downloadFileToCacheDir({ ...common, path: file }));
       snapshot ??= dirname(path);
     } catch (error) {

@@ -2,11 +2,10 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError } from '../errors/index.js';
 import { approxTokenizer } from './approx.js';
+import type { HfTokenizer as HfTokenizerType } from './hf.js';
 import { chatmlTemplate } from './chatml.js';
-import { HfTokenizer } from './hf.js';
 import { downloadTokenizer, findCachedSnapshot, hubSettingsFromEnv, looksLikeRepoId, splitRevision } from './hub.js';
 import type { TokenCounter } from './types.js';
-import { chatTemplateSource, jinjaChatTemplate, tokenText } from './jinja-template.js';
 import { TIKTOKEN_ENCODINGS, TiktokenTokenizer, type TiktokenEncodingName } from './tiktoken.js';
 
 /** What decides the tokenizer: `--tokenizer`, else the tokenizer of `-m/--model`. */
@@ -81,6 +80,9 @@ export async function loadTokenizerPath(path: string, label: string, warn: (mess
 }
 
 async function loadFiles(file: string, label: string): Promise<TokenCounter> {
+  // Loaded only for a tokenizer.json: @huggingface/tokenizers and @huggingface/jinja are not needed by the
+  // approximate tokenizer or tiktoken, and cost every start their load (issue 17).
+  const [{ HfTokenizer }, { chatTemplateSource, jinjaChatTemplate, tokenText }] = await Promise.all([import('./hf.js'), import('./jinja-template.js')]);
   const dir = dirname(file);
   const json = await readJson(file, label);
   if (typeof json !== 'object' || json === null || typeof (json as { model?: unknown }).model !== 'object') {
@@ -92,7 +94,7 @@ async function loadFiles(file: string, label: string): Promise<TokenCounter> {
     source = await readFile(join(dir, 'chat_template.jinja'), 'utf8');
   }
   source ??= chatTemplateSource((await readOptionalJson(join(dir, 'chat_template.json'), label))?.chat_template);
-  let tokenizer: HfTokenizer;
+  let tokenizer: HfTokenizerType;
   try {
     tokenizer = new HfTokenizer(basename(dir) || file, json, config);
   } catch (error) {

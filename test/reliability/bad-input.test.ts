@@ -197,6 +197,11 @@ const CASES: BadCase[] = [
     message: /unknown option '--num-clientz'.*Did you mean --num-clients\?/,
   },
   { name: '--max-concurrency without the open loop', argv: () => ['run', '--max-concurrency', '4', '--output-dir', out], message: /--max-concurrency: applies to open-loop sessions/ },
+  {
+    name: '--output-dir under a regular file (checked before anything is sent)',
+    argv: () => ['run', '--output-dir', join(file('plain-file', 'x'), 'out')],
+    message: /--output-dir .*plain-file\/out: cannot write there \(ENOTDIR: not a directory\)$/,
+  },
   // Other commands
   { name: 'report of a folder with no results', argv: () => ['report', join(dir, 'empty-results')], message: /empty-results/ },
   { name: 'serve --faults with a bad rate', argv: () => ['serve', '--port', '0', '--faults', '500=2'], message: /--faults: rate 2 .* must be a probability/ },

@@ -32,7 +32,7 @@ import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
-import { defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
+import { claimOutputDir, defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
 import { loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
@@ -163,6 +163,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   const maxNumRequests = plan.load.maxNumRequests;
   const maxRequests = maxNumRequests === undefined || shard === undefined ? maxNumRequests : shareOf(maxNumRequests, shard.index, shard.count);
   const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
+  claimOutputDir(outputDir, plan.outputs.overwrite);
 
   let simulator: RunningSimulator | undefined;
   let client: ChatClient | undefined;

@@ -67,3 +67,26 @@ function realMkdirError(path: string, error: unknown): unknown {
   }
   return error;
 }
+
+/** The files of one run in its output folder, any of which `--overwrite` removes; the first two mark a run. */
+export const RUN_FILES = ['requests.jsonl', 'results.json', 'report.html', 'report.xlsx', 'requests.csv'] as const;
+
+/**
+ * One run per folder (issue #16): a folder that holds a previous run (requests.jsonl or results.json) is refused
+ * with a one-line ConfigError (exit 2), since appending would mix two runs; with `overwrite`, that run's files
+ * (RUN_FILES) are removed first. Other files in the folder (a dataset, conversations.json) are left alone.
+ */
+export function claimOutputDir(dir: string, overwrite: boolean): void {
+  const previous = RUN_FILES.slice(0, 2).filter((name) => existsSync(join(dir, name)));
+  if (previous.length === 0) return;
+  if (!overwrite) {
+    throw new ConfigError(`--output-dir ${dir}: holds a previous run (${previous.join(', ')}); pass --overwrite to replace it, or choose another folder`);
+  }
+  for (const name of RUN_FILES) {
+    try {
+      rmSync(join(dir, name), { force: true });
+    } catch (error) {
+      throw new ConfigError(`--output-dir ${dir}: cannot remove the previous run's ${name} (${describeFsError(error)})`, { cause: error });
+    }
+  }
+}

@@ -1,3 +1,4 @@
+import type { writeSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { normalizeBaseUrl } from '../client/request-body.js';
@@ -6,7 +7,7 @@ import { runEngine } from '../engine/engine.js';
 import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
 import { workerCount } from '../engine/workers/worker-count.js';
 import type { EngineObserver, EngineResult } from '../engine/types.js';
-import { ExitCode } from '../errors/index.js';
+import { ExitCode, OutputError } from '../errors/index.js';
 import { ErrorTally, type ErrorCount } from '../metrics/error-tally.js';
 import { ClientHealthMonitor, withStaleConnectionResends, type ClientHealth } from '../metrics/client-health.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
@@ -26,13 +27,14 @@ import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { analyzeRecordsFile } from '../store/records-file-analysis.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
-import { RequestsJsonlSink, streamRequestsJsonl } from '../store/requests-jsonl.js';
+import { streamRequestsJsonl } from '../store/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
-import { claimOutputDir, defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
+import { claimOutputDir, defaultOutputDir, describeFsError, prepareOutputDir } from '../store/output-dir.js';
+import { RecordWriter } from './record-writer.js';
 import { loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
@@ -44,6 +46,8 @@ export interface BenchmarkHooks {
   onStart?(info: BenchmarkStartInfo): void;
   /** A generation config with `print_stats`: the dataset's distributions as text, to print. */
   onDatasetStats?(text: string): void;
+  /** Test-only: the writeSync requests.jsonl is appended with (a failing one stands in for a full disk). */
+  writeRecords?: typeof writeSync;
 }
 
 /** What is about to run. */
@@ -209,7 +213,9 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     await scraper?.start();
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
-    const sink = RequestsJsonlSink.open(files.requests);
+    // A failed write stops new requests (reason 'output_error'); the run then ends with an OutputError (issue #16).
+    const records = new RecordWriter(files.requests, hooks.writeRecords);
+    let outputError: OutputError | undefined;
     // The run's summaries are recorded as the records come (a few µs each), not read back from requests.jsonl at the
     // end. With worker threads each part aggregates its own records and the parts' aggregates are merged here.
     const aggregate = new RunAggregate(runAggregateOptions(plan.summary));
@@ -231,10 +237,11 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         model,
         counter,
         signal: hooks.signal,
+        stopSignal: records.stopSignal,
         observer: {
           ...hooks.observer,
           onRecord: (record: RequestRecord) => {
-            sink.write(record);
+            records.write(record);
             if (record.error_kind === 'empty_answer' && !warnedEmpty) {
               warnedEmpty = true;
               warn(`the server answered with no content (${record.error}); such replies count as failed requests (empty_answer)`);
@@ -268,7 +275,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
                   : { ...(shard ?? { index: 0, count: 1 }), budget: new RequestBudget(maxRequests), stop: new StopController(), startEpochMs: startAtEpochMs, coordinated: false },
             });
     } finally {
-      sink.close();
+      outputError = records.finish();
     }
     const clientHealth = withStaleConnectionResends(health.stop(), staleConnectionResends);
     const serverMetrics = await scraper?.stop();
@@ -282,7 +289,9 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     engine.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
-    writeJsonAtomic(
+    const stopReason = outputError === undefined ? engine.stopReason : 'output_error';
+    try {
+      writeJsonAtomic(
       files.results,
       buildResultsDocument({
         config: publicConfig(plan.config),
@@ -303,7 +312,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
           workers,
           worker_health: engine.workerHealth ?? null,
           shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
-          stop_reason: engine.stopReason,
+          stop_reason: stopReason,
+          lost_records: outputError?.lostRecords ?? 0,
           tokenizer: counter.source ?? counter.tokenizer.name,
           token_counts_exact: counter.tokenizer.exact,
           warnings: [...engine.warnings, ...warnings],
@@ -314,7 +324,12 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
           server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
         },
       }),
-    );
+      );
+    } catch (error) {
+      // The first failure is the cause to name; the lost_records count it carries is in its message.
+      throw outputError ?? new OutputError(files.results, describeFsError(error), undefined, { cause: error });
+    }
+    if (outputError !== undefined) throw outputError;
     const { statsJsonOutput, outputFile } = plan.outputs;
     if (statsJsonOutput !== undefined) {
       files.statsJson = statsJsonOutput;

@@ -52,6 +52,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   stop.stopping.addEventListener('abort', onStopping, { once: true });
   timers.push(setTimeout(() => stop.abortInFlight('benchmark_timeout'), deadlines.benchmarkMs));
   const unfollow = stop.followSignal(input.signal, deadlines.stopGraceMs);
+  const unfollowStop = stop.followStopSignal(input.stopSignal);
 
   const ctx: TurnContext = {
     request: input.request,
@@ -138,5 +139,6 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   } finally {
     for (const timer of timers) clearTimeout(timer);
     unfollow();
+    unfollowStop();
   }
 }

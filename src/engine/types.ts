@@ -48,6 +48,11 @@ export interface EngineInput {
   observer?: EngineObserver;
   /** Aborting it stops the run gracefully (as SIGINT does): no new turns, in-flight requests get a grace period. */
   signal?: AbortSignal;
+  /**
+   * Aborting it is a soft stop for a reason of the caller's, its abort reason (a StopReason, e.g. 'output_error'):
+   * no new turns; in-flight requests finish, bounded by their own timeouts.
+   */
+  stopSignal?: AbortSignal;
   /** When this engine runs one part of a larger run (a worker thread, or a shard): which part, and what it shares. */
   part?: EnginePart;
 }

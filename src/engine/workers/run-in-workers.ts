@@ -67,6 +67,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   stop.stopping.addEventListener('abort', onStop(false), { once: true });
   stop.abort.addEventListener('abort', onStop(true), { once: true });
   const unfollow = stop.followSignal(input.signal, input.deadlines.stopGraceMs);
+  const unfollowStop = stop.followStopSignal(input.stopSignal);
   const timers: NodeJS.Timeout[] = [];
 
   const base = input.shard ?? { index: 0, count: 1 };
@@ -153,6 +154,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   } finally {
     for (const timer of timers) clearTimeout(timer);
     unfollow();
+    unfollowStop();
     await Promise.all(workers.map((w) => w.terminate()));
   }
 

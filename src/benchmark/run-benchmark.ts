@@ -28,6 +28,7 @@ import { writeConversationsJson } from '../report/conversations-json.js';
 import { analyzeRecordsFile } from '../store/records-file-analysis.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
 import { streamRequestsJsonl } from '../store/requests-jsonl.js';
+import { shiftRecordClock } from '../store/resume-state.js';
 import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
@@ -35,6 +36,7 @@ import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { claimOutputDir, defaultOutputDir, describeFsError, prepareOutputDir } from '../store/output-dir.js';
 import { RecordWriter } from './record-writer.js';
+import { planResume, resumedCounts } from './resume.js';
 import { loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
@@ -167,7 +169,10 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   const maxNumRequests = plan.load.maxNumRequests;
   const maxRequests = maxNumRequests === undefined || shard === undefined ? maxNumRequests : shareOf(maxNumRequests, shard.index, shard.count);
   const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
-  claimOutputDir(outputDir, plan.outputs.overwrite);
+  claimOutputDir(outputDir, plan.outputs.overwrite, plan.outputs.resume);
+  // --resume: what the interrupted run left, checked against the dataset before anything is sent.
+  const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, plan.load) : undefined;
+  const load = resumed === undefined ? plan.load : { ...plan.load, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
 
   let simulator: RunningSimulator | undefined;
   let client: ChatClient | undefined;
@@ -221,26 +226,30 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const aggregate = new RunAggregate(runAggregateOptions(plan.summary));
     let parts: Array<SerializedRunAggregate | undefined> | undefined;
     const health = new ClientHealthMonitor();
-    let staleConnectionResends = 0;
-    const outcomes = new ErrorTally();
+    let staleConnectionResends = resumed?.staleConnectionResends ?? 0;
+    const outcomes = resumed?.outcomes ?? new ErrorTally();
     // An empty answer is warned about once, not per request (the summary counts them).
     let warnedEmpty = false;
     health.start();
     let engine: EngineResult;
     try {
       const engineInput = {
-        load: plan.load,
+        load,
         request: plan.request,
         deadlines: plan.deadlines,
         keepFinishedConversations: plan.outputs.outputFile !== undefined,
-        conversations: dataset.conversations,
+        conversations: resumed?.conversations ?? dataset.conversations,
+        datasetIndices: resumed?.datasetIndices,
+        resumePoints: resumed?.resumePoints,
         model,
         counter,
         signal: hooks.signal,
         stopSignal: records.stopSignal,
         observer: {
           ...hooks.observer,
-          onRecord: (record: RequestRecord) => {
+          onRecord: (engineRecord: RequestRecord) => {
+            // A resumed run's records continue the interrupted run's clock.
+            const record = shiftRecordClock(engineRecord, resumed?.clockOffsetMs ?? 0);
             records.write(record);
             if (record.error_kind === 'empty_answer' && !warnedEmpty) {
               warnedEmpty = true;
@@ -262,7 +271,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
               summary: plan.summary,
               workers,
               shard,
-              maxRequests,
+              maxRequests: resumed === undefined ? maxRequests : resumed.maxNumRequests,
               startAtEpochMs,
               onAggregates: (p) => (parts = p),
             })
@@ -281,7 +290,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const serverMetrics = await scraper?.stop();
     if (serverMetrics?.warning) warn(serverMetrics.warning);
 
-    const analysis = await analyzeRun(aggregate, parts, files.requests, plan.summary, warn);
+    // A resumed run is summarized from requests.jsonl, which holds the interrupted run's records too.
+    const analysis = resumed === undefined ? await analyzeRun(aggregate, parts, files.requests, plan.summary, warn) : await analyzeRecordsFile(files.requests, plan.summary);
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
     const lagWarning = scheduleWarning(summary);
@@ -292,38 +302,38 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const stopReason = outputError === undefined ? engine.stopReason : 'output_error';
     try {
       writeJsonAtomic(
-      files.results,
-      buildResultsDocument({
-        config: publicConfig(plan.config),
-        summary,
-        warmupPercentages,
-        perTurn,
-        clientHealth,
-        conversations: { ...engine.conversations },
-        histograms: analysis.histograms,
-        peaks: analysis.peaks,
-        percentileMetrics: plan.summary.percentileMetrics,
-        extra: {
-          model,
-          engine: serverEngine,
-          url: simulator === undefined ? shownUrl : 'embedded simulator',
-          dataset: dataset.source,
-          load_model: engine.loadModel,
-          workers,
-          worker_health: engine.workerHealth ?? null,
-          shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
-          stop_reason: stopReason,
-          lost_records: outputError?.lostRecords ?? 0,
-          tokenizer: counter.source ?? counter.tokenizer.name,
-          token_counts_exact: counter.tokenizer.exact,
-          warnings: [...engine.warnings, ...warnings],
-          crashed_tasks: engine.crashedTasks,
-          top_errors: outcomes.top(10),
-          conversation_stats: analysis.conversationStats,
-          per_conversation: analysis.perConversation,
-          server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
-        },
-      }),
+        files.results,
+        buildResultsDocument({
+          config: publicConfig(plan.config),
+          summary,
+          warmupPercentages,
+          perTurn,
+          clientHealth,
+          conversations: { ...resumedCounts(engine.conversations, resumed) },
+          histograms: analysis.histograms,
+          peaks: analysis.peaks,
+          percentileMetrics: plan.summary.percentileMetrics,
+          extra: {
+            model,
+            engine: serverEngine,
+            url: simulator === undefined ? shownUrl : 'embedded simulator',
+            dataset: dataset.source,
+            load_model: engine.loadModel,
+            workers,
+            worker_health: engine.workerHealth ?? null,
+            shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
+            stop_reason: stopReason,
+            lost_records: outputError?.lostRecords ?? 0,
+            tokenizer: counter.source ?? counter.tokenizer.name,
+            token_counts_exact: counter.tokenizer.exact,
+            warnings: [...engine.warnings, ...warnings],
+            crashed_tasks: engine.crashedTasks,
+            top_errors: outcomes.top(10),
+            conversation_stats: analysis.conversationStats,
+            per_conversation: analysis.perConversation,
+            server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
+          },
+        }),
       );
     } catch (error) {
       // The first failure is the cause to name; the lost_records count it carries is in its message.

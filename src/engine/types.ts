@@ -41,6 +41,8 @@ export interface EngineInput {
    * positions in the whole dataset. Otherwise the engine takes its part's share of `conversations` itself.
    */
   datasetIndices?: readonly number[];
+  /** --resume: by dataset index, conversations that start mid-way, after the turns an interrupted run answered. */
+  resumePoints?: ReadonlyMap<number, ResumeAt>;
   client: ChatClient;
   /** The model name sent in requests. */
   model: string;
@@ -98,4 +100,11 @@ export interface EngineResult {
   warnings: string[];
   /** With --workers: each worker thread's own event-loop delay and CPU (null for a worker that failed). */
   workerHealth?: Array<ClientHealth | null>;
+}
+
+/** Where a resumed conversation starts: after `turnsDone` turns, whose last had these token counts. */
+export interface ResumeAt {
+  readonly turnsDone: number;
+  readonly lastInputTokens: number;
+  readonly lastOutputTokens: number;
 }

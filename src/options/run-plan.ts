@@ -148,6 +148,8 @@ export interface OutputsPlan {
   readonly outputFile?: string;
   /** --overwrite: replace a previous run in the output folder instead of refusing it. */
   readonly overwrite: boolean;
+  /** --resume: continue the run in the output folder (store/resume-state.ts). */
+  readonly resume: boolean;
   /** --generate-only: write the dataset and send nothing. */
   readonly generateOnly: boolean;
   readonly statsJsonOutput?: string;
@@ -275,7 +277,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       percentileMetrics: o.percentileMetrics,
       metricPercentiles: o.metricPercentiles,
     },
-    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, overwrite: o.overwrite, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
+    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, overwrite: o.overwrite, resume: o.resume, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
     simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },
     config,

@@ -74,15 +74,17 @@ export const RUN_FILES = ['requests.jsonl', 'results.json', 'report.html', 'repo
 /**
  * One run per folder (issue #16): a folder that holds a previous run (requests.jsonl or results.json) is refused
  * with a one-line ConfigError (exit 2), since appending would mix two runs; with `overwrite`, that run's files
- * (RUN_FILES) are removed first. Other files in the folder (a dataset, conversations.json) are left alone.
+ * (RUN_FILES) are removed first; with `resume` (--resume), all but requests.jsonl, which the run continues. Other
+ * files in the folder (a dataset, conversations.json) are left alone.
  */
-export function claimOutputDir(dir: string, overwrite: boolean): void {
+export function claimOutputDir(dir: string, overwrite: boolean, resume = false): void {
   const previous = RUN_FILES.slice(0, 2).filter((name) => existsSync(join(dir, name)));
   if (previous.length === 0) return;
-  if (!overwrite) {
+  if (!overwrite && !resume) {
     throw new ConfigError(`--output-dir ${dir}: holds a previous run (${previous.join(', ')}); pass --overwrite to replace it, or choose another folder`);
   }
-  for (const name of RUN_FILES) {
+  // --resume keeps requests.jsonl (the run goes on appending to it); the summaries and reports are written anew.
+  for (const name of resume ? RUN_FILES.slice(1) : RUN_FILES) {
     try {
       rmSync(join(dir, name), { force: true });
     } catch (error) {

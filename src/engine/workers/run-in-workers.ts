@@ -82,7 +82,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     const mine: Conversation[] = [];
     input.conversations.forEach((c, i) => {
       if (ownsConversation(i, part, parts)) {
-        datasetIndices.push(i);
+        datasetIndices.push(input.datasetIndices?.[i] ?? i);
         mine.push(c);
       }
     });
@@ -93,6 +93,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
       keepFinishedConversations: input.keepFinishedConversations,
       conversations: mine,
       datasetIndices,
+      resumePoints: input.resumePoints === undefined ? undefined : new Map(datasetIndices.flatMap((d) => (input.resumePoints!.has(d) ? [[d, input.resumePoints!.get(d)!] as const] : []))),
       client: input.client,
       model: input.model,
       tokenizer: input.tokenizer,

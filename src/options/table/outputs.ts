@@ -24,6 +24,13 @@ export const outputOptions = {
     schema: z.boolean(),
     default: false,
   }),
+  resume: option({
+    flags: '--resume',
+    group: 'outputs',
+    help: "continue the interrupted run in --output-dir: finished conversations are skipped, unfinished ones restart at their first unfinished turn (the history uses the dataset's recorded answers)",
+    schema: z.boolean(),
+    default: false,
+  }),
   generateOnly: option({
     flags: '--generate-only',
     group: 'outputs',

@@ -1,3 +1,4 @@
+import type { writeSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { normalizeBaseUrl } from '../client/request-body.js';
@@ -6,7 +7,7 @@ import { runEngine } from '../engine/engine.js';
 import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
 import { workerCount } from '../engine/workers/worker-count.js';
 import type { EngineObserver, EngineResult } from '../engine/types.js';
-import { ExitCode } from '../errors/index.js';
+import { ExitCode, OutputError } from '../errors/index.js';
 import { ErrorTally, type ErrorCount } from '../metrics/error-tally.js';
 import { ClientHealthMonitor, withStaleConnectionResends, type ClientHealth } from '../metrics/client-health.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
@@ -26,13 +27,16 @@ import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { analyzeRecordsFile } from '../store/records-file-analysis.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
-import { RequestsJsonlSink, streamRequestsJsonl } from '../store/requests-jsonl.js';
+import { streamRequestsJsonl } from '../store/requests-jsonl.js';
+import { shiftRecordClock } from '../store/resume-state.js';
 import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
 import type { RunningSimulator } from '../sim/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
-import { defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
+import { claimOutputDir, defaultOutputDir, describeFsError, prepareOutputDir } from '../store/output-dir.js';
+import { RecordWriter } from './record-writer.js';
+import { planResume, resumedCounts } from './resume.js';
 import { loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
@@ -44,6 +48,8 @@ export interface BenchmarkHooks {
   onStart?(info: BenchmarkStartInfo): void;
   /** A generation config with `print_stats`: the dataset's distributions as text, to print. */
   onDatasetStats?(text: string): void;
+  /** Test-only: the writeSync requests.jsonl is appended with (a failing one stands in for a full disk). */
+  writeRecords?: typeof writeSync;
 }
 
 /** What is about to run. */
@@ -163,6 +169,10 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   const maxNumRequests = plan.load.maxNumRequests;
   const maxRequests = maxNumRequests === undefined || shard === undefined ? maxNumRequests : shareOf(maxNumRequests, shard.index, shard.count);
   const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
+  claimOutputDir(outputDir, plan.outputs.overwrite, plan.outputs.resume);
+  // --resume: what the interrupted run left, checked against the dataset before anything is sent.
+  const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, plan.load) : undefined;
+  const load = resumed === undefined ? plan.load : { ...plan.load, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
 
   let simulator: RunningSimulator | undefined;
   let client: ChatClient | undefined;
@@ -211,32 +221,39 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     await scraper?.start();
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
-    const sink = RequestsJsonlSink.open(files.requests);
+    // A failed write stops new requests (reason 'output_error'); the run then ends with an OutputError (issue #16).
+    const records = new RecordWriter(files.requests, hooks.writeRecords);
+    let outputError: OutputError | undefined;
     // The run's summaries are recorded as the records come (a few µs each), not read back from requests.jsonl at the
     // end. With worker threads each part aggregates its own records and the parts' aggregates are merged here.
     const aggregate = new RunAggregate(runAggregateOptions(plan.summary));
     let parts: Array<SerializedRunAggregate | undefined> | undefined;
     const health = new ClientHealthMonitor();
-    let staleConnectionResends = 0;
-    const outcomes = new ErrorTally();
+    let staleConnectionResends = resumed?.staleConnectionResends ?? 0;
+    const outcomes = resumed?.outcomes ?? new ErrorTally();
     // An empty answer is warned about once, not per request (the summary counts them).
     let warnedEmpty = false;
     health.start();
     let engine: EngineResult;
     try {
       const engineInput = {
-        load: plan.load,
+        load,
         request: plan.request,
         deadlines: plan.deadlines,
         keepFinishedConversations: plan.outputs.outputFile !== undefined,
-        conversations: dataset.conversations,
+        conversations: resumed?.conversations ?? dataset.conversations,
+        datasetIndices: resumed?.datasetIndices,
+        resumePoints: resumed?.resumePoints,
         model,
         counter,
         signal: hooks.signal,
+        stopSignal: records.stopSignal,
         observer: {
           ...hooks.observer,
-          onRecord: (record: RequestRecord) => {
-            sink.write(record);
+          onRecord: (engineRecord: RequestRecord) => {
+            // A resumed run's records continue the interrupted run's clock.
+            const record = shiftRecordClock(engineRecord, resumed?.clockOffsetMs ?? 0);
+            records.write(record);
             if (record.error_kind === 'empty_answer' && !warnedEmpty) {
               warnedEmpty = true;
               warn(`the server answered with no content (${record.error}); such replies count as failed requests (empty_answer)`);
@@ -257,7 +274,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
               summary: plan.summary,
               workers,
               shard,
-              maxRequests,
+              maxRequests: resumed === undefined ? maxRequests : resumed.maxNumRequests,
               startAtEpochMs,
               onAggregates: (p) => (parts = p),
             })
@@ -270,13 +287,14 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
                   : { ...(shard ?? { index: 0, count: 1 }), budget: new RequestBudget(maxRequests), stop: new StopController(), startEpochMs: startAtEpochMs, coordinated: false },
             });
     } finally {
-      sink.close();
+      outputError = records.finish();
     }
     const clientHealth = withStaleConnectionResends(health.stop(), staleConnectionResends);
     const serverMetrics = await scraper?.stop();
     if (serverMetrics?.warning) warn(serverMetrics.warning);
 
-    const analysis = await analyzeRun(aggregate, parts, files.requests, plan.summary, warn);
+    // A resumed run is summarized from requests.jsonl, which holds the interrupted run's records too.
+    const analysis = resumed === undefined ? await analyzeRun(aggregate, parts, files.requests, plan.summary, warn) : await analyzeRecordsFile(files.requests, plan.summary);
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
     const lagWarning = scheduleWarning(summary);
@@ -284,39 +302,47 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     engine.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
-    writeJsonAtomic(
-      files.results,
-      buildResultsDocument({
-        config: publicConfig(plan.config),
-        summary,
-        warmupPercentages,
-        perTurn,
-        clientHealth,
-        conversations: { ...engine.conversations },
-        histograms: analysis.histograms,
-        peaks: analysis.peaks,
-        percentileMetrics: plan.summary.percentileMetrics,
-        extra: {
-          model,
-          engine: serverEngine,
-          url: simulator === undefined ? shownUrl : 'embedded simulator',
-          dataset: dataset.source,
-          load_model: engine.loadModel,
-          workers,
-          worker_health: engine.workerHealth ?? null,
-          shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
-          stop_reason: engine.stopReason,
-          tokenizer: counter.source ?? counter.tokenizer.name,
-          token_counts_exact: counter.tokenizer.exact,
-          warnings: [...engine.warnings, ...warnings],
-          crashed_tasks: engine.crashedTasks,
-          top_errors: outcomes.top(10),
-          conversation_stats: analysis.conversationStats,
-          per_conversation: analysis.perConversation,
-          server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
-        },
-      }),
-    );
+    const stopReason = outputError === undefined ? engine.stopReason : 'output_error';
+    try {
+      writeJsonAtomic(
+        files.results,
+        buildResultsDocument({
+          config: publicConfig(plan.config),
+          summary,
+          warmupPercentages,
+          perTurn,
+          clientHealth,
+          conversations: { ...resumedCounts(engine.conversations, resumed) },
+          histograms: analysis.histograms,
+          peaks: analysis.peaks,
+          percentileMetrics: plan.summary.percentileMetrics,
+          extra: {
+            model,
+            engine: serverEngine,
+            url: simulator === undefined ? shownUrl : 'embedded simulator',
+            dataset: dataset.source,
+            load_model: engine.loadModel,
+            workers,
+            worker_health: engine.workerHealth ?? null,
+            shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
+            stop_reason: stopReason,
+            lost_records: outputError?.lostRecords ?? 0,
+            tokenizer: counter.source ?? counter.tokenizer.name,
+            token_counts_exact: counter.tokenizer.exact,
+            warnings: [...engine.warnings, ...warnings],
+            crashed_tasks: engine.crashedTasks,
+            top_errors: outcomes.top(10),
+            conversation_stats: analysis.conversationStats,
+            per_conversation: analysis.perConversation,
+            server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
+          },
+        }),
+      );
+    } catch (error) {
+      // The first failure is the cause to name; the lost_records count it carries is in its message.
+      throw outputError ?? new OutputError(files.results, describeFsError(error), undefined, { cause: error });
+    }
+    if (outputError !== undefined) throw outputError;
     const { statsJsonOutput, outputFile } = plan.outputs;
     if (statsJsonOutput !== undefined) {
       files.statsJson = statsJsonOutput;

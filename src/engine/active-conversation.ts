@@ -102,6 +102,23 @@ export class ActiveConversation {
     this.#next += 1;
   }
 
+  /**
+   * --resume: skips the first `turnsDone` turns, answered by an interrupted run, putting the dataset's recorded answers
+   * in the history (the answers the server gave are not on disk). `lastInputTokens` and `lastOutputTokens` are the
+   * last answered turn's. Throws when a skipped turn has no recorded answer (check with canResumeAt first).
+   */
+  resumeAt(turnsDone: number, lastInputTokens: number, lastOutputTokens: number): void {
+    if (!this.canResumeAt(turnsDone)) throw new Error(`conversation ${this.id}: no recorded answer to resume after turn ${turnsDone}`);
+    for (let t = 0; t < turnsDone; t++) this.advance(this.#turns[t]!.recordedAnswer!, 0, 0);
+    this.#lastPromptTokens = lastInputTokens;
+    this.#lastCompletionTokens = lastOutputTokens;
+  }
+
+  /** True when each of the first `turnsDone` turns has a recorded answer, and turnsDone is within the turns. */
+  canResumeAt(turnsDone: number): boolean {
+    return turnsDone <= this.#turns.length && this.#turns.slice(0, turnsDone).every((t) => t.recordedAnswer !== undefined);
+  }
+
   /** The conversation as replayed so far, with the answers that were used (the reference's -o format). */
   replayed(): Conversation {
     return { id: this.conversation.id, messages: this.#history.slice() };

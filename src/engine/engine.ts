@@ -52,6 +52,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   stop.stopping.addEventListener('abort', onStopping, { once: true });
   timers.push(setTimeout(() => stop.abortInFlight('benchmark_timeout'), deadlines.benchmarkMs));
   const unfollow = stop.followSignal(input.signal, deadlines.stopGraceMs);
+  const unfollowStop = stop.followStopSignal(input.stopSignal);
 
   const ctx: TurnContext = {
     request: input.request,
@@ -76,9 +77,12 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     }
     let conversations: ActiveConversation[] = [];
     input.conversations.forEach((c, i) => {
-      const datasetIndex = input.datasetIndices?.[i];
-      if (datasetIndex !== undefined) conversations.push(new ActiveConversation(c, datasetIndex, load.maxTurns));
-      else if (part === undefined || ownsConversation(i, part.index, part.count)) conversations.push(new ActiveConversation(c, i, load.maxTurns));
+      const index = input.datasetIndices?.[i] ?? i;
+      if (input.datasetIndices === undefined && part !== undefined && !ownsConversation(i, part.index, part.count)) return;
+      const active = new ActiveConversation(c, index, load.maxTurns);
+      const resume = input.resumePoints?.get(index);
+      if (resume !== undefined) active.resumeAt(resume.turnsDone, resume.lastInputTokens, resume.lastOutputTokens);
+      conversations.push(active);
     });
     const owned = conversations.length;
     const clientsHere = part === undefined ? load.clients : shareOf(load.clients, part.index, part.count);
@@ -138,5 +142,6 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   } finally {
     for (const timer of timers) clearTimeout(timer);
     unfollow();
+    unfollowStop();
   }
 }

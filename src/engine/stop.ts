@@ -7,7 +7,8 @@ export type StopReason =
   | 'max_requests' // -n was reached
   | 'duration' // --duration elapsed (soft stop)
   | 'benchmark_timeout' // --benchmark-timeout-sec elapsed (hard stop)
-  | 'interrupted'; // SIGINT/SIGTERM or the caller's AbortSignal
+  | 'interrupted' // SIGINT/SIGTERM or the caller's AbortSignal
+  | 'output_error'; // a record could not be written (ENOSPC, EIO): no new requests, in-flight ones finish
 
 /**
  * The run's two deadlines, as AbortSignals: `stopping` fires when no new turn may start; `abort` fires when
@@ -60,6 +61,17 @@ export class StopController {
       signal?.removeEventListener('abort', onAbort);
       clearTimeout(grace);
     };
+  }
+
+  /**
+   * A soft stop when `signal` fires, with its reason (a StopReason) as the run's: how the caller stops a run for a
+   * reason of its own, e.g. 'output_error'. Returns a function that stops following.
+   */
+  followStopSignal(signal: AbortSignal | undefined): () => void {
+    const onAbort = (): void => this.stop((typeof signal?.reason === 'string' ? signal.reason : 'interrupted') as StopReason);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    return () => signal?.removeEventListener('abort', onAbort);
   }
 
   /** Hard stop: also abort what is in flight. */

@@ -41,6 +41,8 @@ export interface EngineInput {
    * positions in the whole dataset. Otherwise the engine takes its part's share of `conversations` itself.
    */
   datasetIndices?: readonly number[];
+  /** --resume: by dataset index, conversations that start mid-way, after the turns an interrupted run answered. */
+  resumePoints?: ReadonlyMap<number, ResumeAt>;
   client: ChatClient;
   /** The model name sent in requests. */
   model: string;
@@ -48,6 +50,11 @@ export interface EngineInput {
   observer?: EngineObserver;
   /** Aborting it stops the run gracefully (as SIGINT does): no new turns, in-flight requests get a grace period. */
   signal?: AbortSignal;
+  /**
+   * Aborting it is a soft stop for a reason of the caller's, its abort reason (a StopReason, e.g. 'output_error'):
+   * no new turns; in-flight requests finish, bounded by their own timeouts.
+   */
+  stopSignal?: AbortSignal;
   /** When this engine runs one part of a larger run (a worker thread, or a shard): which part, and what it shares. */
   part?: EnginePart;
 }
@@ -93,4 +100,11 @@ export interface EngineResult {
   warnings: string[];
   /** With --workers: each worker thread's own event-loop delay and CPU (null for a worker that failed). */
   workerHealth?: Array<ClientHealth | null>;
+}
+
+/** Where a resumed conversation starts: after `turnsDone` turns, whose last had these token counts. */
+export interface ResumeAt {
+  readonly turnsDone: number;
+  readonly lastInputTokens: number;
+  readonly lastOutputTokens: number;
 }

@@ -55,6 +55,10 @@ function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): vo
   if (!openLoop && (o.maxConcurrency !== undefined || o.thinkTime !== undefined)) {
     problem(o.maxConcurrency !== undefined ? 'maxConcurrency' : 'thinkTime', 'applies to open-loop sessions: add --session-rate (or --ramp-up)');
   }
+  if (o.resume && o.overwrite) problem('resume', 'continues the run in --output-dir; --overwrite replaces it: give one');
+  if (o.resume && o.outputDir === undefined) problem('resume', 'needs the --output-dir of the run to continue');
+  if (o.resume && o.outputFile !== undefined) problem('resume', "cannot write -o: the interrupted run's answers are not on disk");
+  if (o.resume && o.shard !== undefined) problem('resume', 'cannot continue a shard: resume each shard as a whole run, or rerun it');
   if (openLoop && o.requestRate > 0) problem('requestRate', 'paces closed-loop clients; with --session-rate the arrivals set the pace');
   if (o.rampUp !== undefined && o.sessionRate !== undefined && o.rampUp.endPerSec !== o.sessionRate) {
     problem('rampUp', `ends at ${o.rampUp.endPerSec}/s but --session-rate is ${o.sessionRate}/s; give one or make them agree`);

@@ -146,6 +146,10 @@ export interface OutputsPlan {
   /** Undefined: ./chatload-results/<UTC timestamp>. */
   readonly outputDir?: string;
   readonly outputFile?: string;
+  /** --overwrite: replace a previous run in the output folder instead of refusing it. */
+  readonly overwrite: boolean;
+  /** --resume: continue the run in the output folder (store/resume-state.ts). */
+  readonly resume: boolean;
   /** --generate-only: write the dataset and send nothing. */
   readonly generateOnly: boolean;
   readonly statsJsonOutput?: string;
@@ -273,7 +277,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       percentileMetrics: o.percentileMetrics,
       metricPercentiles: o.metricPercentiles,
     },
-    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
+    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, overwrite: o.overwrite, resume: o.resume, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
     simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },
     config,

@@ -13,13 +13,20 @@ import type { RequestRecord } from '../metrics/record.js';
 export class RequestsJsonlSink {
   #fd: number | null;
   #count = 0;
+  readonly #write: typeof writeSync;
+  /** A failed write may have left part of a line: the next record starts on a fresh line. */
+  #torn = false;
 
-  private constructor(fd: number) {
+  private constructor(fd: number, write: typeof writeSync) {
     this.#fd = fd;
+    this.#write = write;
   }
 
-  /** Opens (creating it and its directory if needed) `path` for append. */
-  static open(path: string): RequestsJsonlSink {
+  /**
+   * Opens (creating it and its directory if needed) `path` for append. `write` is writeSync; a test gives a failing
+   * one to stand in for a full disk.
+   */
+  static open(path: string, write: typeof writeSync = writeSync): RequestsJsonlSink {
     mkdirSync(dirname(path), { recursive: true });
     const fd = openSync(path, 'a');
     // A file left by a crash may end in a torn line: start on a fresh line so the next record is not glued to it.
@@ -34,7 +41,7 @@ export class RequestsJsonlSink {
       }
       if (last[0] !== 0x0a) writeAll(fd, Buffer.from('\n'));
     }
-    return new RequestsJsonlSink(fd);
+    return new RequestsJsonlSink(fd, write);
   }
 
   /** Records written by this sink. */
@@ -42,10 +49,16 @@ export class RequestsJsonlSink {
     return this.#count;
   }
 
-  /** Appends one record as one line. Throws after close(). */
+  /**
+   * Appends one record as one line. Throws the file system's error when the write fails (ENOSPC, EIO, …); a torn
+   * part it may leave is ended before the next record, so each record stays on its own line. Throws after close().
+   */
   write(record: RequestRecord): void {
     if (this.#fd === null) throw new Error('RequestsJsonlSink.write() after close()');
-    writeAll(this.#fd, Buffer.from(`${JSON.stringify(record)}\n`, 'utf8'));
+    const line = Buffer.from(`${this.#torn ? '\n' : ''}${JSON.stringify(record)}\n`, 'utf8');
+    this.#torn = true;
+    writeAll(this.#fd, line, this.#write);
+    this.#torn = false;
     this.#count++;
   }
 
@@ -63,9 +76,9 @@ export class RequestsJsonlSink {
 }
 
 /** One line in one write where the OS allows; loops on a short write (possible on a full disk or a pipe). */
-function writeAll(fd: number, data: Buffer): void {
+function writeAll(fd: number, data: Buffer, write: typeof writeSync = writeSync): void {
   let offset = 0;
-  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+  while (offset < data.length) offset += write(fd, data, offset, data.length - offset);
 }
 
 /**

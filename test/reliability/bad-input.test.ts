@@ -59,6 +59,13 @@ interface BadCase {
   todo?: string;
 }
 
+/** A folder holding a previous run's requests.jsonl. */
+function previousRun(): string {
+  mkdirSync(join(dir, 'previous-run'), { recursive: true });
+  writeFileSync(join(dir, 'previous-run', 'requests.jsonl'), '');
+  return join(dir, 'previous-run');
+}
+
 const run = (input: string, ...rest: string[]): string[] => ['run', '-i', input, '--output-dir', out, ...rest];
 const generate = (input: string): string[] => ['generate', '-i', input, '-o', join(dir, 'generated.json')];
 /** `before`, the bytes, then `after`: a file with bytes that are not UTF-8 at byte Buffer.byteLength(before). */
@@ -197,6 +204,16 @@ const CASES: BadCase[] = [
     message: /unknown option '--num-clientz'.*Did you mean --num-clients\?/,
   },
   { name: '--max-concurrency without the open loop', argv: () => ['run', '--max-concurrency', '4', '--output-dir', out], message: /--max-concurrency: applies to open-loop sessions/ },
+  {
+    name: '--output-dir under a regular file (checked before anything is sent)',
+    argv: () => ['run', '--output-dir', join(file('plain-file', 'x'), 'out')],
+    message: /--output-dir .*plain-file\/out: cannot write there \(ENOTDIR: not a directory\)$/,
+  },
+  {
+    name: 'an --output-dir holding a previous run, without --overwrite',
+    argv: () => ['run', '--output-dir', previousRun()],
+    message: /--output-dir .*previous-run: holds a previous run \(requests\.jsonl\); pass --overwrite to replace it, or choose another folder$/,
+  },
   // Other commands
   { name: 'report of a folder with no results', argv: () => ['report', join(dir, 'empty-results')], message: /empty-results/ },
   { name: 'serve --faults with a bad rate', argv: () => ['serve', '--port', '0', '--faults', '500=2'], message: /--faults: rate 2 .* must be a probability/ },

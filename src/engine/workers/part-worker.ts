@@ -67,6 +67,7 @@ try {
     keepFinishedConversations: data.keepFinishedConversations,
     conversations: data.conversations,
     datasetIndices: data.datasetIndices,
+    resumePoints: data.resumePoints,
     client,
     model: data.model,
     // The same tokenizer as the coordinator resolved (its warnings were already said there).

@@ -5,13 +5,15 @@ import type { ChatClientOptions } from '../../client/chat-client.js';
 import type { SerializedRunAggregate } from '../../metrics/run-aggregate.js';
 import type { SummaryPlan, TokenizerChoice } from '../../options/run-plan.js';
 import type { StopReason } from '../stop.js';
-import type { EngineInput, EngineResult } from '../types.js';
+import type { EngineInput, EngineResult, ResumeAt } from '../types.js';
 
 /** What a part's worker thread needs to run its share of the load (its workerData). Plain, cloneable data. */
 export interface PartWorkerData extends Pick<EngineInput, 'load' | 'request' | 'deadlines' | 'keepFinishedConversations'> {
   /** This part's conversations only, and their positions in the dataset. */
   conversations: Conversation[];
   datasetIndices: number[];
+  /** --resume: this part's conversations that start mid-way, by dataset index. */
+  resumePoints?: Map<number, ResumeAt>;
   /** The options of this part's own ChatClient (every field is plain data). */
   client: ChatClientOptions;
   /** The model name sent in requests. */

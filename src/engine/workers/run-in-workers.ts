@@ -67,6 +67,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   stop.stopping.addEventListener('abort', onStop(false), { once: true });
   stop.abort.addEventListener('abort', onStop(true), { once: true });
   const unfollow = stop.followSignal(input.signal, input.deadlines.stopGraceMs);
+  const unfollowStop = stop.followStopSignal(input.stopSignal);
   const timers: NodeJS.Timeout[] = [];
 
   const base = input.shard ?? { index: 0, count: 1 };
@@ -81,7 +82,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     const mine: Conversation[] = [];
     input.conversations.forEach((c, i) => {
       if (ownsConversation(i, part, parts)) {
-        datasetIndices.push(i);
+        datasetIndices.push(input.datasetIndices?.[i] ?? i);
         mine.push(c);
       }
     });
@@ -92,6 +93,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
       keepFinishedConversations: input.keepFinishedConversations,
       conversations: mine,
       datasetIndices,
+      resumePoints: input.resumePoints === undefined ? undefined : new Map(datasetIndices.flatMap((d) => (input.resumePoints!.has(d) ? [[d, input.resumePoints!.get(d)!] as const] : []))),
       client: input.client,
       model: input.model,
       tokenizer: input.tokenizer,
@@ -153,6 +155,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   } finally {
     for (const timer of timers) clearTimeout(timer);
     unfollow();
+    unfollowStop();
     await Promise.all(workers.map((w) => w.terminate()));
   }
 

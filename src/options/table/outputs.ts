@@ -17,6 +17,20 @@ export const outputOptions = {
     help: "write the finished conversations with the server's answers (reference format)",
     schema: text,
   }),
+  overwrite: option({
+    flags: '--overwrite',
+    group: 'outputs',
+    help: 'replace a previous run in --output-dir (its requests.jsonl, results.json and reports are removed first); without it such a folder is refused',
+    schema: z.boolean(),
+    default: false,
+  }),
+  resume: option({
+    flags: '--resume',
+    group: 'outputs',
+    help: "continue the interrupted run in --output-dir: finished conversations are skipped, unfinished ones restart at their first unfinished turn (the history uses the dataset's recorded answers)",
+    schema: z.boolean(),
+    default: false,
+  }),
   generateOnly: option({
     flags: '--generate-only',
     group: 'outputs',

@@ -7,7 +7,7 @@
 // - the client's whole read path (socket → undici → SseReader → ResponseCollector) on arbitrary response bytes:
 //   send() never rejects and every failure has a kind of the taxonomy. test/client/sse-reader.test.ts fuzzes the
 //   SseReader alone (never throws, split-invariant, agrees with eventsource-parser).
-// The option parser is not fuzzed here: it is being rewritten (src/options/), and its fuzz belongs with it.
+// The option parser is fuzzed in test/options/fuzz-options.test.ts.
 // Runs are kept small (numRuns 100-300, inputs of at most a few hundred bytes): the whole file takes a few seconds.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';

@@ -227,13 +227,23 @@ function isErrorObject(json: CompletionJson): boolean {
 }
 
 function errorText(json: CompletionJson): string {
-  const error = json.error ?? json;
-  if (typeof error === 'string') return excerpt(error, 200);
+  return excerpt(errorSaid(json) ?? JSON.stringify(json.error ?? json), 200);
+}
+
+/**
+ * What an error object says, in the shapes servers use: `{"error": "…"}` (TGI), `{"error": {"message": "…"}}`
+ * (OpenAI, vLLM, SGLang), or a top-level `{"message": "…"}` when there is no `error`; undefined otherwise.
+ */
+export function errorSaid(json: unknown): string | undefined {
+  if (typeof json !== 'object' || json === null) return undefined;
+  const { error, message } = json as { error?: unknown; message?: unknown };
+  if (typeof error === 'string') return error;
   if (typeof error === 'object' && error !== null) {
-    const message = (error as { message?: unknown }).message;
-    if (typeof message === 'string') return excerpt(message, 200);
+    const inner = (error as { message?: unknown }).message;
+    return typeof inner === 'string' ? inner : undefined;
   }
-  return excerpt(JSON.stringify(error), 200);
+  if (error !== undefined && error !== null) return undefined;
+  return typeof message === 'string' ? message : undefined;
 }
 
 /** The first `maxChars` characters of `text` on one line. */

@@ -3,7 +3,7 @@ import { text as streamText } from 'node:stream/consumers';
 import type { Dispatcher } from 'undici';
 import { ChatloadError } from '../errors/index.js';
 import { decodeContent } from './content-encoding.js';
-import { excerpt } from './response-collector.js';
+import { errorSaid, excerpt } from './response-collector.js';
 
 /** A model the server lists at `GET /v1/models`. */
 export interface ModelInfo {
@@ -31,10 +31,8 @@ export async function readText(response: Dispatcher.ResponseData<unknown>): Prom
 export function errorMessageOf(body: string): string {
   if (!body.startsWith('{')) return body;
   try {
-    const json = JSON.parse(body) as { error?: unknown; message?: unknown };
-    const inner = typeof json.error === 'object' && json.error !== null ? (json.error as { message?: unknown }).message : json.error;
-    const said = typeof inner === 'string' ? inner : json.message;
-    return typeof said === 'string' && said.length > 0 ? said : body;
+    const said = errorSaid(JSON.parse(body));
+    return said !== undefined && said.length > 0 ? said : body;
   } catch {
     // Cut at 200 characters, or not JSON at all: show it as it came.
     return body;

@@ -112,10 +112,6 @@ function clientOptions(plan: RunPlan, url: string): ChatClientOptions {
   return { baseUrl: url, apiKey, headers, connections: plan.load.connections, ...plan.deadlines.request };
 }
 
-function hasHeader(headers: Readonly<Record<string, string>>, name: string): boolean {
-  return Object.keys(headers).some((key) => key.toLowerCase() === name);
-}
-
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
   if (engine.stopReason === 'interrupted') return ExitCode.interrupted;
   // Nothing succeeded, warmup included (a wrong model, a dead route): the run measured nothing, whatever the rate.
@@ -188,7 +184,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     // The URL as any output shows it: its credentials go to the server as Basic auth, and nowhere else.
     const shownUrl = redactSecrets(url);
     client = new ChatClient(clientOptions(plan, url));
-    if (target.apiKey && splitUrlTextCredentials(url)?.authorization !== undefined && !hasHeader(target.headers, 'authorization')) {
+    if (client.apiKeyReplacedByUrl) {
       warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
     }
     const workers = workerCount(scale.workers, plan.load.peakConcurrency, simulator !== undefined);

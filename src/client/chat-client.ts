@@ -72,6 +72,7 @@ export class ChatClient {
   /** Opens one connection per request (pipelining 0: `connection: close`). Made on first need. */
   #freshAgent: Agent | undefined;
   readonly #agentOptions: Agent.Options;
+  readonly #apiKeyReplacedByUrl: boolean;
   readonly #reuse: ConnectionReuse = { staleConnectionResends: 0, reuseConnections: true };
   readonly #chatUrl: string;
   readonly #modelsUrl: string;
@@ -124,6 +125,8 @@ export class ChatClient {
       if (value.length >= 6) this.#secrets.push(value);
     }
     this.#headers = headers;
+    this.#apiKeyReplacedByUrl =
+      options.apiKey !== undefined && options.apiKey.length > 0 && credentials.authorization !== undefined && headers.authorization === credentials.authorization;
     const { 'content-type': _contentType, ...getHeaders } = headers;
     this.#getHeaders = getHeaders;
     this.#agentOptions = {
@@ -138,6 +141,11 @@ export class ChatClient {
     };
     this.#agent = new Agent(this.#agentOptions);
     watchConnectionReuse();
+  }
+
+  /** True when an API key was given but the URL's credentials went as Basic auth instead (the caller warns). */
+  get apiKeyReplacedByUrl(): boolean {
+    return this.#apiKeyReplacedByUrl;
   }
 
   /** Stale-connection resends so far, and whether connections are still reused. A copy. */

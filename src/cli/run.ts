@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { runBenchmark, type BenchmarkResult, type BenchmarkStartInfo } from '../benchmark/run-benchmark.js';
 import { writeRunDataset } from '../benchmark/run-dataset.js';
 import { ExitCode } from '../errors/index.js';
-import { ProgressLine } from '../report/progress.js';
+import { LiveView } from '../report/progress.js';
 import { formatSummary } from '../report/terminal.js';
 import { addRunOptions, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
@@ -22,6 +22,31 @@ function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The ramp-up's length (ms) when the load has one: the live view calls that first stretch "ramp-up". */
+function rampUpMsOf(plan: BenchmarkResult['plan']): number | undefined {
+  const model = plan.load.model;
+  const seconds = model.type === 'open-sessions' ? model.arrivals.rampUp?.seconds : undefined;
+  return seconds === undefined ? undefined : seconds * 1000;
+}
+
+/** --json's object: what ran, where its files are, the exit code and the summary (as results.json has it). */
+function jsonSummary(result: BenchmarkResult): Record<string, unknown> {
+  return {
+    model: result.model,
+    url: result.url,
+    engine: result.serverEngine,
+    stop_reason: result.engine.stopReason,
+    exit_code: result.exitCode,
+    output_dir: result.outputDir,
+    files: result.files,
+    summary: result.summary,
+    per_turn: result.perTurn,
+    client_health: result.clientHealth,
+    warnings: [...result.engine.warnings, ...result.warnings],
+    top_errors: result.topErrors,
+  };
+}
+
 function describeStart(info: BenchmarkStartInfo): string {
   const engine = info.engine.name === 'unknown' ? '' : ` (${info.engine.name}${info.engine.version === null ? '' : ` ${info.engine.version}`})`;
   const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : `${info.url}${engine}`;
@@ -39,10 +64,10 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     const { plan } = runOptionsFromCommand(command, process.env);
     const quiet = flags.quiet;
     const err = process.stderr;
-    const progress = !quiet && err.isTTY ? { line: undefined as ProgressLine | undefined } : undefined;
+    const live = new LiveView(err, flags.progress);
+    // Every status line goes above the live panel (print clears and redraws it), so a warning never lands inside it.
     const say = (line: string): void => {
-      // Clear the live progress line first, so a status line never lands in the middle of it.
-      if (!quiet) err.write(progress?.line ? `\r\x1b[2K${line}` : line);
+      if (!quiet) live.print(line);
     };
     if (plan.outputs.generateOnly) {
       const written = await writeRunDataset(plan, (message) => say(`chatload: warning: ${message}\n`));
@@ -52,33 +77,40 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     }
     const stop = new AbortController();
     const releaseSignals = onStopSignals(() => {
-      err.write('\nchatload: stopping: no new requests; in-flight ones get a short grace (Ctrl-C again exits now)\n');
+      live.print('\nchatload: stopping: no new requests; in-flight ones get a short grace (Ctrl-C again exits now)\n');
       stop.abort();
     });
     try {
       const result = await runBenchmark(plan, {
         signal: stop.signal,
+        onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
         onStart: (info) => {
           say(describeStart(info));
-          if (progress) progress.line = new ProgressLine(err, { total: plan.load.maxNumRequests });
+          live.start({ totalRequests: info.requests, durationMs: info.durationMs, rampUpMs: rampUpMsOf(plan) });
         },
         observer: {
+          onSend: () => live.onSend(),
+          onQueued: (delta) => live.onQueued(delta),
+          onPhase: (phase) => live.onPhase(phase),
           onRecord: (record) => {
-            progress?.line?.onRecord(record);
+            live.onRecord(record);
             if (flags.verbose) {
               const what = record.status === 'ok' ? `ttft ${record.ttft_ms} ms, e2el ${record.e2el_ms} ms, ${record.output_num_tokens} tokens` : `${record.error_kind}: ${record.error}`;
-              err.write(`${record.conversation_id} turn ${record.turn} (client ${record.client_id}${record.warmup ? ', warmup' : ''}): ${what}\n`);
+              live.print(`${record.conversation_id} turn ${record.turn} (client ${record.client_id}${record.warmup ? ', warmup' : ''}): ${what}\n`);
             }
           },
           onWarning: (message) => say(`chatload: warning: ${message}\n`),
           onContent: flags.printContent
-            ? (event) => err.write(`--- ${event.conversationId} turn ${event.turn}\nuser: ${event.user}\nassistant: ${event.answer}\n`)
+            ? (event) => live.print(`--- ${event.conversationId} turn ${event.turn}\nuser: ${event.user}\nassistant: ${event.answer}\n`)
             : undefined,
         },
       });
-      progress?.line?.stop();
-      const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-      process.stdout.write(
+      live.stop();
+      // --json: stdout carries the one JSON object; the table goes to stderr with the other human text.
+      const tableStream = flags.json ? err : process.stdout;
+      const color = tableStream.isTTY === true && !process.env.NO_COLOR;
+      if (flags.json) process.stdout.write(`${JSON.stringify(jsonSummary(result))}\n`);
+      if (!flags.json || !quiet) tableStream.write(
         `${formatSummary(
           {
             summary: result.summary,
@@ -97,7 +129,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       if (result.exitCode === ExitCode.runFailed) err.write(failureLines(result, plan.summary.maxErrorRate));
       setExitCode(result.exitCode);
     } finally {
-      progress?.line?.stop();
+      live.stop();
       releaseSignals();
     }
   });

@@ -94,7 +94,15 @@ export const outputOptions = {
 
 /** Flags of the `run` and `sweep` commands that only change what the terminal shows: not run options. */
 export const terminalOptions = {
-  quiet: option({ flags: '-q, --quiet', group: 'outputs', help: 'no progress line and no status lines', schema: z.boolean(), default: false }),
+  quiet: option({ flags: '-q, --quiet', group: 'outputs', help: 'no live progress and no status lines (errors and the reason for exit code 1 still print)', schema: z.boolean(), default: false }),
+  progress: option({
+    flags: '--progress <mode>',
+    group: 'outputs',
+    help: 'live progress on stderr: panel (redrawn ~4 times a second), plain (a line every 10 s, for logs), off; auto: panel on a terminal, else plain',
+    schema: z.enum(['auto', 'panel', 'plain', 'off'], 'expected auto, panel, plain or off'),
+    default: 'auto',
+  }),
+  json: option({ flags: '--json', group: 'outputs', help: 'print the summary as one JSON object on stdout (everything else goes to stderr)', schema: z.boolean(), default: false }),
   verbose: option({ flags: '-v, --verbose', group: 'outputs', help: 'print a line per request to stderr', schema: z.boolean(), default: false }),
   printContent: option({ flags: '--print-content', group: 'outputs', help: 'print each user message and answer to stderr', schema: z.boolean(), default: false }),
 };

@@ -29,7 +29,7 @@ export interface LiveRunInfo {
  * The live view of a run (issue 18): a LiveModel fed by the run's events, drawn on its own unref'd timer. In 'panel'
  * mode it redraws a few lines in place at ~4 fps; every other text (warnings, status lines) must go through print(),
  * which clears the panel, writes the text above it and draws the panel again, so nothing lands inside it. Hand-written
- * ANSI on purpose: three escape sequences (cursor up, carriage return, erase below) do the job that a TUI library
+ * ANSI on purpose: four escape sequences (cursor up and down, carriage return, erase line) do the job that a TUI library
  * would do with a dependency tree and start-up cost (issue 17 keeps `run` start-up small).
  */
 export class LiveView {
@@ -152,12 +152,17 @@ export class LiveView {
     return this.#stream.columns !== undefined && this.#stream.columns > 0 ? this.#stream.columns : 80;
   }
 
-  /** Moves to the panel's first row and erases from there down, counting rows at the current width (a resize re-wraps). */
+  /**
+   * Moves to the panel's first row and blanks its rows one by one, counting rows at the current width (a resize
+   * re-wraps). Erase-in-line on each row, not erase-below: tmux moves the screen into its scrollback when the screen
+   * is erased from the top-left corner, where the panel sits once the text above it has scrolled away.
+   */
   #clear(): void {
     if (this.#drawn.length === 0) return;
     const columns = this.#columns();
     const rows = this.#drawn.reduce((n, len) => n + Math.max(1, Math.ceil(len / columns)), 0);
-    this.#stream.write(`\r${rows > 1 ? `\x1b[${rows - 1}A` : ''}\x1b[J`);
+    const up = rows > 1 ? `\x1b[${rows - 1}A` : '';
+    this.#stream.write(`\r${up}${'\x1b[2K\x1b[1B'.repeat(rows - 1)}\x1b[2K${up}`);
     this.#drawn = [];
   }
 
@@ -165,7 +170,7 @@ export class LiveView {
     const lines = this.lines(this.#columns());
     this.#clear();
     if (lines.length === 0) return;
-    this.#stream.write(lines.join('\n'));
+    this.#stream.write(lines.map((l) => `\x1b[2K${l}`).join('\n'));
     this.#drawn = lines.map((l) => l.length);
   }
 }

@@ -95,10 +95,11 @@ describe('LiveView', () => {
     assert.match(drawn, /0\/10 requests/);
     const rows = drawn.split('\n').length;
     view.print('chatload: warning: something\n');
-    assert.equal(writes[2], `\r\x1b[${rows - 1}A\x1b[J`, 'moves to the panel top and erases below');
+    const clear = `\r\x1b[${rows - 1}A${'\x1b[2K\x1b[1B'.repeat(rows - 1)}\x1b[2K\x1b[${rows - 1}A`;
+    assert.equal(writes[2], clear, 'moves to the panel top and blanks its rows one by one');
     assert.equal(writes[3], 'chatload: warning: something\n');
     view.stop();
-    assert.equal(writes.at(-1), `\r\x1b[${rows - 1}A\x1b[J`, 'stop clears the panel');
+    assert.equal(writes.at(-1), clear, 'stop clears the panel');
     view.stop();
   });
 

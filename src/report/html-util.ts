@@ -47,6 +47,22 @@ export function chartFigure(id: string, title: string, svg: string, note?: strin
   return `<figure class="chart" data-chart="${escapeHtml(id)}"><figcaption>${escapeHtml(title)}</figcaption>${svg}${noteHtml}</figure>`;
 }
 
+/** A section of a report page: its anchor, heading, nav label (default: the heading) and HTML. */
+export interface PageSection {
+  id: string;
+  title: string;
+  nav?: string;
+  html: string;
+}
+
+/** The sections as the page's body and nav: adding a section to a page is adding one PageSection to its list. */
+export function pageSections(sections: readonly PageSection[]): { nav: Array<[string, string]>; body: string } {
+  return {
+    nav: sections.map((s) => [s.id, s.nav ?? s.title]),
+    body: sections.map((s) => `<section id="${escapeHtml(s.id)}"><h2>${escapeHtml(s.title)}</h2>\n${s.html}\n</section>`).join('\n'),
+  };
+}
+
 /**
  * The Content-Security-Policy of every report: nothing may load from anywhere and no script may run; only inline
  * styles and data: images are allowed. A defence in depth behind the escaping.
@@ -66,13 +82,15 @@ main { padding: 8px 28px 40px; max-width: 1500px; }
 section { margin-top: 26px; }
 h2 { font-size: 18px; margin: 0 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 18px 0 8px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; margin-bottom: 14px; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
-.card .k { color: var(--muted); font-size: 12px; }
-.card .v { font-size: 19px; font-weight: 600; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; margin-bottom: 14px; }
+.card { flex: 1 0 auto; min-width: 150px; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
+.card .k { color: var(--muted); font-size: 12px; white-space: nowrap; }
+.card .v { font-size: 19px; font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .card.bad .v { color: var(--bad); }
-.card.wide { grid-column: span 2; }
 .card.wide .v { font-size: 15px; font-weight: 500; }
+.cmd { margin: 14px 0 0; background: #1d2330; color: #e6e9ef; border-radius: 6px; padding: 8px 12px; overflow-x: auto; }
+.cmd code { font: 12.5px/1.5 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
+.charts.full { grid-template-columns: 1fr; }
 table.kv th:first-child { width: 28%; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 14px; }
 figure.chart { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; min-width: 0; }

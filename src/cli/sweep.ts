@@ -5,7 +5,7 @@ import { ConfigError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { sweepOptions } from '../options/table/sweep.js';
-import { fmtNum } from '../report/html-util.js';
+import { fmtNum, fmtPercentileOf } from '../report/html-util.js';
 import { LiveView } from '../report/progress.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
@@ -73,7 +73,8 @@ export function registerSweepCommand(program: Command): void {
           const goodput = p.summary.goodput ? `, goodput ${fmtNum(p.summary.goodput.share * 100, 1)}%` : '';
           live.stop();
           process.stdout.write(
-            `${p.kind} ${p.value}: ${fmtNum(p.summary.request_throughput)} req/s, TTFT p50 ${fmtNum(ttft?.p50)} ms p99 ${fmtNum(ttft?.p99)} ms, E2EL p50 ${fmtNum(p.summary.metrics.e2el_ms?.p50)} ms${goodput}\n`,
+            `${p.kind} ${p.value}: ${fmtNum(p.summary.request_throughput)} req/s, TTFT p50 ${fmtNum(ttft?.p50)} ms p99 ${fmtPercentileOf(ttft, 99)} ms, ` +
+              `TPOT p50 ${fmtNum(p.summary.metrics.tpot_ms?.p50)} ms, E2EL p50 ${fmtNum(p.summary.metrics.e2el_ms?.p50)} ms${goodput}\n`,
           );
         },
       });

@@ -93,11 +93,15 @@ function serialize(node: unknown): string {
   return (node as { outerHTML: string }).outerHTML;
 }
 
-/** Lines (one per series) with a dot on every point when `dots` is true (useful with few points, e.g. per turn). */
-export function lineChart(points: readonly SeriesPoint[], options: ChartOptions & { dots?: boolean; pointLabels?: boolean }): string {
+/**
+ * Lines (one per series) with a dot on every point when `dots` is true (useful with few points, e.g. per turn);
+ * series named in `dotsOnly` get dots and no line; `pointLabels` writes each point's label above it.
+ */
+export function lineChart(points: readonly SeriesPoint[], options: ChartOptions & { dots?: boolean; pointLabels?: boolean; dotsOnly?: readonly string[] }): string {
   const domain = seriesDomain(points, options.seriesOrder);
+  const dotsOnly = new Set(options.dotsOnly ?? []);
   const marks: Plot.Markish[] = [
-    Plot.lineY(points, { x: 'x', y: 'y', stroke: 'series', z: 'series', strokeWidth: 1.8 }),
+    Plot.lineY(dotsOnly.size === 0 ? points : points.filter((p) => !dotsOnly.has(p.series)), { x: 'x', y: 'y', stroke: 'series', z: 'series', strokeWidth: 1.8 }),
   ];
   if (options.dots) marks.push(Plot.dot(points, { x: 'x', y: 'y', fill: 'series', r: 2.5 }));
   if (options.pointLabels) {
@@ -106,6 +110,8 @@ export function lineChart(points: readonly SeriesPoint[], options: ChartOptions 
   return serialize(
     Plot.plot({
       ...baseOptions(options, options.xIntegers ? integerTicks(points.map((p) => p.x)) : undefined),
+      // Room above the highest point for its label.
+      ...(options.pointLabels ? { marginTop: 28 } : {}),
       color: { domain, range: seriesColors(domain, options.seriesOrder), legend: domain.length > 1 },
       marks,
     }),

@@ -1,4 +1,6 @@
 /** Small helpers for building the HTML reports as strings: escaping, number formatting, tables, the page shell. */
+import { percentileSupported } from '../metrics/percentile-support.js';
+import type { Stats } from '../metrics/stats.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -11,6 +13,12 @@ export function escapeHtml(value: unknown): string {
 export function fmtNum(value: number | null | undefined, digits = 2): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '-';
   return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+}
+
+/** Percentile p of `stats` for display: '-' when absent or when its count does not support p (p99 needs 100 values). */
+export function fmtPercentileOf(stats: Stats | null | undefined, p: 50 | 90 | 99, digits = 2): string {
+  if (stats === null || stats === undefined || !percentileSupported(p, stats.count)) return '-';
+  return fmtNum(p === 50 ? stats.p50 : p === 90 ? stats.p90 : stats.p99, digits);
 }
 
 /** A ratio in [0, 1] as a percentage with one decimal, '-' when null. */
@@ -103,7 +111,7 @@ th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: le
 thead th { background: #eef1f5; position: sticky; top: 0; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 td.msg { overflow-wrap: anywhere; max-width: 60ch; }
-td.bad { color: var(--bad); font-weight: 600; }
+td.bad, strong.bad { color: var(--bad); font-weight: 600; }
 td.good { color: #067647; font-weight: 600; }
 tbody tr:hover { background: #f3f6fb; }
 .banner { border-radius: 6px; padding: 10px 14px; margin: 14px 0 0; border: 1px solid #e8c66a; background: var(--warnbg); color: var(--warn); }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LiveModel } from '../../src/report/live-model.js';
 import { panelLines, plainLine, waitingLine } from '../../src/report/live-panel.js';
 import { LiveView } from '../../src/report/progress.js';
@@ -100,6 +101,23 @@ describe('LiveView', () => {
     assert.equal(writes[3], 'chatload: warning: something\n');
     view.stop();
     assert.equal(writes.at(-1), clear, 'stop clears the panel');
+    view.stop();
+  });
+
+  test("'plain' writes one whole line per 10 s of the run's clock, and no control characters", { timeout: 10_000 }, async () => {
+    let now = 0;
+    const { stream, writes } = fakeStream();
+    const view = new LiveView(stream, 'plain', { now: () => now });
+    view.start({ totalRequests: 10 });
+    view.onRecord(makeRecord({ ttft_ms: 30 }));
+    now = 9_000;
+    await sleep(600); // two ticks: not yet 10 s
+    assert.deepEqual(writes, []);
+    now = 10_500;
+    while (writes.length === 0) await sleep(50); // the next tick (bounded by the test's timeout)
+    assert.equal(writes.length, 1);
+    assert.match(writes[0]!, /^chatload: starting 11 s, ETA \d+m?\d* ?s? \| 1\/10 requests \(10%\) \| .*TTFT p50 30\.0 p99 - ms.*\n$/);
+    assert.doesNotMatch(writes[0]!, /\x1b/);
     view.stop();
   });
 

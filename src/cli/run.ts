@@ -4,7 +4,15 @@ import { writeRunDataset } from '../benchmark/run-dataset.js';
 import { ExitCode } from '../errors/index.js';
 import { LiveView } from '../report/progress.js';
 import { formatSummary } from '../report/terminal.js';
-import { addRunOptions, runOptionsFromCommand, terminalFlags } from './run-options.js';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { addTableOptions, readTableOptions } from '../options/commander.js';
+import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
+import { repeatOptions } from '../options/table/outputs.js';
+import { formatRepeatIntervals, repeatIntervals } from '../report/repeats.js';
+import { writeJsonAtomic } from '../store/results-json.js';
+import { defaultOutputDir } from '../store/output-dir.js';
+import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
@@ -53,15 +61,50 @@ function describeStart(info: BenchmarkStartInfo): string {
   return `chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; results in ${info.outputDir}\n`;
 }
 
+/** A finished run's output: --json's object on stdout, the summary table (stdout, or stderr with --json), the files. */
+function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (line: string) => void): void {
+  // --json: stdout carries the one JSON object; the table goes to stderr with the other human text.
+  const tableStream = flags.json ? process.stderr : process.stdout;
+  const color = tableStream.isTTY === true && !process.env.NO_COLOR;
+  if (flags.json) process.stdout.write(`${JSON.stringify(jsonSummary(result))}\n`);
+  if (!flags.json || !flags.quiet) {
+    tableStream.write(
+      `${formatSummary(
+        {
+          summary: result.summary,
+          perTurn: result.perTurn,
+          clientHealth: result.clientHealth,
+          conversations: { ...result.engine.conversations },
+          title: `chatload run: ${result.model} (${result.engine.stopReason})`,
+          cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
+        },
+        { color },
+      )}\n`,
+    );
+  }
+  say(`chatload: wrote ${Object.values(result.files).join(', ')}\n`);
+}
+
+/** --repeat, validated (one ConfigError naming the flag). */
+function repeatCount(command: Command): { repeat: number } {
+  const { values, problems, fromEnv } = readTableOptions(command, repeatOptions);
+  const parsed = repeatSchema.safeParse(values);
+  const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
+  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, repeatOptions, fromEnv));
+  return parsed.data;
+}
+
+const repeatSchema = z.object(fieldsOf(repeatOptions)).strict();
+
 /** Adds `chatload run`. `setExitCode` receives the run's exit code (0 ok, 1 errors over --max-error-rate, 130 interrupted). */
 export function registerRunCommand(program: Command, setExitCode: (code: number) => void): void {
   const command = program
     .command('run')
     .description(COMMAND_DESCRIPTIONS.run);
-  addRunOptions(command);
+  addTableOptions(addRunOptions(command), repeatOptions);
   command.action(async () => {
     const flags = terminalFlags(command);
-    const { plan } = runOptionsFromCommand(command, process.env);
+    const { input, plan } = runOptionsFromCommand(command, process.env);
     const quiet = flags.quiet;
     const err = process.stderr;
     const live = new LiveView(err, flags.progress);
@@ -80,54 +123,56 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       live.print('\nchatload: stopping: no new requests; in-flight ones get a short grace (Ctrl-C again exits now)\n');
       stop.abort();
     });
+    const { repeat } = repeatCount(command);
+    // --repeat n: the same benchmark n times, each in its own folder under --output-dir, then the intervals.
+    const baseDir = plan.outputs.outputDir ?? defaultOutputDir();
+    const results: BenchmarkResult[] = [];
     try {
-      const result = await runBenchmark(plan, {
-        signal: stop.signal,
-        onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
-        onStart: (info) => {
-          say(describeStart(info));
-          live.start({ totalRequests: info.requests, durationMs: info.durationMs, rampUpMs: rampUpMsOf(plan) });
-        },
-        observer: {
-          onSend: () => live.onSend(),
-          onQueued: (delta) => live.onQueued(delta),
-          onPhase: (phase) => live.onPhase(phase),
-          onRecord: (record) => {
-            live.onRecord(record);
-            if (flags.verbose) {
-              const what = record.status === 'ok' ? `ttft ${record.ttft_ms} ms, e2el ${record.e2el_ms} ms, ${record.output_num_tokens} tokens` : `${record.error_kind}: ${record.error}`;
-              live.print(`${record.conversation_id} turn ${record.turn} (client ${record.client_id}${record.warmup ? ', warmup' : ''}): ${what}\n`);
-            }
+      for (let i = 1; i <= repeat && !stop.signal.aborted; i++) {
+        if (repeat > 1) live.setHeading(`repetition ${i}/${repeat}`);
+        const runInput = repeat === 1 ? plan : { ...input, outputDir: join(baseDir, `repeat-${i}`) };
+        const result = await runBenchmark(runInput, {
+          signal: stop.signal,
+          onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
+          onStart: (info) => {
+            say(describeStart(info));
+            live.start({ totalRequests: info.requests, durationMs: info.durationMs, rampUpMs: rampUpMsOf(plan) });
           },
-          onWarning: (message) => say(`chatload: warning: ${message}\n`),
-          onContent: flags.printContent
-            ? (event) => live.print(`--- ${event.conversationId} turn ${event.turn}\nuser: ${event.user}\nassistant: ${event.answer}\n`)
-            : undefined,
-        },
-      });
-      live.stop();
-      // --json: stdout carries the one JSON object; the table goes to stderr with the other human text.
-      const tableStream = flags.json ? err : process.stdout;
-      const color = tableStream.isTTY === true && !process.env.NO_COLOR;
-      if (flags.json) process.stdout.write(`${JSON.stringify(jsonSummary(result))}\n`);
-      if (!flags.json || !quiet) tableStream.write(
-        `${formatSummary(
-          {
-            summary: result.summary,
-            perTurn: result.perTurn,
-            clientHealth: result.clientHealth,
-            conversations: { ...result.engine.conversations },
-            title: `chatload run: ${result.model} (${result.engine.stopReason})`,
-            cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
+          observer: {
+            onSend: () => live.onSend(),
+            onQueued: (delta) => live.onQueued(delta),
+            onPhase: (phase) => live.onPhase(phase),
+            onRecord: (record) => {
+              live.onRecord(record);
+              if (flags.verbose) {
+                const what = record.status === 'ok' ? `ttft ${record.ttft_ms} ms, e2el ${record.e2el_ms} ms, ${record.output_num_tokens} tokens` : `${record.error_kind}: ${record.error}`;
+                live.print(`${record.conversation_id} turn ${record.turn} (client ${record.client_id}${record.warmup ? ', warmup' : ''}): ${what}\n`);
+              }
+            },
+            onWarning: (message) => say(`chatload: warning: ${message}\n`),
+            onContent: flags.printContent
+              ? (event) => live.print(`--- ${event.conversationId} turn ${event.turn}\nuser: ${event.user}\nassistant: ${event.answer}\n`)
+              : undefined,
           },
-          { color },
-        )}\n`,
-      );
-      const written = Object.values(result.files).join(', ');
-      say(`chatload: wrote ${written}\n`);
-      // Why the exit code is 1 is printed even with -q: a quiet run that fails must still say why.
-      if (result.exitCode === ExitCode.runFailed) err.write(failureLines(result, plan.summary.maxErrorRate));
-      setExitCode(result.exitCode);
+        });
+        live.stop();
+        results.push(result);
+        printResult(result, flags, say);
+        if (result.exitCode !== ExitCode.ok) break; // a failed or interrupted repetition ends the series
+      }
+      if (repeat > 1 && results.length > 0) {
+        const intervals = repeatIntervals(results.map((r) => r.summary));
+        const file = join(baseDir, 'repeats.json');
+        writeJsonAtomic(file, { repeat, completed_repetitions: results.length, runs: results.map((r) => r.outputDir), metrics: intervals });
+        (flags.json ? process.stderr : process.stdout).write(formatRepeatIntervals(intervals, results.length));
+        say(`chatload: wrote ${file}\n`);
+      }
+      const last = results.at(-1);
+      if (last !== undefined) {
+        // Why the exit code is 1 is printed even with -q: a quiet run that fails must still say why.
+        if (last.exitCode === ExitCode.runFailed) err.write(failureLines(last, plan.summary.maxErrorRate));
+        setExitCode(last.exitCode);
+      }
     } finally {
       live.stop();
       releaseSignals();

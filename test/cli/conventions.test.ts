@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
@@ -24,6 +24,23 @@ describe('chatload run --json', () => {
     assert.match(doc.files.results, /results\.json$/);
     assert.match(result.stderr, /chatload run: /, 'the summary table went to stderr');
     assert.match(result.stderr, /chatload: wrote /);
+  });
+});
+
+describe('chatload run --repeat', () => {
+  test('runs the benchmark n times in repeat-i folders and writes each metric\'s interval to repeats.json', { timeout: 90_000 }, async () => {
+    const dir = join(tempDir('cli-repeat'), 'out');
+    const result = await runCli(['run', '-n', '8', '--repeat', '2', '--output-dir', dir]);
+    assert.equal(result.code, 0, result.stderr);
+    const doc = JSON.parse(readFileSync(join(dir, 'repeats.json'), 'utf8')) as { repeat: number; runs: string[]; metrics: Array<{ key: string; values: Array<number | null>; mean: number | null; ci95_half_width: number | null }> };
+    assert.equal(doc.repeat, 2);
+    assert.deepEqual(doc.runs, [join(dir, 'repeat-1'), join(dir, 'repeat-2')]);
+    for (const run of doc.runs) assert.ok(existsSync(join(run, 'results.json')));
+    const rate = doc.metrics.find((m) => m.key === 'request_throughput')!;
+    assert.equal(rate.values.length, 2);
+    assert.ok(rate.values.every((v) => v !== null && v > 0));
+    assert.ok(rate.ci95_half_width !== null && rate.ci95_half_width >= 0);
+    assert.match(result.stdout, /chatload run --repeat 2: mean and 95% confidence interval/);
   });
 });
 

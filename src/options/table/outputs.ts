@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { option, parsedWith, readPercentList, readWordList, text } from '../define.js';
+import { option, parsedWith, readInt, readPercentList, readWordList, text } from '../define.js';
 import { parseSlos } from '../values/slos.js';
 
 /** The files a run writes, and the summaries in them. */
@@ -105,4 +105,16 @@ export const terminalOptions = {
   json: option({ flags: '--json', group: 'outputs', help: 'print the summary as one JSON object on stdout (everything else goes to stderr)', schema: z.boolean(), default: false }),
   verbose: option({ flags: '-v, --verbose', group: 'outputs', help: 'print a line per request to stderr', schema: z.boolean(), default: false }),
   printContent: option({ flags: '--print-content', group: 'outputs', help: 'print each user message and answer to stderr', schema: z.boolean(), default: false }),
+};
+
+/** `run`'s repetitions: not a run option (the library runs once); the command runs the benchmark that many times. */
+export const repeatOptions = {
+  repeat: option({
+    flags: '--repeat <n>',
+    group: 'outputs',
+    help: "run the benchmark n times, into --output-dir's repeat-1 … repeat-n, and print each key metric's mean with a 95% confidence interval across them (repeats.json)",
+    read: readInt,
+    schema: z.number().int('expected a whole number').min(1, 'expected at least 1').max(1000, 'expected at most 1000'),
+    default: 1,
+  }),
 };

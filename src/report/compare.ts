@@ -3,7 +3,8 @@ import type { StatField } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtNum, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
-import { beyondNoise, rateHalfWidth, ratioHalfWidth, statHalfWidth } from './noise.js';
+import { beyondNoise, rateHalfWidth, ratioHalfWidth, statHalfWidth, withFloor } from './noise.js';
+import type { RepeatInterval } from './repeats.js';
 import { flagNameOf } from '../options/command-line.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
 import type { RunData } from '../store/run-data.js';
@@ -60,7 +61,7 @@ export function runLabels(runs: readonly RunData[]): string[] {
 }
 
 /** The key metrics of each run side by side: counts, throughputs, latency mean and percentiles, cache ratios, each with its noise. */
-export function compareRuns(runs: readonly RunData[]): ComparisonRow[] {
+export function compareRuns(runs: readonly RunData[], repeats: ReadonlyArray<readonly RepeatInterval[] | undefined> = []): ComparisonRow[] {
   const summaries: Summary[] = runs.map((r) => r.summary);
   const samples = runs.map((r) => sortedSamples(latencySamples(r.records)));
   const rateNoise = (key: SummaryScalar, s: Summary): number | null => {
@@ -90,7 +91,9 @@ export function compareRuns(runs: readonly RunData[]): ComparisonRow[] {
           return field === 'p99' && !percentileSupported(99, stats.count) ? null : stats[field];
         }),
         // ITL gaps come in one correlated group per request: the request count is the independent observations.
-        noise: summaries.map((s, i) => statHalfWidth(s.metrics?.[metric], field, samples[i]![metric], metric === 'itl_ms' ? s.completed : undefined)),
+        noise: summaries.map((s, i) =>
+          withFloor(statHalfWidth(s.metrics?.[metric], field, samples[i]![metric], metric === 'itl_ms' ? s.completed : undefined), s.metrics?.[metric]?.[field] ?? null),
+        ),
       });
     }
   }
@@ -98,6 +101,15 @@ export function compareRuns(runs: readonly RunData[]): ComparisonRow[] {
     { key: 'cache_hit_ratio', unit: 'fraction', better: 'higher', values: summaries.map((s) => s.cache_hit_ratio ?? null), noise: summaries.map((s) => ratioHalfWidth(s.cache_hit_ratio ?? null, s.completed)) },
     { key: 'cache_efficiency', unit: 'fraction', better: 'higher', values: summaries.map((s) => s.cache_efficiency ?? null), noise: summaries.map((s) => ratioHalfWidth(s.cache_efficiency ?? null, s.completed)) },
   );
+  // A --repeat folder: the mean across its repetitions, and their 95% interval as the band, for the metrics it has.
+  repeats.forEach((intervals, i) => {
+    for (const interval of intervals ?? []) {
+      const row = rows.find((r) => r.key === interval.key);
+      if (row === undefined || interval.mean === null) continue;
+      row.values[i] = interval.mean;
+      row.noise[i] = interval.ci95_half_width;
+    }
+  });
   return rows;
 }
 
@@ -159,9 +171,9 @@ function deltaTexts(row: ComparisonRow, base: number | null, value: number | nul
  * (Δ, absolute; percentage points for ratios) and the relative change (%). With colour, better changes are green and
  * worse ones red (ANSI), decided by the caller.
  */
-export function formatComparison(runs: readonly RunData[], options: { color: boolean }): string {
+export function formatComparison(runs: readonly RunData[], options: { color: boolean; repeats?: ReadonlyArray<readonly RepeatInterval[] | undefined> }): string {
   const labels = runLabels(runs);
-  const rows = compareRuns(runs);
+  const rows = compareRuns(runs, options.repeats);
   const head = ['metric', 'unit', labels[0]!];
   for (const label of labels.slice(1)) head.push(label, 'Δ', 'Δ%');
   const style = options.color ? { head: ['cyan'], border: ['grey'], compact: true } : { head: [], border: [], compact: true };
@@ -183,7 +195,8 @@ export function formatComparison(runs: readonly RunData[], options: { color: boo
   }
   const notes = runs.map((r, i) => {
     const caveat = runCaveat(r);
-    return `  ${labels[i]}: ${r.dir}${caveat === undefined ? '' : ` (${caveat}${r.sampled ? '; percentiles from histograms' : ''})`}`;
+    const repeated = options.repeats?.[i] === undefined ? '' : ` (--repeat: means across its repetitions, band = their 95% interval; charts from repetition 1)`;
+    return `  ${labels[i]}: ${r.dir}${repeated}${caveat === undefined ? '' : ` (${caveat}${r.sampled ? '; percentiles from histograms' : ''})`}`;
   });
   const diffs = configDifferences(runs).map((d) => `  ${d.flag}: ${d.values.map((v, i) => `${labels[i]} ${v}`).join(' | ')}`);
   const diffText = diffs.length === 0 ? '  none (same options)' : diffs.join('\n');
@@ -204,9 +217,9 @@ const TURN_METRICS = [
  * loaded as a sample (RunData.sampled) has its CDF drawn from the sample, and the page says so; its table values come
  * from its summary (all records).
  */
-export function renderCompareHtml(runs: readonly RunData[]): string {
+export function renderCompareHtml(runs: readonly RunData[], options: { repeats?: ReadonlyArray<readonly RepeatInterval[] | undefined> } = {}): string {
   const labels = runLabels(runs);
-  const rows = compareRuns(runs);
+  const rows = compareRuns(runs, options.repeats);
   const head = ['metric', labels[0]!, ...labels.slice(1).flatMap((l) => [l, 'Δ', 'Δ%'])];
   const tableRows = rows.map((row): Cell[] => {
     const base = row.values[0] ?? null;
@@ -262,7 +275,9 @@ export function renderCompareHtml(runs: readonly RunData[]): string {
     .map((r, i) => {
       const caveat = runCaveat(r);
       const notes = `${caveat === undefined ? '' : ` <strong class="bad">(${escapeHtml(caveat)})</strong>`}${r.sampled ? ` <em>(${r.recordsTotal} records, charted from a sample of ${r.records.length})</em>` : ''}`;
-      const stop = typeof r.facts.stop_reason === 'string' ? `, stopped: ${r.facts.stop_reason}` : '';
+      const stop =
+        (typeof r.facts.stop_reason === 'string' ? `, stopped: ${r.facts.stop_reason}` : '') +
+        (options.repeats?.[i] === undefined ? '' : '; a --repeat folder: the table shows the means across its repetitions, its band their 95% interval; charts from repetition 1');
       return `<li><strong>${escapeHtml(labels[i])}</strong>: ${escapeHtml(String(r.facts.model ?? 'model unknown'))}${escapeHtml(stop)}${notes}</li>`;
     })
     .join('');

@@ -45,3 +45,12 @@ export function beyondNoise(a: number | null, b: number | null, ha: number | nul
   if (a === null || b === null || ha === null || hb === null) return null;
   return Math.abs(b - a) > Math.sqrt(ha * ha + hb * hb);
 }
+
+/** The least band, as a share of the value: ties (a TPOT or ITL on a coarse clock) make an order-statistic interval zero wide. */
+export const MIN_RELATIVE_BAND = 0.005;
+
+/** A half-width held to at least MIN_RELATIVE_BAND of the value (null stays null: unknown). */
+export function withFloor(halfWidth: number | null, value: number | null): number | null {
+  if (halfWidth === null || value === null) return halfWidth;
+  return Math.max(halfWidth, MIN_RELATIVE_BAND * Math.abs(value));
+}

@@ -109,7 +109,7 @@ function publicConfig(config: Readonly<Record<string, unknown>>): Record<string,
 /** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */
 function clientOptions(plan: RunPlan, url: string): ChatClientOptions {
   const { apiKey, headers } = plan.target;
-  return { baseUrl: url, apiKey, headers, connections: plan.load.connections, ...plan.deadlines.request };
+  return { baseUrl: url, apiKey, headers, connections: plan.load.connections, endpoint: plan.request.endpoint, ...plan.deadlines.request };
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {

@@ -20,6 +20,8 @@ export class ActiveConversation {
   #next = 0;
   #lastPromptTokens = 0;
   #lastCompletionTokens = 0;
+  /** --responses-state server: the last response's id and how many history messages the server holds under it. */
+  #held: { id: string; messagesHeld: number } | undefined;
 
   /** `maxTurns` caps messages as the reference's --max-turns does: user and assistant messages together. */
   constructor(conversation: Conversation, index: number, maxTurns?: number) {
@@ -100,6 +102,19 @@ export class ActiveConversation {
     this.#lastPromptTokens = promptTokens;
     this.#lastCompletionTokens = completionTokens;
     this.#next += 1;
+  }
+
+  /**
+   * --responses-state server: notes the id of the response to the turn just answered (after `advance`), under which
+   * the server now holds the whole history; undefined (the server gave none) sends the whole history next time.
+   */
+  noteServerResponse(responseId: string | undefined): void {
+    this.#held = responseId === undefined ? undefined : { id: responseId, messagesHeld: this.#history.length };
+  }
+
+  /** The response the server holds this conversation's history under, and how many messages that is; if any. */
+  get heldByServer(): { id: string; messagesHeld: number } | undefined {
+    return this.#held;
   }
 
   /**

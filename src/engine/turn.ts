@@ -60,7 +60,23 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatR
   if (template.temperature !== undefined) request.temperature = template.temperature;
   if (template.extraBody !== undefined) request.extraBody = template.extraBody;
   if (template.sendConversationId) request.conversationId = conversation.id;
+  withEndpointFields(ctx, conversation, request);
   return request;
+}
+
+/**
+ * What the other endpoints need beyond the messages: /v1/completions the prompt text (the run's chat template applied
+ * here, client-side, as the server would apply it to `messages`); the Responses API with --responses-state server
+ * `store: true` and the response the server holds the history under. A template that fails throws (a crashed task).
+ */
+function withEndpointFields(ctx: TurnContext, conversation: ActiveConversation, request: ChatRequest): void {
+  const { endpoint, responsesState } = ctx.request;
+  if (endpoint === 'completions') request.prompt = ctx.counter.template.apply(request.messages, { addGenerationPrompt: true });
+  if (endpoint === 'responses' && responsesState === 'server') {
+    request.storeResponse = true;
+    const held = conversation.heldByServer;
+    if (held !== undefined) request.previousResponse = held;
+  }
 }
 
 /** Sends with up to --max-retries retries of retryable failures, with backoff that honours Retry-After. */
@@ -122,7 +138,8 @@ export async function runTurn(
       lastUserMessageTokens: tokenizer.count(conversation.nextUserMessage),
       expectedCachedTokens: conversation.expectedCachedTokens,
       maxTokens: request.maxTokens ?? null,
-      countInputTokens: () => countPromptTokens(ctx.counter, request.messages),
+      // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
+      countInputTokens: () => (request.prompt === undefined ? countPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),
       countTextTokens: (text) => tokenizer.count(text),
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,
@@ -140,6 +157,7 @@ export async function runTurn(
     const keep = !replay && ctx.request.keepReasoning && result.reasoning.length > 0;
     const answerTokens = replay ? tokenizer.count(recorded) : keep ? record.output_num_tokens : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
     conversation.advance(answer, record.input_num_tokens, answerTokens, keep ? result.reasoning : undefined);
+    if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);
   }
   return record;
 }

@@ -1,9 +1,11 @@
 import type { Conversation } from '../conversation/types.js';
+import { messageText } from '../tokenizer/content.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 
 /** One user turn of a dataset conversation: the user message and the recorded answer, when the dataset has one. */
 interface DatasetTurn {
-  user: string;
+  /** Text, or text and image parts. */
+  user: ChatMessage['content'];
   recordedAnswer: string | undefined;
 }
 
@@ -36,7 +38,7 @@ export class ActiveConversation {
     const turns: DatasetTurn[] = [];
     for (; i < messages.length; i += 2) {
       const answer = messages[i + 1];
-      turns.push({ user: messages[i]!.content, recordedAnswer: answer?.content });
+      turns.push({ user: messages[i]!.content, recordedAnswer: answer === undefined ? undefined : messageText(answer.content) });
     }
     this.#turns = maxTurns === undefined ? turns : turns.slice(0, Math.ceil(maxTurns / 2));
   }
@@ -72,9 +74,9 @@ export class ActiveConversation {
     return messages;
   }
 
-  /** The next user message alone. */
+  /** The next user message's text alone (image parts left out: what local counts and --print-content see). */
   get nextUserMessage(): string {
-    return this.#turns[this.#next]!.user;
+    return messageText(this.#turns[this.#next]!.user);
   }
 
   /** The dataset's own max_tokens for the next turn (generated datasets set one per turn), if any. */

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
 import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
-import { defaultTokenCounter, encodePrompt } from '../../src/tokenizer/index.js';
+import { encodePng } from '../../src/synth/png.js';
+import { defaultTokenCounter, encodePrompt, messageText, type ContentPart } from '../../src/tokenizer/index.js';
 import { syntheticConversations, writeDataset } from '../helpers/datasets.js';
 import { OpenAiResponsesStream } from '../helpers/endpoint-streams.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
@@ -53,6 +56,39 @@ describe('--endpoint against the simulator', () => {
     const completionsRecord = readRequestsJsonl(completions.files.requests)[0]!;
     assert.equal(completionsRecord.input_num_tokens, chatRecord.input_num_tokens);
     assert.equal(chatRecord.input_num_tokens, encodePrompt(defaultTokenCounter, conversations[0]!.messages.slice(0, 1)).length);
+  });
+});
+
+describe('a dataset with images against the simulator', () => {
+  test('chat and responses send the image parts; the server counts them, local counts do not, and the run says so', RUN_TIMEOUT, async () => {
+    const sim = await startSimulator({ profile: 'cpu-tiny', config: { tokens_per_image: 100 } });
+    const dir = tempDir('endpoint-images');
+    try {
+      const base = syntheticConversations({ count: 2, userTurns: () => 3, prefixWords: 100 });
+      const png = `data:image/png;base64,${encodePng(2, 2, new Uint8Array(12).fill(7)).toString('base64')}`;
+      // The first user message of each conversation carries one image before its text.
+      const withImages = base.map((c) => ({
+        ...c,
+        messages: c.messages.map((m, i) => (i === 0 ? { ...m, content: [{ type: 'image_url', image_url: { url: png } }, { type: 'text', text: m.content }] } : m)),
+      }));
+      const inputFile = writeDataset(dir, withImages);
+      for (const endpoint of ['chat', 'responses'] as const) {
+        const result = await runBenchmark({ url: sim.url, inputFile, numClients: 1, outputDir: join(dir, endpoint), endpoint, earlyStop: false });
+        assert.equal(result.summary.failed, 0, JSON.stringify(result.topErrors));
+        assert.ok(result.warnings.some((w) => /2 image parts: local token counts leave images out/.test(w)));
+        const records = readRequestsJsonl(result.files.requests).sort((a, b) => a.turn - b.turn);
+        const first = records.find((r) => r.turn === 1)!;
+        const textOnly = encodePrompt(defaultTokenCounter, [{ role: 'user', content: messageText(withImages[0]!.messages[0]!.content as ContentPart[]) }]).length;
+        // The server's count has the image's 100 tokens (give or take the text split around the image's place).
+        assert.ok(Math.abs(first.input_num_tokens - (textOnly + 100)) <= 2, `${first.input_num_tokens} vs ${textOnly} + 100`);
+        for (const r of records.filter((x) => x.turn > 1)) assert.ok(r.cached_tokens! >= r.expected_cached_tokens - 16, 'the image is part of the cached prefix');
+        const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as { dataset_image_parts: number };
+        assert.equal(results.dataset_image_parts, 2);
+      }
+      await assert.rejects(runBenchmark({ url: sim.url, inputFile, numClients: 1, outputDir: join(dir, 'completions'), endpoint: 'completions' }), /--endpoint completions cannot send/);
+    } finally {
+      await sim.close();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { redactText } from '../util/redact-text.js';
+import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
 
 /**
@@ -158,7 +159,7 @@ export class ResponseCollector {
     if (this.finished && this.result.error) return;
     this.finished = true;
     this.result.doneAtMs = atMs;
-    this.result.error = { ...error, message: redactText(error.message, this.#secrets) };
+    this.result.error = { ...error, message: redactText(hideImageData(error.message), this.#secrets) };
   }
 
   #text(fields: TextFields, atMs: number, isChunk = true): void {

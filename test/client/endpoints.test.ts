@@ -186,3 +186,17 @@ describe('--endpoint completions against vLLM-format chunks', () => {
     });
   });
 });
+
+describe('image bytes in errors', () => {
+  test("a server's error that quotes the image (as vLLM's invalid-image 400 does) keeps no image bytes in the record", TEST_TIMEOUT, async () => {
+    const bytes = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB'.repeat(20);
+    const error = { error: { message: `Failed to load image data:image/png;base64,${bytes}: cannot identify image file`, type: 'BadRequestError', code: 400 } };
+    const script = { status: 400, headers: { 'content-type': 'application/json' }, actions: [{ write: JSON.stringify(error) }, { end: true as const }] };
+    await withScriptedClient(script, {}, async (client) => {
+      const result = await client.send(chatRequest());
+      assert.equal(result.error?.kind, 'http_status');
+      assert.match(result.error!.message, /Failed to load image data:image\/png;base64,\[image data\]: cannot identify/);
+      assert.ok(!JSON.stringify(result.error).includes('iVBORw0KGgo'), 'no image bytes in the message or the body excerpt');
+    });
+  });
+});

@@ -103,6 +103,28 @@ async function sendWithRetries(
   }
 }
 
+/** Observers already told that a server lost stored responses: the run says it once. */
+const toldLostResponses = new WeakSet<EngineObserver>();
+
+/**
+ * --responses-state server: a server that no longer holds the previous response (400 `previous_response_not_found`,
+ * OpenAI's answer; vLLM's store is lost on restart and bounded) gets the whole history instead, at once, and the run
+ * says so once. The record is the resend's. Other requests go as sendWithRetries sends them.
+ */
+async function sendWithHistoryFallback(ctx: TurnContext, request: ChatRequest, rng: Rng): ReturnType<typeof sendWithRetries> {
+  const sent = await sendWithRetries(ctx, request, rng);
+  const error = sent.result.error;
+  if (request.previousResponse === undefined || error?.status !== 400 || !/previous_response|previous response/i.test(`${error.bodyExcerpt ?? ''} ${error.message}`)) return sent;
+  const held = request.previousResponse.id;
+  delete request.previousResponse;
+  if (!toldLostResponses.has(ctx.observer)) {
+    toldLostResponses.add(ctx.observer);
+    ctx.observer.onWarning?.(`the server no longer holds response ${held} (${error.message}): that turn, and any like it, sent the whole history instead of previous_response_id`);
+  }
+  const again = await sendWithRetries(ctx, request, rng);
+  return { ...again, retries: again.retries + sent.retries, staleConnectionResends: again.staleConnectionResends + sent.staleConnectionResends };
+}
+
 /** When the load model meant to send a turn (performance.now() ms) and how long it waited for a concurrency slot. */
 export interface TurnSchedule {
   scheduledAtMs: number;
@@ -122,7 +144,7 @@ export async function runTurn(
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const request = buildRequest(ctx, conversation);
-  const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
+  const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
   const record = buildRecord(
     {

@@ -59,6 +59,24 @@ describe('--endpoint against the simulator', () => {
   });
 });
 
+describe('--responses-state server when the server has dropped the response', () => {
+  test('the turn resends the whole history at once, and the run says so once', RUN_TIMEOUT, async () => {
+    // One stored response for two conversations in turn: each continues from a response the other's pushed out.
+    const sim = await startSimulator({ profile: 'cpu-tiny', config: { responses_store_size: 1 } });
+    const dir = tempDir('responses-dropped');
+    try {
+      const inputFile = writeDataset(dir, syntheticConversations({ count: 2, userTurns: () => 3, prefixWords: 50 }));
+      const result = await runBenchmark({ url: sim.url, inputFile, numClients: 2, outputDir: dir, endpoint: 'responses', responsesState: 'server', earlyStop: false });
+      assert.equal(result.summary.failed, 0, JSON.stringify(result.topErrors));
+      assert.equal(result.summary.completed, 6);
+      const told = [...result.engine.warnings, ...result.warnings].filter((w) => /no longer holds response resp_/.test(w));
+      assert.equal(told.length, 1, JSON.stringify(told));
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('a dataset with images against the simulator', () => {
   test('chat and responses send the image parts; the server counts them, local counts do not, and the run says so', RUN_TIMEOUT, async () => {
     const sim = await startSimulator({ profile: 'cpu-tiny', config: { tokens_per_image: 100 } });

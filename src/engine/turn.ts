@@ -176,7 +176,8 @@ export async function runTurn(
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
     const answer = replay ? recorded : result.content;
     // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
-    const keep = !replay && ctx.request.keepReasoning && result.reasoning.length > 0;
+    // Only chat sends reasoning back (as reasoning_content): the Responses input items and a completions prompt leave it out.
+    const keep = !replay && ctx.request.keepReasoning && ctx.request.endpoint === 'chat' && result.reasoning.length > 0;
     const answerTokens = replay ? tokenizer.count(recorded) : keep ? record.output_num_tokens : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
     conversation.advance(answer, record.input_num_tokens, answerTokens, keep ? result.reasoning : undefined);
     if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);

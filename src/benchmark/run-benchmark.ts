@@ -37,7 +37,7 @@ import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { claimOutputDir, defaultOutputDir, describeFsError, prepareOutputDir } from '../store/output-dir.js';
 import { RecordWriter } from './record-writer.js';
 import { planResume, resumedCounts } from './resume.js';
-import { loadRunDataset } from './run-dataset.js';
+import { checkDatasetImages, countImageParts, loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
 export interface BenchmarkHooks {
@@ -109,7 +109,7 @@ function publicConfig(config: Readonly<Record<string, unknown>>): Record<string,
 /** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */
 function clientOptions(plan: RunPlan, url: string): ChatClientOptions {
   const { apiKey, headers } = plan.target;
-  return { baseUrl: url, apiKey, headers, connections: plan.load.connections, ...plan.deadlines.request };
+  return { baseUrl: url, apiKey, headers, connections: plan.load.connections, endpoint: plan.request.endpoint, ...plan.deadlines.request };
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
@@ -160,6 +160,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn });
   const dataset = await loadRunDataset(plan.dataset, counter, warn);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
+  const imageParts = countImageParts(dataset.conversations);
+  checkDatasetImages(imageParts, plan.request.endpoint, warn);
   // A shard runs its share of the whole: the conversations it owns and its exact share of -n.
   const { shard, startAtEpochMs } = scale;
   const maxNumRequests = plan.load.maxNumRequests;
@@ -325,6 +327,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             lost_records: outputError?.lostRecords ?? 0,
             tokenizer: counter.source ?? counter.tokenizer.name,
             token_counts_exact: counter.tokenizer.exact,
+            dataset_image_parts: imageParts,
             warnings: [...engine.warnings, ...warnings],
             crashed_tasks: engine.crashedTasks,
             top_errors: outcomes.top(10),

@@ -5,7 +5,8 @@ import type { Conversation } from '../conversation/types.js';
 import { writeConversations } from '../conversation/write.js';
 import type { DatasetPlan, RunPlan } from '../options/run-plan.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
-import type { TokenCounter } from '../tokenizer/index.js';
+import { ConfigError } from '../errors/index.js';
+import { imagePartCount, type TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
 
@@ -22,6 +23,28 @@ export async function loadRunDataset(dataset: DatasetPlan, counter: TokenCounter
   const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn, allowInvalidUtf8: dataset.allowInvalidUtf8 });
   const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
   return { conversations: loaded.conversations, source: dataset.inputFile, stats };
+}
+
+/** Image parts in the dataset's messages. */
+export function countImageParts(conversations: readonly Conversation[]): number {
+  let images = 0;
+  for (const c of conversations) for (const m of c.messages) images += imagePartCount(m.content);
+  return images;
+}
+
+/**
+ * What a dataset with images means for the run: `--endpoint completions` cannot send them (a ConfigError), and local
+ * token counts leave them out (the warning says so; the terminal and the HTML report show it with the run's warnings).
+ */
+export function checkDatasetImages(images: number, endpoint: RunPlan['request']['endpoint'], warn: (message: string) => void): void {
+  if (images === 0) return;
+  if (endpoint === 'completions') {
+    throw new ConfigError(`the dataset has ${images} image parts, which --endpoint completions cannot send (its prompt is text): use --endpoint chat or responses`);
+  }
+  warn(
+    `the dataset has ${images} image parts: local token counts leave images out (input tokens when the server reports no usage, ` +
+      `and the expected cache then); the server's usage counts them`,
+  );
 }
 
 /**

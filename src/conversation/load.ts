@@ -5,7 +5,7 @@ import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import { generateConversations, type GeneratedDataset } from '../synth/generate.js';
 import { isGenerationConfig, parseGenerationConfig } from '../synth/generation-config.js';
-import { defaultTokenCounter, type TokenCounter } from '../tokenizer/index.js';
+import { defaultTokenCounter, messageText, type TokenCounter } from '../tokenizer/index.js';
 import { readUtf8File, utf8Lines } from '../util/utf8-text.js';
 import { streamJsonList } from './json-stream.js';
 import { formatCount, sizeBounds, type SizeBounds } from './size-bounds.js';
@@ -125,7 +125,7 @@ class ItemSink {
     if (this.#chars > this.#bounds.totalChars) {
       throw new DatasetError(at, `the dataset holds more than ${formatCount(this.#bounds.totalChars)} characters (the bound of a streamed dataset)`);
     }
-    if (index === 0 && isShareGptItem(value)) this.#sharegpt = new ShareGptConverter();
+    if (index === 0 && isShareGptItem(value)) this.#sharegpt = new ShareGptConverter({ imageDir: dirname(this.#file), source: this.#file });
     if (this.#sharegpt !== null) return this.#sharegpt.add(value, index);
     const conversation = validateConversation(value, at);
     this.#ids.check(conversation, at);
@@ -148,9 +148,10 @@ class ItemSink {
 
   #checkMessages(conversation: Conversation, at: DatasetLocation): void {
     const max = this.#bounds.messageChars;
-    const messageIndex = conversation.messages.findIndex((m) => m.content.length > max);
+    // The text's characters: images have their own bound (imageUrlChars), checked with the part.
+    const messageIndex = conversation.messages.findIndex((m) => messageText(m.content).length > max);
     if (messageIndex === -1) return;
-    const length = conversation.messages[messageIndex]!.content.length;
+    const length = messageText(conversation.messages[messageIndex]!.content).length;
     throw new DatasetError(
       { ...at, conversationId: conversation.id, messageIndex },
       `"content" has ${formatCount(length)} characters, over the bound of ${formatCount(max)} per message`,

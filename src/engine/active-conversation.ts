@@ -1,9 +1,11 @@
 import type { Conversation } from '../conversation/types.js';
+import { messageText } from '../tokenizer/content.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 
 /** One user turn of a dataset conversation: the user message and the recorded answer, when the dataset has one. */
 interface DatasetTurn {
-  user: string;
+  /** Text, or text and image parts. */
+  user: ChatMessage['content'];
   recordedAnswer: string | undefined;
 }
 
@@ -20,6 +22,8 @@ export class ActiveConversation {
   #next = 0;
   #lastPromptTokens = 0;
   #lastCompletionTokens = 0;
+  /** --responses-state server: the last response's id and how many history messages the server holds under it. */
+  #held: { id: string; messagesHeld: number } | undefined;
 
   /** `maxTurns` caps messages as the reference's --max-turns does: user and assistant messages together. */
   constructor(conversation: Conversation, index: number, maxTurns?: number) {
@@ -34,7 +38,7 @@ export class ActiveConversation {
     const turns: DatasetTurn[] = [];
     for (; i < messages.length; i += 2) {
       const answer = messages[i + 1];
-      turns.push({ user: messages[i]!.content, recordedAnswer: answer?.content });
+      turns.push({ user: messages[i]!.content, recordedAnswer: answer === undefined ? undefined : messageText(answer.content) });
     }
     this.#turns = maxTurns === undefined ? turns : turns.slice(0, Math.ceil(maxTurns / 2));
   }
@@ -70,9 +74,9 @@ export class ActiveConversation {
     return messages;
   }
 
-  /** The next user message alone. */
+  /** The next user message's text alone (image parts left out: what local counts and --print-content see). */
   get nextUserMessage(): string {
-    return this.#turns[this.#next]!.user;
+    return messageText(this.#turns[this.#next]!.user);
   }
 
   /** The dataset's own max_tokens for the next turn (generated datasets set one per turn), if any. */
@@ -100,6 +104,19 @@ export class ActiveConversation {
     this.#lastPromptTokens = promptTokens;
     this.#lastCompletionTokens = completionTokens;
     this.#next += 1;
+  }
+
+  /**
+   * --responses-state server: notes the id of the response to the turn just answered (after `advance`), under which
+   * the server now holds the whole history; undefined (the server gave none) sends the whole history next time.
+   */
+  noteServerResponse(responseId: string | undefined): void {
+    this.#held = responseId === undefined ? undefined : { id: responseId, messagesHeld: this.#history.length };
+  }
+
+  /** The response the server holds this conversation's history under, and how many messages that is; if any. */
+  get heldByServer(): { id: string; messagesHeld: number } | undefined {
+    return this.#held;
   }
 
   /**

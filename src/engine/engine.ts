@@ -60,7 +60,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     model: input.model,
     counter: input.counter,
     stop,
-    observer,
+    // A turn's warnings are the run's: kept in its result as well as told to the observer.
+    observer: { ...observer, onWarning: warn },
     runStartMs: performance.now(),
     loadStartMs: performance.now(),
     onAnswerMismatch: () => {

@@ -60,7 +60,23 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatR
   if (template.temperature !== undefined) request.temperature = template.temperature;
   if (template.extraBody !== undefined) request.extraBody = template.extraBody;
   if (template.sendConversationId) request.conversationId = conversation.id;
+  withEndpointFields(ctx, conversation, request);
   return request;
+}
+
+/**
+ * What the other endpoints need beyond the messages: /v1/completions the prompt text (the run's chat template applied
+ * here, client-side, as the server would apply it to `messages`); the Responses API with --responses-state server
+ * `store: true` and the response the server holds the history under. A template that fails throws (a crashed task).
+ */
+function withEndpointFields(ctx: TurnContext, conversation: ActiveConversation, request: ChatRequest): void {
+  const { endpoint, responsesState } = ctx.request;
+  if (endpoint === 'completions') request.prompt = ctx.counter.template.apply(request.messages, { addGenerationPrompt: true });
+  if (endpoint === 'responses' && responsesState === 'server') {
+    request.storeResponse = true;
+    const held = conversation.heldByServer;
+    if (held !== undefined) request.previousResponse = held;
+  }
 }
 
 /** Sends with up to --max-retries retries of retryable failures, with backoff that honours Retry-After. */
@@ -87,6 +103,28 @@ async function sendWithRetries(
   }
 }
 
+/** Observers already told that a server lost stored responses: the run says it once. */
+const toldLostResponses = new WeakSet<EngineObserver>();
+
+/**
+ * --responses-state server: a server that no longer holds the previous response (400 `previous_response_not_found`,
+ * OpenAI's answer; vLLM's store is lost on restart and bounded) gets the whole history instead, at once, and the run
+ * says so once. The record is the resend's. Other requests go as sendWithRetries sends them.
+ */
+async function sendWithHistoryFallback(ctx: TurnContext, request: ChatRequest, rng: Rng): ReturnType<typeof sendWithRetries> {
+  const sent = await sendWithRetries(ctx, request, rng);
+  const error = sent.result.error;
+  if (request.previousResponse === undefined || error?.status !== 400 || !/previous_response|previous response/i.test(`${error.bodyExcerpt ?? ''} ${error.message}`)) return sent;
+  const held = request.previousResponse.id;
+  delete request.previousResponse;
+  if (!toldLostResponses.has(ctx.observer)) {
+    toldLostResponses.add(ctx.observer);
+    ctx.observer.onWarning?.(`the server no longer holds response ${held} (${error.message}): that turn, and any like it, sent the whole history instead of previous_response_id`);
+  }
+  const again = await sendWithRetries(ctx, request, rng);
+  return { ...again, retries: again.retries + sent.retries, staleConnectionResends: again.staleConnectionResends + sent.staleConnectionResends };
+}
+
 /** When the load model meant to send a turn (performance.now() ms) and how long it waited for a concurrency slot. */
 export interface TurnSchedule {
   scheduledAtMs: number;
@@ -106,7 +144,7 @@ export async function runTurn(
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const request = buildRequest(ctx, conversation);
-  const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
+  const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
   const record = buildRecord(
     {
@@ -122,7 +160,8 @@ export async function runTurn(
       lastUserMessageTokens: tokenizer.count(conversation.nextUserMessage),
       expectedCachedTokens: conversation.expectedCachedTokens,
       maxTokens: request.maxTokens ?? null,
-      countInputTokens: () => countPromptTokens(ctx.counter, request.messages),
+      // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
+      countInputTokens: () => (request.prompt === undefined ? countPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),
       countTextTokens: (text) => tokenizer.count(text),
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,
@@ -137,9 +176,11 @@ export async function runTurn(
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
     const answer = replay ? recorded : result.content;
     // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
-    const keep = !replay && ctx.request.keepReasoning && result.reasoning.length > 0;
+    // Only chat sends reasoning back (as reasoning_content): the Responses input items and a completions prompt leave it out.
+    const keep = !replay && ctx.request.keepReasoning && ctx.request.endpoint === 'chat' && result.reasoning.length > 0;
     const answerTokens = replay ? tokenizer.count(recorded) : keep ? record.output_num_tokens : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
     conversation.advance(answer, record.input_num_tokens, answerTokens, keep ? result.reasoning : undefined);
+    if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);
   }
   return record;
 }

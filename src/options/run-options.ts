@@ -55,6 +55,10 @@ function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): vo
   if (!openLoop && (o.maxConcurrency !== undefined || o.thinkTime !== undefined)) {
     problem(o.maxConcurrency !== undefined ? 'maxConcurrency' : 'thinkTime', 'applies to open-loop sessions: add --session-rate (or --ramp-up)');
   }
+  if (o.responsesState === 'server' && o.endpoint !== 'responses') problem('responsesState', 'applies to --endpoint responses');
+  if (o.responsesState === 'server' && o.replayDatasetAnswers) {
+    problem('responsesState', "server keeps the server's own answers in the history: --replay-dataset-answers cannot replace them");
+  }
   if (o.resume && o.overwrite) problem('resume', 'continues the run in --output-dir; --overwrite replaces it: give one');
   if (o.resume && o.outputDir === undefined) problem('resume', 'needs the --output-dir of the run to continue');
   if (o.resume && o.outputFile !== undefined) problem('resume', "cannot write -o: the interrupted run's answers are not on disk");

@@ -89,6 +89,10 @@ export interface LoadPlan {
 
 /** The request template: what every request carries besides its messages, and how a turn's answer is used. */
 export interface RequestPlan {
+  /** --endpoint: which API the requests go to. */
+  readonly endpoint: Endpoint;
+  /** --responses-state: with the Responses API, whether each turn sends the whole history or previous_response_id. */
+  readonly responsesState: 'input' | 'server';
   readonly stream: boolean;
   /** max_tokens: a number, `recorded` (the recorded answer's length, none without one), or undefined for none. */
   readonly maxTokens: number | 'recorded' | undefined;
@@ -105,6 +109,9 @@ export interface RequestPlan {
   readonly keepReasoning: boolean;
   readonly verifyOutput: boolean;
 }
+
+/** The API requests go to: /v1/chat/completions, /v1/responses or /v1/completions. */
+export type Endpoint = 'chat' | 'responses' | 'completions';
 
 /** The three per-request timeouts, in ms, named as the client takes them. */
 export interface RequestDeadlines {
@@ -250,6 +257,8 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       connections: open ? (o.maxConcurrency ?? 4096) : o.numClients,
     },
     request: {
+      endpoint: o.endpoint,
+      responsesState: o.responsesState,
       stream: o.stream,
       // The reference's --limit-max-tokens: negative = none, 0 = the recorded answer's length, else the value.
       maxTokens: o.limitMaxTokens < 0 ? undefined : o.limitMaxTokens === 0 ? 'recorded' : o.limitMaxTokens,

@@ -2,9 +2,10 @@ import { approxTokenizer } from './approx.js';
 import { chatmlTemplate } from './chatml.js';
 import type { ChatMessage, TokenCounter } from './types.js';
 
-export type { ChatMessage, ChatTemplate, TokenCounter, Tokenizer } from './types.js';
+export type { ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, TextPart, TokenCounter, Tokenizer } from './types.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
+export { imagePartCount, messageText } from './content.js';
 export { HfTokenizer } from './hf.js';
 export { TiktokenTokenizer, TIKTOKEN_ENCODINGS, type TiktokenEncodingName } from './tiktoken.js';
 export { jinjaChatTemplate, type TemplateSpecialTokens } from './jinja-template.js';

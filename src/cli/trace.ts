@@ -21,6 +21,7 @@ export type TraceStatsFlags = z.output<typeof statsSchema>;
 export async function runTraceStats(file: string, flags: TraceStatsFlags, out: (text: string) => void = (t) => process.stdout.write(t)): Promise<void> {
   const dataset = await loadDataset(file, {
     allowInvalidUtf8: flags.allowInvalidUtf8,
+    traceOnly: true,
     trace: { format: flags.inputFormat, blockSize: flags.traceBlockSize, window: flags.traceWindow },
     warn: (message) => process.stderr.write(`chatload: warning: ${message}\n`),
   });

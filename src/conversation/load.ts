@@ -86,6 +86,8 @@ export interface LoadOptions {
   bounds?: Partial<SizeBounds>;
   /** How a production trace is read (--input-format, --trace-block-size, --trace-window). */
   trace?: TraceReadOptions;
+  /** Accept only a Mooncake or Bailian trace (JSONL): anything else is a DatasetError (`chatload trace stats`). */
+  traceOnly?: boolean;
 }
 
 /** The formats loadDataset recognises. */
@@ -204,6 +206,10 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
         trace.add(value, lineNumber);
         continue;
       }
+      if (options.traceOnly === true) {
+        await lines.return(undefined);
+        throw new DatasetError({ file, line: lineNumber }, 'not a Mooncake or Bailian trace (no hash_ids and input_length, nor chat_id and parent_chat_id); name the format with --input-format');
+      }
     }
     sink.add(value, lineNumber, line.length);
   }
@@ -256,7 +262,7 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
   await checkReadable(file);
   const { size } = await stat(file);
-  if (/\.(jsonl|ndjson)$/i.test(file) || options.trace?.format !== undefined) return loadJsonLines(file, options);
+  if (/\.(jsonl|ndjson)$/i.test(file) || options.trace?.format !== undefined || options.traceOnly === true) return loadJsonLines(file, options);
   const first = await firstChar(file);
   if (first === '') throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');
   if (first === '[') return loadJsonList(file, size, options);

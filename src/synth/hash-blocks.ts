@@ -28,14 +28,21 @@ const WORDS = (
 /** Fewer usable words than this and blocks would repeat too easily: the vocabulary is refused. */
 const MIN_WORDS = 32;
 
-/** A 32-bit integer mix (murmur3's finalizer) of a few inputs: the word at position `i` of the block of `id`. */
-function mix(seed: number, idHigh: number, idLow: number, i: number): number {
-  let h = (seed ^ 0x9e3779b9) >>> 0;
-  for (const v of [idHigh, idLow, i]) {
-    h = Math.imul(h ^ v, 0xcc9e2d51);
-    h = (h << 15) | (h >>> 17);
-    h = Math.imul(h, 0x1b873593);
-  }
+/** One murmur3 mixing round of `v` into `h`. */
+function round(h: number, v: number): number {
+  h = Math.imul(h ^ v, 0xcc9e2d51);
+  h = (h << 15) | (h >>> 17);
+  return Math.imul(h, 0x1b873593);
+}
+
+/** The state of a block after its id: mixed once per block, then once per word (the per-request cost is the words). */
+function blockState(seed: number, id: number): number {
+  return round(round((seed ^ 0x9e3779b9) >>> 0, Math.floor(id / 0x100000000) >>> 0), id >>> 0);
+}
+
+/** A 32-bit integer mix (murmur3's round and finalizer): the word at position `i` of a block whose state is `state`. */
+function mix(state: number, i: number): number {
+  let h = round(state, i);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -78,10 +85,9 @@ export class HashBlockText {
   block(id: number, tokens: number): string {
     const words = this.words;
     const n = words.length;
-    const high = Math.floor(id / 0x100000000) >>> 0;
-    const low = id >>> 0;
+    const state = blockState(this.#seed, id);
     let text = '';
-    for (let i = 0; i < tokens; i++) text += words[mix(this.#seed, high, low, i) % n]!;
+    for (let i = 0; i < tokens; i++) text += words[mix(state, i) % n]!;
     return text;
   }
 

@@ -71,7 +71,10 @@ describe('trace replay against the simulator', () => {
     // Qwen3's template adds the same few tokens to each prompt of 40, 90 and 130 tokens.
     const overhead = chat.map((r, i) => r.input_num_tokens - [40, 90, 130][i]!);
     assert.ok(overhead.every((n) => n === overhead[0] && n > 0 && n < 16), `${overhead}`);
-    assert.ok(Math.abs(chat[2]!.scheduled_at_ms! - chat[0]!.scheduled_at_ms! - 300) < 0.01, 'turn 3 at 1.2 s / 4');
+    // Turn 3 is due at 1.2 s / 4 after turn 1, unless turn 2's answer came later (a loaded machine): then at that answer.
+    const due = chat[0]!.scheduled_at_ms! + 300;
+    const at = chat[2]!.scheduled_at_ms!;
+    assert.ok(Math.abs(at - due) < 0.01 || (at > due && at >= chat[1]!.done_at_ms), `turn 3 scheduled ${at}, due ${due}, turn 2 answered at ${chat[1]!.done_at_ms}`);
     assert.equal(result.engine.conversations.completed, 4);
   });
 

@@ -133,8 +133,8 @@ export class ActiveConversation {
    */
   advance(answer: string, promptTokens: number, completionTokens: number, reasoning?: string): void {
     const assistant: ChatMessage = reasoning === undefined ? { role: 'assistant', content: answer } : { role: 'assistant', content: answer, reasoning_content: reasoning };
-    // A self-contained trace turn leaves no history: the next one carries its own context.
-    if (!this.#selfContained) this.#history.push({ role: 'user', content: this.#userText() }, assistant);
+    // Self-contained trace turns are logged too, for -o, though the next one carries its own context (requestMessages).
+    this.#history.push({ role: 'user', content: this.nextUserMessage }, assistant);
     this.#lastPromptTokens = promptTokens;
     this.#lastCompletionTokens = completionTokens;
     this.#traceText = undefined;

@@ -2,6 +2,7 @@ import type { ChatClient } from '../client/chat-client.js';
 import { isRetryable, retryDelayMs } from '../client/retry.js';
 import type { ChatRequest, StreamResult } from '../client/types.js';
 import { buildRecord } from '../metrics/build-record.js';
+import type { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
@@ -25,6 +26,22 @@ export interface TurnContext {
   loadStartMs: number;
   /** Counts --verify-output mismatches. */
   onAnswerMismatch(): void;
+  /** In a trace replay: the theoretical prefix cache over the trace's hash ids (expected cached tokens of trace turns). */
+  traceCache?: BlockPrefixCache;
+}
+
+/**
+ * What a perfect prefix cache could reuse for the conversation's next turn. A trace turn whose prompt is its hash
+ * blocks (a self-contained one, or the first of a session) is counted on the trace's hash ids, across sessions, as
+ * `chatload trace stats` counts it; every other turn by the conversation's own history (previous prompt + answer).
+ */
+function expectedCachedTokens(ctx: TurnContext, conversation: ActiveConversation): number {
+  const turn = conversation.traceTurn;
+  const trace = conversation.conversation.trace;
+  if (turn === undefined || trace === undefined || ctx.traceCache === undefined || turn.messages !== undefined) return conversation.expectedCachedTokens;
+  if (trace.context === 'history' && conversation.started) return conversation.expectedCachedTokens;
+  const full = Math.floor(turn.inputLength / trace.blockSize);
+  return ctx.traceCache.access(turn.hashIds, full) * trace.blockSize;
 }
 
 /** max_tokens of a turn: the plan's number, or with `recorded` the recorded answer's length (none without one). */
@@ -58,7 +75,10 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatR
   if (template.minTokens !== undefined) request.minTokens = template.minTokens;
   if (template.ignoreEos) request.ignoreEos = true;
   if (template.temperature !== undefined) request.temperature = template.temperature;
-  if (template.extraBody !== undefined) request.extraBody = template.extraBody;
+  const tools = conversation.traceTurn?.tools;
+  // A trace's tool definitions go as they are; --extra-body still has the last word.
+  if (tools !== undefined) request.extraBody = { tools, ...template.extraBody };
+  else if (template.extraBody !== undefined) request.extraBody = template.extraBody;
   if (template.sendConversationId) request.conversationId = conversation.id;
   withEndpointFields(ctx, conversation, request);
   return request;
@@ -144,6 +164,8 @@ export async function runTurn(
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const request = buildRequest(ctx, conversation);
+  const expectedCached = expectedCachedTokens(ctx, conversation);
+  const traceTurn = conversation.traceTurn;
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
   const record = buildRecord(
@@ -157,8 +179,9 @@ export async function runTurn(
       staleConnectionResends,
       runStartMs: ctx.runStartMs,
       inputNumTurns: request.messages.length,
-      lastUserMessageTokens: tokenizer.count(conversation.nextUserMessage),
-      expectedCachedTokens: conversation.expectedCachedTokens,
+      // A synthesised trace prompt is input_length tokens by construction: no need to count it again.
+      lastUserMessageTokens: traceTurn !== undefined && traceTurn.messages === undefined ? traceTurn.inputLength : tokenizer.count(conversation.nextUserMessage),
+      expectedCachedTokens: expectedCached,
       maxTokens: request.maxTokens ?? null,
       // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
       countInputTokens: () => (request.prompt === undefined ? countPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),

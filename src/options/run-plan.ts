@@ -3,6 +3,7 @@ import type { DistributionSpec } from './values/distribution-spec.js';
 import type { FaultRule } from './values/fault-spec.js';
 import type { Shard } from './values/shard.js';
 import type { Slos } from './values/slos.js';
+import type { TraceWindow } from './values/trace-window.js';
 
 /*
  * The RunPlan: the run options validated once and organized by the part of chatload that uses them, with units in
@@ -44,6 +45,16 @@ export interface DatasetPlan {
   readonly tokenizer: TokenizerChoice;
   /** --allow-invalid-utf8: read non-UTF-8 bytes as U+FFFD (with a warning) instead of refusing the file. */
   readonly allowInvalidUtf8: boolean;
+  /** How a production trace is read: --input-format (undefined: detected), --trace-block-size, --trace-window. */
+  readonly trace: { readonly format?: 'mooncake' | 'bailian'; readonly blockSize?: number; readonly window?: TraceWindow };
+}
+
+/** A trace's replay at its timestamps (the load model when -i is a trace, whatever the closed-loop flags say). */
+export interface TraceReplayPlan {
+  /** --trace-speed: trace time is divided by it. */
+  readonly speed: number;
+  /** --max-concurrency; undefined for no cap. */
+  readonly maxConcurrency?: number;
 }
 
 /** The reference's closed loop: `numClients` clients, each with one request in flight, over `maxActiveConversations`. */
@@ -72,6 +83,8 @@ export interface OpenSessionsPlan {
 /** The load the engine offers, for the whole run (the engine splits it between worker threads and shards). */
 export interface LoadPlan {
   readonly model: FixedClientsPlan | OpenSessionsPlan;
+  /** How a trace is replayed, when the dataset is one (known only once it is read). */
+  readonly trace: TraceReplayPlan;
   /** -p: the closed loop's clients; in either loop also the warmup step's concurrency. */
   readonly clients: number;
   /** -n: exact total of requests; undefined for no limit. */
@@ -244,9 +257,16 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       scrapeMetrics: o.scrapeMetrics,
       scrapeIntervalMs: ms(o.scrapeIntervalSec),
     },
-    dataset: { inputFile: o.inputFile, seed: o.seed, allowInvalidUtf8: o.allowInvalidUtf8, tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode } },
+    dataset: {
+      inputFile: o.inputFile,
+      seed: o.seed,
+      allowInvalidUtf8: o.allowInvalidUtf8,
+      tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode },
+      trace: { format: o.inputFormat, blockSize: o.traceBlockSize, window: o.traceWindow },
+    },
     load: {
       model,
+      trace: { speed: o.traceSpeed, maxConcurrency: o.maxConcurrency },
       clients: o.numClients,
       maxNumRequests: o.maxNumRequests,
       maxTurns: o.maxTurns,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { integer, option, readInt, text } from '../define.js';
 
 /** The conversations replayed, and how their tokens are counted. */

@@ -1,0 +1,80 @@
+// Bundles the CLI and the library into dist/bundle/ with esbuild (issue 17, part 4): `npm run build` runs it after
+// tsc. Node spends most of chatload's start-up loading modules (~530 files for `--version` unbundled: resolving,
+// reading and compiling each one), so the shipped program is a few larger files instead.
+//
+// - Code splitting keeps every `await import()` lazy: each command, the simulator, the report renderer, exceljs and
+//   each tokenizer encoding is its own chunk, loaded only when a run needs it.
+// - Entries and chunks share one flat folder, so a worker started with startModuleWorker(import.meta.url, NAME)
+//   (src/util/module-worker.ts) finds `./NAME.js` beside whichever chunk calls it: each worker's entry is named
+//   after its source file (src/engine/workers/part-worker.ts, src/sim/worker.ts).
+// - dist/bundle/ is two levels under the package root, like dist/<folder>/, so package.json lookups
+//   (src/util/version.ts) work unchanged.
+// - Dependencies are bundled in (so the installed package needs none), except EXTERNAL: loaded on demand from
+//   node_modules and left out of the bundle. Their licences are gathered into THIRD-PARTY-LICENSES.txt.
+// - tsc still writes dist/**/*.d.ts (the library's types) and dist/**/*.js (which some tests import directly).
+//
+//   node tools/bundle.mjs
+import { build } from 'esbuild';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, URL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = join(root, 'dist', 'bundle');
+
+/** Optional dependencies: loaded with `await import()` on first use, with a clear error when not installed. */
+const EXTERNAL = ['@huggingface/hub'];
+
+const started = performance.now();
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: {
+    chatload: 'src/cli/entry.ts',
+    index: 'src/index.ts',
+    'part-worker': 'src/engine/workers/part-worker.ts',
+    worker: 'src/sim/worker.ts',
+  },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // jsonc-parser's "main" is a UMD build whose require() calls esbuild cannot follow; its "module" build is plain ESM.
+  mainFields: ['module', 'main'],
+  chunkNames: 'chunk-[hash]',
+  external: EXTERNAL,
+  // Bundled CommonJS packages call require() for Node's built-ins; an ES module has none, so each file makes one.
+  banner: { js: "import { createRequire as __chatloadCreateRequire } from 'node:module'; const require = __chatloadCreateRequire(import.meta.url);" },
+  legalComments: 'none',
+  sourcemap: false,
+  metafile: true,
+  logLevel: 'warning',
+});
+
+// The licence of every package bundled in, from the inputs esbuild read.
+const packages = new Map();
+for (const input of Object.keys(result.metafile.inputs)) {
+  const match = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
+  if (match && !packages.has(match[2])) packages.set(match[2], join(root, match[1]));
+}
+const notices = [...packages].sort(([a], [b]) => a.localeCompare(b)).map(([name, dir]) => {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const file = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+  const text = file ? readFileSync(join(dir, file), 'utf8').trim() : `License: ${pkg.license ?? 'see the package'} (no licence file in the package)`;
+  return `${name}@${pkg.version} (${pkg.license ?? 'unknown'})\n\n${text}\n`;
+});
+writeFileSync(
+  join(outdir, 'THIRD-PARTY-LICENSES.txt'),
+  `chatload's bundle (dist/bundle/) includes the following packages, under their own licences.\n\n${notices.join(`\n${'-'.repeat(78)}\n\n`)}`,
+);
+
+// What went into each file, for bench/startup.ts (beside the bundle, not in the package).
+writeFileSync(join(root, 'dist', 'bundle-meta.json'), JSON.stringify(result.metafile));
+
+const files = Object.keys(result.metafile.outputs);
+const bytes = Object.values(result.metafile.outputs).reduce((a, o) => a + o.bytes, 0);
+if (!existsSync(join(outdir, 'chatload.js')) || !existsSync(join(dirname(outdir), '..', 'package.json'))) throw new Error('bundle: no dist/bundle/chatload.js');
+console.log(`bundle: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${packages.size} packages, in ${((performance.now() - started) / 1000).toFixed(1)} s (dist/bundle/)`);

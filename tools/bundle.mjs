@@ -26,17 +26,9 @@ const outdir = join(root, 'dist', 'bundle');
 /** Optional dependencies: loaded with `await import()` on first use, with a clear error when not installed. */
 const EXTERNAL = ['@huggingface/hub'];
 
-const started = performance.now();
-rmSync(outdir, { recursive: true, force: true });
-const result = await build({
+/** esbuild's options for the package's bundle; bench/startup.ts bundles its own probes with them too. */
+export const BUNDLE_OPTIONS = {
   absWorkingDir: root,
-  entryPoints: {
-    chatload: 'src/cli/entry.ts',
-    index: 'src/index.ts',
-    'part-worker': 'src/engine/workers/part-worker.ts',
-    worker: 'src/sim/worker.ts',
-  },
-  outdir,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -52,29 +44,47 @@ const result = await build({
   sourcemap: false,
   metafile: true,
   logLevel: 'warning',
-});
+};
 
-// The licence of every package bundled in, from the inputs esbuild read.
-const packages = new Map();
-for (const input of Object.keys(result.metafile.inputs)) {
-  const match = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
-  if (match && !packages.has(match[2])) packages.set(match[2], join(root, match[1]));
+/** Writes dist/bundle/, its THIRD-PARTY-LICENSES.txt and dist/bundle-meta.json. */
+async function bundle() {
+  const started = performance.now();
+  rmSync(outdir, { recursive: true, force: true });
+  const result = await build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: {
+      chatload: 'src/cli/entry.ts',
+      index: 'src/index.ts',
+      'part-worker': 'src/engine/workers/part-worker.ts',
+      worker: 'src/sim/worker.ts',
+    },
+    outdir,
+  });
+
+  // The licence of every package bundled in, from the inputs esbuild read.
+  const packages = new Map();
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const match = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
+    if (match && !packages.has(match[2])) packages.set(match[2], join(root, match[1]));
+  }
+  const notices = [...packages].sort(([a], [b]) => a.localeCompare(b)).map(([name, dir]) => {
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    const file = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+    const text = file ? readFileSync(join(dir, file), 'utf8').trim() : `License: ${pkg.license ?? 'see the package'} (no licence file in the package)`;
+    return `${name}@${pkg.version} (${pkg.license ?? 'unknown'})\n\n${text}\n`;
+  });
+  writeFileSync(
+    join(outdir, 'THIRD-PARTY-LICENSES.txt'),
+    `chatload's bundle (dist/bundle/) includes the following packages, under their own licences.\n\n${notices.join(`\n${'-'.repeat(78)}\n\n`)}`,
+  );
+
+  // What went into each file, for bench/startup.ts (beside the bundle, not in the package).
+  writeFileSync(join(root, 'dist', 'bundle-meta.json'), JSON.stringify(result.metafile));
+
+  const files = Object.keys(result.metafile.outputs);
+  const bytes = Object.values(result.metafile.outputs).reduce((a, o) => a + o.bytes, 0);
+  if (!existsSync(join(outdir, 'chatload.js')) || !existsSync(join(dirname(outdir), '..', 'package.json'))) throw new Error('bundle: no dist/bundle/chatload.js');
+  console.log(`bundle: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${packages.size} packages, in ${((performance.now() - started) / 1000).toFixed(1)} s (dist/bundle/)`);
 }
-const notices = [...packages].sort(([a], [b]) => a.localeCompare(b)).map(([name, dir]) => {
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-  const file = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
-  const text = file ? readFileSync(join(dir, file), 'utf8').trim() : `License: ${pkg.license ?? 'see the package'} (no licence file in the package)`;
-  return `${name}@${pkg.version} (${pkg.license ?? 'unknown'})\n\n${text}\n`;
-});
-writeFileSync(
-  join(outdir, 'THIRD-PARTY-LICENSES.txt'),
-  `chatload's bundle (dist/bundle/) includes the following packages, under their own licences.\n\n${notices.join(`\n${'-'.repeat(78)}\n\n`)}`,
-);
 
-// What went into each file, for bench/startup.ts (beside the bundle, not in the package).
-writeFileSync(join(root, 'dist', 'bundle-meta.json'), JSON.stringify(result.metafile));
-
-const files = Object.keys(result.metafile.outputs);
-const bytes = Object.values(result.metafile.outputs).reduce((a, o) => a + o.bytes, 0);
-if (!existsSync(join(outdir, 'chatload.js')) || !existsSync(join(dirname(outdir), '..', 'package.json'))) throw new Error('bundle: no dist/bundle/chatload.js');
-console.log(`bundle: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${packages.size} packages, in ${((performance.now() - started) / 1000).toFixed(1)} s (dist/bundle/)`);
+if (process.argv[1] === fileURLToPath(import.meta.url)) await bundle();

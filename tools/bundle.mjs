@@ -16,7 +16,7 @@
 //   node tools/bundle.mjs
 import { build } from 'esbuild';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, URL } from 'node:url';
 
@@ -83,7 +83,7 @@ async function bundle() {
 
   const files = Object.keys(result.metafile.outputs);
   const bytes = Object.values(result.metafile.outputs).reduce((a, o) => a + o.bytes, 0);
-  if (!existsSync(join(outdir, 'chatload.js')) || !existsSync(join(dirname(outdir), '..', 'package.json'))) throw new Error('bundle: no dist/bundle/chatload.js');
+  if (!existsSync(join(outdir, 'chatload.js'))) throw new Error('bundle: no dist/bundle/chatload.js');
   console.log(`bundle: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${packages.size} packages, in ${((performance.now() - started) / 1000).toFixed(1)} s (dist/bundle/)`);
 }
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { loadDataset } from '../conversation/index.js';
 import { DatasetError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';

@@ -1,6 +1,6 @@
 import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request } from 'undici';
+import { Agent, request, type AgentOptions } from '../util/undici.js';
 import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
 import { decodeContent } from './content-encoding.js';
@@ -74,7 +74,7 @@ export class ChatClient {
   readonly #agent: Agent;
   /** Opens one connection per request (pipelining 0: `connection: close`). Made on first need. */
   #freshAgent: Agent | undefined;
-  readonly #agentOptions: Agent.Options;
+  readonly #agentOptions: AgentOptions;
   readonly #apiKeyReplacedByUrl: boolean;
   readonly #reuse: ConnectionReuse = { staleConnectionResends: 0, reuseConnections: true };
   readonly #endpoint: ApiEndpoint;

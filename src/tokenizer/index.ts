@@ -6,9 +6,9 @@ export type { ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, TextPart, To
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
 export { imagePartCount, messageText } from './content.js';
-export { HfTokenizer } from './hf.js';
 export { TiktokenTokenizer, TIKTOKEN_ENCODINGS, type TiktokenEncodingName } from './tiktoken.js';
-export { jinjaChatTemplate, type TemplateSpecialTokens } from './jinja-template.js';
+// HfTokenizer (./hf.js) and jinjaChatTemplate (./jinja-template.js) are not re-exported: their libraries
+// (@huggingface/tokenizers, @huggingface/jinja) load only when resolve.ts needs them, not at every start (issue 17).
 export { hubSettingsFromEnv, downloadTokenizer, findCachedSnapshot, type HubSettings } from './hub.js';
 export { resolveTokenCounter, loadTokenizerPath, type TokenizerSpec } from './resolve.js';
 

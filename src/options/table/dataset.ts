@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { integer, option, positiveInt, readInt, text } from '../define.js';
 import { traceWindowSchema } from '../values/trace-window.js';
 

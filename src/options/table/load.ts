@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { integer, nonNegativeNumber, option, parsedText, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
 import { parseDistributionFlagSpec } from '../values/distribution-spec.js';
 import { rampUpSchema } from '../values/ramp-up.js';

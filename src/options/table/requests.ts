@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { integer, nonNegativeInt, nonNegativeNumber, option, readInt, readJson, readNumber } from '../define.js';
 
 /** What every request carries, and how a failed one is retried. */

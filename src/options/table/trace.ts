@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { option, positiveInt, readInt } from '../define.js';
 import { datasetOptions } from './dataset.js';
 

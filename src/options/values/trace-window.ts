@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `--trace-window START:END`: replay the trace's sessions starting in [START, END) seconds of its own clock; END may be left out. */
 export interface TraceWindow {

@@ -3,13 +3,11 @@ import { runBenchmark, type BenchmarkResult, type BenchmarkStartInfo } from '../
 import { writeRunDataset } from '../benchmark/run-dataset.js';
 import { ExitCode } from '../errors/index.js';
 import { LiveView } from '../report/progress.js';
-import { formatSummary } from '../report/terminal.js';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { repeatOptions } from '../options/table/outputs.js';
-import { formatRepeatIntervals, repeatIntervals } from '../report/repeats.js';
 import { writeJsonAtomic } from '../store/results-json.js';
 import { defaultOutputDir } from '../store/output-dir.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
@@ -62,12 +60,14 @@ function describeStart(info: BenchmarkStartInfo): string {
 }
 
 /** A finished run's output: --json's object on stdout, the summary table (stdout, or stderr with --json), the files. */
-function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (line: string) => void): void {
+async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (line: string) => void): Promise<void> {
   // --json: stdout carries the one JSON object; the table goes to stderr with the other human text.
   const tableStream = flags.json ? process.stderr : process.stdout;
   const color = tableStream.isTTY === true && !process.env.NO_COLOR;
   if (flags.json) process.stdout.write(`${JSON.stringify(jsonSummary(result))}\n`);
   if (!flags.json || !flags.quiet) {
+    // Loaded at the end: the table library is not needed before the first request (issue 17).
+    const { formatSummary } = await import('../report/terminal.js');
     tableStream.write(
       `${formatSummary(
         {
@@ -157,10 +157,11 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
         });
         live.stop();
         results.push(result);
-        printResult(result, flags, say);
+        await printResult(result, flags, say);
         if (result.exitCode !== ExitCode.ok) break; // a failed or interrupted repetition ends the series
       }
       if (repeat > 1 && results.length > 0) {
+        const { formatRepeatIntervals, repeatIntervals } = await import('../report/repeats.js'); // the table library: at the end
         const intervals = repeatIntervals(results.map((r) => r.summary));
         const file = join(baseDir, 'repeats.json');
         writeJsonAtomic(file, { repeat, completed_repetitions: results.length, runs: results.map((r) => r.outputDir), metrics: intervals });

@@ -44,6 +44,8 @@ export interface BenchmarkHooks {
   observer?: EngineObserver;
   /** Aborting it stops the run gracefully, as SIGINT does. */
   signal?: AbortSignal;
+  /** Called before waiting for the server to answer (at most `timeoutMs`, --ready-timeout-sec): a countdown to show. */
+  onWaitingForServer?(info: { url: string; timeoutMs: number }): void;
   /** Called once the server is ready, before the first request. */
   onStart?(info: BenchmarkStartInfo): void;
   /** A generation config with `print_stats`: the dataset's distributions as text, to print. */
@@ -63,7 +65,18 @@ export interface BenchmarkStartInfo {
   engine: EngineInfo;
   dataset: string;
   conversations: number;
+  /** The requests the run is expected to send: -n when given, else the user turns to replay; undefined when unknown. */
+  requests: number | undefined;
+  /** --duration in ms, when given: the run's progress is then its time. */
+  durationMs: number | undefined;
   outputDir: string;
+}
+
+/** User turns (requests to send) in the conversations. */
+function userTurns(conversations: ReadonlyArray<{ messages: ReadonlyArray<{ role: string }> }>): number {
+  let n = 0;
+  for (const c of conversations) for (const m of c.messages) if (m.role === 'user') n++;
+  return n;
 }
 
 /** Everything a finished run produced. The files are already on disk. */
@@ -191,6 +204,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
     }
     const workers = workerCount(scale.workers, load.peakConcurrency, simulator !== undefined);
+    hooks.onWaitingForServer?.({ url: shownUrl, timeoutMs: plan.deadlines.readyMs });
     const models: ModelInfo[] = await client.waitReady(plan.deadlines.readyMs, hooks.signal);
     const base = normalizeBaseUrl(url)!; // the client validated it
     const rootUrl = `${base.origin}${base.pathname}`;
@@ -206,6 +220,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       engine: serverEngine,
       dataset: dataset.source,
       conversations: dataset.conversations.length,
+      requests: resumed !== undefined ? resumed.maxNumRequests : Math.min(maxRequests ?? Infinity, userTurns(dataset.conversations)),
+      durationMs: plan.deadlines.durationMs,
       outputDir,
     });
 

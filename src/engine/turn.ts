@@ -107,6 +107,7 @@ async function sendWithRetries(
 ): Promise<{ result: StreamResult; retries: number; staleConnectionResends: number }> {
   let retries = 0;
   let staleConnectionResends = 0;
+  ctx.observer.onSend?.();
   for (;;) {
     const result = await ctx.client.send(request, ctx.stop.abort);
     staleConnectionResends += result.staleConnectionResends ?? 0;

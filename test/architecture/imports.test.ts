@@ -44,7 +44,7 @@ const LAYERS: readonly Layer[] = [
   { folder: 'sim', why: 'the simulated server: never the engine, client or benchmark that test against it', may: ['errors', 'options', 'synth', 'tokenizer', 'util'] },
   { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine', 'util'], types: ['metrics', 'options'] },
   { folder: 'store', why: "a run's files: requests.jsonl, results.json, atomic writes, loading a run, redaction", may: ['errors', 'metrics', 'synth', 'util'], types: ['options'] },
-  { folder: 'report', why: 'renderers only: never the network (client), the engine, or who runs them', may: ['metrics', 'store', 'util'], types: ['conversation'] },
+  { folder: 'report', why: 'renderers only: never the network (client), the engine, or who runs them; the option table for flag names', may: ['metrics', 'options', 'store', 'util'], types: ['conversation'] },
   { folder: 'engine', why: 'the load: sessions, load models, deadlines, worker threads; never prints or stores', may: ['client', 'metrics', 'options', 'synth', 'tokenizer', 'util'], types: ['conversation'] },
   {
     folder: 'benchmark',

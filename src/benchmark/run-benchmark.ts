@@ -16,6 +16,7 @@ import { RunAggregate, runAggregateOptions, type SerializedRunAggregate } from '
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
+import { expectedCacheModel } from './expected-cache-model.js';
 import { detectEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { resolveServedModel } from './model-check.js';
@@ -196,6 +197,9 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const probeMetricsUrl = metricsUrl === undefined ? undefined : (splitUrlTextCredentials(metricsUrl)?.url.href ?? metricsUrl);
     const serverEngine = await detectEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, signal: hooks.signal });
     const model = resolveServedModel(target, models, shownUrl, serverEngine.name, warn);
+    const cacheModel = await expectedCacheModel(plan.expectedCache, probeMetricsUrl ?? `${rootUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/metrics`, client.authHeaders, warn);
+    const expectedCache = cacheModel.config;
+    if (workers > 1) cacheModel.description.scope = 'per-worker';
     hooks.onStart?.({
       url: shownUrl,
       embeddedSimulator: simulator !== undefined,
@@ -242,6 +246,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         resumePoints: resumed?.resumePoints,
         model,
         counter,
+        expectedCache,
         signal: hooks.signal,
         stopSignal: records.stopSignal,
         observer: {
@@ -269,6 +274,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
               tokenizer: plan.dataset.tokenizer,
               summary: plan.summary,
               workers,
+              expectedCache,
               shard,
               maxRequests: resumed === undefined ? maxRequests : resumed.maxNumRequests,
               startAtEpochMs,
@@ -318,6 +324,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             url: simulator === undefined ? shownUrl : 'embedded simulator',
             dataset: dataset.source,
             load_model: engine.loadModel,
+            expected_cache_model: cacheModel.description,
             workers,
             worker_health: engine.workerHealth ?? null,
             shard: shard === undefined ? null : `${shard.index}/${shard.count}`,

@@ -1,4 +1,5 @@
 import { ActiveConversation } from './active-conversation.js';
+import { ExpectedCache } from './expected-cache.js';
 import { describeLoadModel, loadModelFor, runLoadModel } from './load/from-options.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
 import { sleep } from './sleep.js';
@@ -59,6 +60,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     client: input.client,
     model: input.model,
     counter: input.counter,
+    expectedCache: new ExpectedCache(input.counter, input.expectedCache ?? { blockSize: 16 }),
     stop,
     observer,
     runStartMs: performance.now(),

@@ -7,6 +7,7 @@ import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
 import { countPromptTokens, type TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
+import type { ExpectedCache } from './expected-cache.js';
 import { sleep } from './sleep.js';
 import { stopMessage, type StopController } from './stop.js';
 import type { EngineObserver } from './types.js';
@@ -17,6 +18,8 @@ export interface TurnContext {
   client: ChatClient;
   model: string;
   counter: TokenCounter;
+  /** The global expected-cache model (issue #13); without it records carry the own-history figure. */
+  expectedCache?: ExpectedCache;
   stop: StopController;
   observer: EngineObserver;
   /** performance.now() at the run's start: record times are relative to it. */
@@ -106,6 +109,8 @@ export async function runTurn(
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const request = buildRequest(ctx, conversation);
+  // The expected cache is read as the prompt is sent: what the server has seen before this request.
+  const ticket = ctx.expectedCache?.begin(conversation, request.messages);
   const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
   const record = buildRecord(
@@ -120,7 +125,9 @@ export async function runTurn(
       runStartMs: ctx.runStartMs,
       inputNumTurns: request.messages.length,
       lastUserMessageTokens: tokenizer.count(conversation.nextUserMessage),
-      expectedCachedTokens: conversation.expectedCachedTokens,
+      expectedCachedTokens: ticket?.hit.expected ?? conversation.expectedCachedTokens,
+      expectedCachedTokensInfinite: ticket?.hit.infinite ?? conversation.expectedCachedTokens,
+      expectedCachedTokensOwnHistory: conversation.expectedCachedTokens,
       maxTokens: request.maxTokens ?? null,
       countInputTokens: () => countPromptTokens(ctx.counter, request.messages),
       countTextTokens: (text) => tokenizer.count(text),
@@ -129,6 +136,8 @@ export async function runTurn(
     },
     result,
   );
+  // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning).
+  if (ticket !== undefined) ctx.expectedCache!.end(ticket, record.status === 'ok' && result.reasoning.length === 0 ? tokenizer.encode(result.content) : undefined);
   if (record.status === 'ok') {
     const recorded = conversation.recordedAnswer;
     if (ctx.request.verifyOutput && recorded !== undefined && recorded !== result.content) ctx.onAnswerMismatch();

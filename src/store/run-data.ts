@@ -271,6 +271,9 @@ export function normalizeRecord(raw: RequestRecord): RequestRecord {
     output_tokens_source: r.output_tokens_source === 'server' ? 'server' : 'local',
     cached_tokens: numOrNull(r.cached_tokens),
     expected_cached_tokens: num(r.expected_cached_tokens, 0),
+    // Records of runs before the global model (issue #13) had only the own-history figure, as expected_cached_tokens.
+    expected_cached_tokens_infinite: num(r.expected_cached_tokens_infinite, num(r.expected_cached_tokens, 0)),
+    expected_cached_tokens_own_history: num(r.expected_cached_tokens_own_history, num(r.expected_cached_tokens, 0)),
     input_num_turns: num(r.input_num_turns, 0),
     output_num_chunks: num(r.output_num_chunks, 0),
     output_num_first_chunk_tokens: num(r.output_num_first_chunk_tokens, 0),

@@ -1,0 +1,56 @@
+import type { ExpectedCacheConfig } from '../engine/expected-cache.js';
+import type { ExpectedCachePlan } from '../options/run-plan.js';
+import { fetchKvCapacity } from '../server-metrics/kv-capacity.js';
+
+/** Which expected-cache model a run used, as results.json states it (`prefix_cache.model`). */
+export interface ExpectedCacheModelDescription {
+  /** Tokens per block. */
+  block_size: number;
+  /** `infinite` (no eviction) or `lru` (a KV capacity with least-recently-used eviction). */
+  capacity_model: 'infinite' | 'lru';
+  /** The capacity in tokens (whole blocks), null when infinite. */
+  capacity_tokens: number | null;
+  /** Where the capacity came from: `--kv-cache-tokens`, the server's /metrics gauge, or null. */
+  capacity_source: string | null;
+  /**
+   * `global`: one index over every conversation of the run, in the order this process sent them. `per-worker` with
+   * --workers: each worker thread indexes its own conversations (prefixes shared across threads are not seen).
+   */
+  scope: 'global' | 'per-worker';
+}
+
+/**
+ * The expected-cache model of a run: --kv-cache-tokens when given, else the server's KV capacity when its /metrics
+ * states it (vLLM's `cache_config_info`), else infinite. Reads /metrics once, bounded; a failure means infinite.
+ */
+export async function expectedCacheModel(
+  plan: ExpectedCachePlan,
+  metricsUrl: string,
+  headers: Readonly<Record<string, string>>,
+  warn: (message: string) => void,
+): Promise<{ config: ExpectedCacheConfig; description: ExpectedCacheModelDescription }> {
+  const blockSize = plan.blockSize;
+  let tokens = plan.capacityTokens;
+  let source: string | null = tokens === undefined ? null : '--kv-cache-tokens';
+  if (tokens === undefined) {
+    const server = await fetchKvCapacity(metricsUrl, { ...headers });
+    if (server !== undefined) {
+      tokens = server.blocks * server.blockSize;
+      source = server.source;
+      if (server.blockSize !== blockSize) {
+        warn(`the server's KV blocks hold ${server.blockSize} tokens (${server.source}) but --cache-block-size is ${blockSize}: the expected cache cuts prompts differently from the server`);
+      }
+    }
+  }
+  const capacityBlocks = tokens === undefined ? undefined : Math.max(1, Math.floor(tokens / blockSize));
+  return {
+    config: { blockSize, capacityBlocks },
+    description: {
+      block_size: blockSize,
+      capacity_model: capacityBlocks === undefined ? 'infinite' : 'lru',
+      capacity_tokens: capacityBlocks === undefined ? null : capacityBlocks * blockSize,
+      capacity_source: source,
+      scope: 'global',
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import { BlockHashChain, blockHash, ROOT_BLOCK_HASH } from '../prefix-cache/block-hash.js';
+import { BlockPool, type BlockLease } from '../prefix-cache/block-pool.js';
+import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
+import { PromptIds, restartMarkers } from './prompt-ids.js';
+
+/*
+ * The global expected-cache model (issue #13): one block index of every token sequence the server has seen in this
+ * run (each prompt as the chat template renders it, then each answer as it came back), shared by all conversations.
+ * A request's expected cached tokens are the longest block-aligned prefix of its prompt already in the index, capped
+ * as vLLM caps a hit (at least the last prompt token is computed). Two indexes run side by side: one never evicts
+ * (the infinite model), one with --kv-cache-tokens evicts LRU as a server's block pool does; the main figure is the
+ * finite one when a capacity is given. Per request: the new text of the turn is encoded and hashed, nothing more.
+ */
+
+/** What the model needs, fixed for the run. */
+export interface ExpectedCacheConfig {
+  /** Tokens per KV block (--cache-block-size). */
+  blockSize: number;
+  /** KV capacity in blocks (--kv-cache-tokens / block size); undefined for the infinite model only. */
+  capacityBlocks?: number;
+}
+
+/** The model's figures for one request, in tokens. */
+export interface ExpectedHit {
+  /** With the capacity model when there is one, else the infinite one. */
+  expected: number;
+  /** With no eviction. */
+  infinite: number;
+}
+
+/** One request between its send and its end: the blocks it holds in each index. */
+export interface ExpectedCacheTicket {
+  readonly hit: ExpectedHit;
+  readonly conversation: object;
+  readonly promptLength: number;
+  readonly leases: Array<{ pool: BlockPool; lease: BlockLease<number> }>;
+}
+
+/** One conversation's state: its prompt ids and their block hashes (a partial tail block is rehashed when it fills). */
+interface ConversationState {
+  ids: PromptIds;
+  chain: BlockHashChain;
+  /** The last prompt's ids (a view) and length: the answer's blocks continue them. */
+  last: Uint32Array;
+  lastLength: number;
+}
+
+/** The run's expected-cache model (one per engine: with --workers, one per worker thread; see docs/METRICS.md). */
+export class ExpectedCache {
+  readonly blockSize: number;
+  readonly capacityBlocks: number | undefined;
+  readonly #counter: TokenCounter;
+  readonly #markers: RegExp | null;
+  readonly #infinite = new BlockPool<number>();
+  readonly #finite: BlockPool<number> | undefined;
+  readonly #states = new WeakMap<object, ConversationState>();
+
+  constructor(counter: TokenCounter, config: ExpectedCacheConfig) {
+    this.#counter = counter;
+    this.blockSize = config.blockSize;
+    this.capacityBlocks = config.capacityBlocks;
+    this.#finite = config.capacityBlocks === undefined ? undefined : new BlockPool<number>(config.capacityBlocks);
+    this.#markers = restartMarkers(counter);
+  }
+
+  /** Cached blocks evicted by the capacity model so far (0 without one). */
+  get evictions(): number {
+    return this.#finite?.evictions ?? 0;
+  }
+
+  /**
+   * A request of `conversation` (any object that lives as long as the conversation) is sent with `messages`: its
+   * expected hit, and its prompt's blocks enter the indexes. Call `end` with the ticket when the request ends.
+   */
+  begin(conversation: object, messages: readonly ChatMessage[]): ExpectedCacheTicket {
+    let state = this.#states.get(conversation);
+    if (state === undefined) {
+      state = { ids: new PromptIds(this.#counter.tokenizer, this.#markers), chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0 };
+      this.#states.set(conversation, state);
+    }
+    const update = state.ids.update(this.#counter.template.apply(messages, { addGenerationPrompt: true }));
+    const hashes = state.chain.sync(update.ids, update.length, update.unchanged);
+    state.last = update.ids;
+    state.lastLength = update.length;
+    const bs = this.blockSize;
+    const totalBlocks = Math.ceil(update.length / bs);
+    // vLLM computes at least the prompt's last token (its logits give the first output token): a hit stops before it.
+    const maxHit = Math.floor(Math.max(0, update.length - 1) / bs);
+    const leases: ExpectedCacheTicket['leases'] = [];
+    const admit = (pool: BlockPool): number => {
+      const { lease, hitBlocks } = pool.admit(hashes, totalBlocks, maxHit);
+      leases.push({ pool, lease });
+      return hitBlocks * bs;
+    };
+    const infinite = admit(this.#infinite);
+    const expected = this.#finite === undefined ? infinite : admit(this.#finite);
+    return { hit: { expected, infinite }, conversation, promptLength: update.length, leases };
+  }
+
+  /**
+   * The request ended. `answerIds`: the tokens the server generated and so cached after the prompt (the answer as
+   * it came back, encoded), or undefined when it failed or they are unknown; then only the prompt stays cached.
+   */
+  end(ticket: ExpectedCacheTicket, answerIds: readonly number[] | undefined): void {
+    const bs = this.blockSize;
+    let keys: readonly number[] | undefined;
+    let totalBlocks = 0;
+    const state = this.#states.get(ticket.conversation);
+    if (answerIds !== undefined && answerIds.length > 0 && state !== undefined && state.lastLength === ticket.promptLength) {
+      const prompt = state.chain.hashes;
+      const head = prompt.length * bs;
+      // The prompt's partial tail block, then the answer: hashed on from the prompt's last full block.
+      const tail = [...state.last.subarray(head, ticket.promptLength), ...answerIds];
+      const extended = prompt.slice();
+      for (let b = 0; (b + 1) * bs <= tail.length; b++) extended.push(blockHash(extended.length === 0 ? ROOT_BLOCK_HASH : extended[extended.length - 1]!, tail, b * bs, bs));
+      keys = extended;
+      // The last generated token's KV is never computed: the blocks through the one before it are held.
+      totalBlocks = Math.ceil((ticket.promptLength + answerIds.length - 1) / bs);
+    }
+    for (const { pool, lease } of ticket.leases) {
+      if (keys !== undefined) pool.grow(lease, keys, Math.max(totalBlocks, lease.heldBlocks));
+      pool.release(lease);
+    }
+  }
+}

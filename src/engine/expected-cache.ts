@@ -33,6 +33,8 @@ export interface ExpectedCacheTicket {
   readonly hit: ExpectedHit;
   readonly conversation: object;
   readonly promptLength: number;
+  /** Blocks of the prompt and the output budget. */
+  readonly totalBlocks: number;
   readonly leases: Array<{ pool: BlockPool; lease: BlockLease<number> }>;
 }
 
@@ -70,31 +72,44 @@ export class ExpectedCache {
 
   /**
    * A request of `conversation` (any object that lives as long as the conversation) is sent with `messages`: its
-   * expected hit, and its prompt's blocks enter the indexes. Call `end` with the ticket when the request ends.
+   * prompt is encoded and hashed (its new tokens only). Call `prefilled` as its first token comes and `end` when it
+   * ends. `maxTokens`: the request's output budget, when it has one; its blocks are taken at once, as a server
+   * allocates them while the answer streams, evicting as it goes, before the answer's end is seen here.
    */
-  begin(conversation: object, messages: readonly ChatMessage[]): ExpectedCacheTicket {
+  begin(conversation: object, messages: readonly ChatMessage[], maxTokens?: number): ExpectedCacheTicket {
     let state = this.#states.get(conversation);
     if (state === undefined) {
       state = { ids: new PromptIds(this.#counter.tokenizer, this.#markers), chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0 };
       this.#states.set(conversation, state);
     }
     const update = state.ids.update(this.#counter.template.apply(messages, { addGenerationPrompt: true }));
-    const hashes = state.chain.sync(update.ids, update.length, update.unchanged);
+    state.chain.sync(update.ids, update.length, update.unchanged);
     state.last = update.ids;
     state.lastLength = update.length;
+    const totalBlocks = Math.ceil((update.length + Math.max(0, (maxTokens ?? 0) - 1)) / this.blockSize);
+    return { hit: { expected: 0, infinite: 0 }, conversation, promptLength: update.length, totalBlocks, leases: [] };
+  }
+
+  /**
+   * The server computed the ticket's prompt (its first token came): the prompt is looked up in the indexes and its
+   * blocks are cached from now on. Looked up here rather than at the send, because a server looks a prompt up when it
+   * admits it, after any queueing: a request that waited behind another with the same prefix hits it, one batched
+   * with it does not. The first token is the client's nearest sight of that moment.
+   */
+  prefilled(ticket: ExpectedCacheTicket): void {
+    if (ticket.leases.length > 0) return;
+    const state = this.#states.get(ticket.conversation);
+    if (state === undefined || state.lastLength !== ticket.promptLength) return;
     const bs = this.blockSize;
-    const totalBlocks = Math.ceil(update.length / bs);
     // vLLM computes at least the prompt's last token (its logits give the first output token): a hit stops before it.
-    const maxHit = Math.floor(Math.max(0, update.length - 1) / bs);
-    const leases: ExpectedCacheTicket['leases'] = [];
+    const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
     const admit = (pool: BlockPool): number => {
-      const { lease, hitBlocks } = pool.admit(hashes, totalBlocks, maxHit);
-      leases.push({ pool, lease });
+      const { lease, hitBlocks } = pool.admit(state.chain.hashes, ticket.totalBlocks, maxHit);
+      ticket.leases.push({ pool, lease });
       return hitBlocks * bs;
     };
-    const infinite = admit(this.#infinite);
-    const expected = this.#finite === undefined ? infinite : admit(this.#finite);
-    return { hit: { expected, infinite }, conversation, promptLength: update.length, leases };
+    ticket.hit.infinite = admit(this.#infinite);
+    ticket.hit.expected = this.#finite === undefined ? ticket.hit.infinite : admit(this.#finite);
   }
 
   /**
@@ -102,6 +117,7 @@ export class ExpectedCache {
    * it came back, encoded), or undefined when it failed or they are unknown; then only the prompt stays cached.
    */
   end(ticket: ExpectedCacheTicket, answerIds: readonly number[] | undefined): void {
+    this.prefilled(ticket); // no first token (not streamed, or failed): looked up now
     const bs = this.blockSize;
     let keys: readonly number[] | undefined;
     let totalBlocks = 0;
@@ -117,6 +133,7 @@ export class ExpectedCache {
       // The last generated token's KV is never computed: the blocks through the one before it are held.
       totalBlocks = Math.ceil((ticket.promptLength + answerIds.length - 1) / bs);
     }
+    keys ??= state !== undefined && state.lastLength === ticket.promptLength ? state.chain.hashes : undefined;
     for (const { pool, lease } of ticket.leases) {
       if (keys !== undefined) pool.grow(lease, keys, Math.max(totalBlocks, lease.heldBlocks));
       pool.release(lease);

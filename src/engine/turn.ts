@@ -109,8 +109,9 @@ export async function runTurn(
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const request = buildRequest(ctx, conversation);
-  // The expected cache is read as the prompt is sent: what the server has seen before this request.
-  const ticket = ctx.expectedCache?.begin(conversation, request.messages);
+  // The expected cache: the prompt is encoded as it is sent, looked up as its first token comes (see ExpectedCache).
+  const ticket = ctx.expectedCache?.begin(conversation, request.messages, request.maxTokens);
+  if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
   const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
   const record = buildRecord(

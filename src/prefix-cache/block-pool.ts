@@ -76,9 +76,11 @@ export class BlockPool<K = number> {
   /**
    * Admits a request whose sequence has `keys` as its full blocks and `totalBlocks` blocks in all (a partial tail
    * included): hits the longest cached prefix of at most `maxHitBlocks`, allocates the rest, and registers the full
-   * blocks after the hit. Returns the lease (release it when the request ends) and the hit in blocks.
+   * blocks after the hit, unless `registerNow` is false: then `grow` registers them once they are computed (a
+   * server caches a prompt's blocks as its prefill computes them, not at arrival). Returns the lease (release it when
+   * the request ends) and the hit in blocks.
    */
-  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length): { lease: BlockLease<K>; hitBlocks: number } {
+  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true): { lease: BlockLease<K>; hitBlocks: number } {
     const hit = this.match(keys, maxHitBlocks);
     const lease: BlockLease<K> = { keys: [], privateBlocks: 0, heldBlocks: 0, registeredBlocks: 0 };
     for (let i = 0; i < hit; i++) {
@@ -90,7 +92,7 @@ export class BlockPool<K = number> {
     }
     lease.heldBlocks = hit;
     lease.registeredBlocks = hit;
-    this.grow(lease, keys, totalBlocks);
+    this.grow(lease, registerNow ? keys : keys.slice(0, hit), totalBlocks);
     return { lease, hitBlocks: hit };
   }
 

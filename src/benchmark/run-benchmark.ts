@@ -16,7 +16,8 @@ import { RunAggregate, runAggregateOptions, type SerializedRunAggregate } from '
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
-import { expectedCacheModel } from './expected-cache-model.js';
+import { expectedCacheModel, type ExpectedCacheModelDescription } from './expected-cache-model.js';
+import type { PrefixCacheSummary } from '../metrics/prefix-cache-tally.js';
 import { detectEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { resolveServedModel } from './model-check.js';
@@ -68,6 +69,9 @@ export interface BenchmarkStartInfo {
 }
 
 /** Everything a finished run produced. The files are already on disk. */
+/** results.json's `prefix_cache`: the expected-cache model used, then the totals and per-turn rows. */
+export type RunPrefixCache = PrefixCacheSummary & { model: ExpectedCacheModelDescription };
+
 export interface BenchmarkResult {
   /** The validated plan the run followed. */
   plan: RunPlan;
@@ -81,6 +85,8 @@ export interface BenchmarkResult {
   summary: Summary;
   warmupPercentages: Record<string, Summary>;
   perTurn: TurnSummary[];
+  /** Actual against expected cached tokens (results.json `prefix_cache`), and which expected-cache model ran. */
+  prefixCache: RunPrefixCache;
   clientHealth: ClientHealth;
   /** What --scrape-metrics read from the server's /metrics; null without it. */
   serverMetrics: ServerMetricsReport | null;
@@ -299,6 +305,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const analysis = resumed === undefined ? await analyzeRun(aggregate, parts, files.requests, plan.summary, warn) : await analyzeRecordsFile(files.requests, plan.summary);
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
+    const prefixCache: RunPrefixCache = { model: cacheModel.description, ...analysis.prefixCache };
     const lagWarning = scheduleWarning(summary);
     if (lagWarning !== undefined) warn(lagWarning);
     engine.workerHealth?.forEach((h, i) => {
@@ -324,7 +331,6 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             url: simulator === undefined ? shownUrl : 'embedded simulator',
             dataset: dataset.source,
             load_model: engine.loadModel,
-            expected_cache_model: cacheModel.description,
             workers,
             worker_health: engine.workerHealth ?? null,
             shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
@@ -337,6 +343,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             top_errors: outcomes.top(10),
             conversation_stats: analysis.conversationStats,
             per_conversation: analysis.perConversation,
+            prefix_cache: prefixCache,
             server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
           },
         }),
@@ -372,6 +379,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       summary,
       warmupPercentages,
       perTurn,
+      prefixCache,
       clientHealth,
       serverMetrics: serverMetrics ?? null,
       engine,

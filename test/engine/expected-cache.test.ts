@@ -88,9 +88,12 @@ describe('the global expected-cache model against the simulator (issue #13)', ()
         const records = readRequestsJsonl(result.files.requests);
         assert.ok(records.length > 60 && records.every((r) => r.status === 'ok'), `${records.length} records, all ok`);
         assertAgreesPerTurn(records, label);
-        const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as { expected_cache_model: { capacity_tokens: number; capacity_source: string } };
-        assert.equal(results.expected_cache_model.capacity_tokens, blocks * 16);
-        assert.equal(results.expected_cache_model.capacity_source, 'vllm:cache_config_info');
+        const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as { prefix_cache: { model: { capacity_tokens: number; capacity_source: string }; per_turn: Array<{ turn: number; efficiency: number | null }> } };
+        assert.equal(results.prefix_cache.model.capacity_tokens, blocks * 16);
+        assert.equal(results.prefix_cache.model.capacity_source, 'vllm:cache_config_info');
+        // results.json's per-turn efficiency is the same figure.
+        for (const row of results.prefix_cache.per_turn) assert.ok(row.efficiency === null || Math.abs(row.efficiency - 1) <= 0.02, `turn ${row.turn}: ${row.efficiency}`);
+        assert.equal(result.prefixCache.totals.requests, records.length);
         // Tokens the server had to compute and keep (prompt misses and answers): past the capacity, blocks were evicted.
         const distinct = records.reduce((n, r) => n + r.input_num_tokens - r.expected_cached_tokens_infinite + r.output_num_tokens, 0);
         assert.equal(distinct > blocks * 16, blocks < 10_000, `${distinct} distinct tokens against a capacity of ${blocks * 16}`);

@@ -1,23 +1,7 @@
 import type { ExpectedCacheConfig } from '../engine/expected-cache.js';
 import type { ExpectedCachePlan } from '../options/run-plan.js';
 import { fetchKvCapacity } from '../server-metrics/kv-capacity.js';
-
-/** Which expected-cache model a run used, as results.json states it (`prefix_cache.model`). */
-export interface ExpectedCacheModelDescription {
-  /** Tokens per block. */
-  block_size: number;
-  /** `infinite` (no eviction) or `lru` (a KV capacity with least-recently-used eviction). */
-  capacity_model: 'infinite' | 'lru';
-  /** The capacity in tokens (whole blocks), null when infinite. */
-  capacity_tokens: number | null;
-  /** Where the capacity came from: `--kv-cache-tokens`, the server's /metrics gauge, or null. */
-  capacity_source: string | null;
-  /**
-   * `global`: one index over every conversation of the run, in the order this process sent them. `per-worker` with
-   * --workers: each worker thread indexes its own conversations (prefixes shared across threads are not seen).
-   */
-  scope: 'global' | 'per-worker';
-}
+import type { ExpectedCacheModelDescription } from '../metrics/prefix-cache-tally.js';
 
 /**
  * The expected-cache model of a run: --kv-cache-tokens when given, else the server's KV capacity when its /metrics

@@ -16,8 +16,8 @@ import { RunAggregate, runAggregateOptions, type SerializedRunAggregate } from '
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
-import { expectedCacheModel, type ExpectedCacheModelDescription } from './expected-cache-model.js';
-import type { PrefixCacheSummary } from '../metrics/prefix-cache-tally.js';
+import { expectedCacheModel } from './expected-cache-model.js';
+import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { detectEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { resolveServedModel } from './model-check.js';
@@ -69,9 +69,6 @@ export interface BenchmarkStartInfo {
 }
 
 /** Everything a finished run produced. The files are already on disk. */
-/** results.json's `prefix_cache`: the expected-cache model used, then the totals and per-turn rows. */
-export type RunPrefixCache = PrefixCacheSummary & { model: ExpectedCacheModelDescription };
-
 export interface BenchmarkResult {
   /** The validated plan the run followed. */
   plan: RunPlan;

@@ -87,6 +87,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
             conversations: { ...result.engine.conversations },
             title: `chatload run: ${result.model} (${result.engine.stopReason})`,
             cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
+            prefixCache: result.prefixCache,
           },
           { color },
         )}\n`,

@@ -41,7 +41,27 @@ export interface PrefixCacheRow extends PrefixCacheSums {
   efficiency_own_history: number | null;
 }
 
-/** results.json's `prefix_cache`: the totals and one row per turn. */
+/** Which expected-cache model a run used, as results.json states it (`prefix_cache.model`). */
+export interface ExpectedCacheModelDescription {
+  /** Tokens per block. */
+  block_size: number;
+  /** `infinite` (no eviction) or `lru` (a KV capacity with least-recently-used eviction). */
+  capacity_model: 'infinite' | 'lru';
+  /** The capacity in tokens (whole blocks), null when infinite. */
+  capacity_tokens: number | null;
+  /** Where the capacity came from: `--kv-cache-tokens`, the server's /metrics gauge, or null. */
+  capacity_source: string | null;
+  /**
+   * `global`: one index over every conversation of the run, in the order this process sent them. `per-worker` with
+   * --workers: each worker thread indexes its own conversations (prefixes shared across threads are not seen).
+   */
+  scope: 'global' | 'per-worker';
+}
+
+/** results.json's `prefix_cache`: the expected-cache model used, then the totals and per-turn rows. */
+export type RunPrefixCache = PrefixCacheSummary & { model: ExpectedCacheModelDescription };
+
+/** The totals and one row per turn. */
 export interface PrefixCacheSummary {
   totals: PrefixCacheRow;
   per_turn: Array<PrefixCacheRow & { turn: number }>;

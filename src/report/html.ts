@@ -5,6 +5,7 @@ import type { RequestRecord } from '../metrics/record.js';
 import type { Stats } from '../metrics/stats.js';
 import { answersAfterReasoning, type Summary } from '../metrics/summary.js';
 import { distributionCharts, perTurnCharts, sampleText, timeSeriesCharts, type RecordSample } from './html-charts.js';
+import { prefixCacheHtml } from './prefix-cache-html.js';
 import { escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, type Cell } from './html-util.js';
 import type { RunData } from '../store/run-data.js';
 import { chatloadVersion } from '../util/version.js';
@@ -63,6 +64,7 @@ export function renderHtmlReport(data: RunData): string {
         (data.perTurn.length > 0 ? `<h3>Per-turn table</h3>${perTurnTable(data.perTurn, answersAfterReasoning(data.summary.metrics))}` : ''),
     ),
   );
+  sections.push(section('prefix-cache', 'Prefix cache', prefixCacheHtml(data.prefixCache)));
   sections.push(section('distributions', 'Distributions', chartGrid(distributions, 'No completed requests to chart.')));
   sections.push(section('over-time', 'Over time', chartGrid(overTime, 'No requests to chart.')));
   sections.push(section('client', 'Client health', clientHealthHtml(data.clientHealth)));

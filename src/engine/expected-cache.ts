@@ -12,6 +12,13 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  * finite one when a capacity is given. Per request: the new text of the turn is encoded and hashed, nothing more.
  */
 
+/**
+ * Requests whose first tokens come within this many ms of each other are taken as prefilled in the same engine step
+ * (one batch), which does not hit its own blocks. Engine steps last a few ms or more; the client sees one step's
+ * first tokens within well under a millisecond of each other on loopback.
+ */
+export const SAME_STEP_MS = 1;
+
 /** What the model needs, fixed for the run. */
 export interface ExpectedCacheConfig {
   /** Tokens per KV block (--cache-block-size). */
@@ -56,6 +63,8 @@ export class ExpectedCache {
   readonly #infinite = new BlockPool<number>();
   readonly #finite: BlockPool<number> | undefined;
   readonly #states = new WeakMap<object, ConversationState>();
+  /** Requests prefilled whose prompt blocks are not visible yet, oldest first (see prefilled). */
+  readonly #pending: Array<{ ticket: ExpectedCacheTicket; atMs: number; hashes: readonly number[] }> = [];
 
   constructor(counter: TokenCounter, config: ExpectedCacheConfig) {
     this.#counter = counter;
@@ -91,25 +100,38 @@ export class ExpectedCache {
   }
 
   /**
-   * The server computed the ticket's prompt (its first token came): the prompt is looked up in the indexes and its
-   * blocks are cached from now on. Looked up here rather than at the send, because a server looks a prompt up when it
-   * admits it, after any queueing: a request that waited behind another with the same prefix hits it, one batched
-   * with it does not. The first token is the client's nearest sight of that moment.
+   * The server computed the ticket's prompt: its first token came at `atMs` (performance.now()). The prompt is looked
+   * up in the indexes now rather than at the send, because a server looks a prompt up when it admits it, after any
+   * queueing: a request that waited behind another with the same prefix hits it. Its own blocks become visible to
+   * others SAME_STEP_MS later: requests whose first token comes in the same engine step were prefilled in the same
+   * batch, and a batch does not hit its own blocks.
    */
-  prefilled(ticket: ExpectedCacheTicket): void {
+  prefilled(ticket: ExpectedCacheTicket, atMs = performance.now()): void {
     if (ticket.leases.length > 0) return;
+    this.#publish(atMs - SAME_STEP_MS);
     const state = this.#states.get(ticket.conversation);
     if (state === undefined || state.lastLength !== ticket.promptLength) return;
     const bs = this.blockSize;
     // vLLM computes at least the prompt's last token (its logits give the first output token): a hit stops before it.
     const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
     const admit = (pool: BlockPool): number => {
-      const { lease, hitBlocks } = pool.admit(state.chain.hashes, ticket.totalBlocks, maxHit);
+      const { lease, hitBlocks } = pool.admit(state.chain.hashes, ticket.totalBlocks, maxHit, false);
       ticket.leases.push({ pool, lease });
       return hitBlocks * bs;
     };
     ticket.hit.infinite = admit(this.#infinite);
     ticket.hit.expected = this.#finite === undefined ? ticket.hit.infinite : admit(this.#finite);
+    this.#pending.push({ ticket, atMs, hashes: state.chain.hashes });
+  }
+
+  /** Registers the prompt blocks of requests prefilled at or before `untilMs`, in the order they were. */
+  #publish(untilMs: number): void {
+    let i = 0;
+    for (; i < this.#pending.length && this.#pending[i]!.atMs <= untilMs; i++) {
+      const { ticket, hashes } = this.#pending[i]!;
+      for (const { pool, lease } of ticket.leases) if (lease.heldBlocks > 0) pool.grow(lease, hashes, lease.heldBlocks);
+    }
+    if (i > 0) this.#pending.splice(0, i);
   }
 
   /**
@@ -117,7 +139,9 @@ export class ExpectedCache {
    * it came back, encoded), or undefined when it failed or they are unknown; then only the prompt stays cached.
    */
   end(ticket: ExpectedCacheTicket, answerIds: readonly number[] | undefined): void {
-    this.prefilled(ticket); // no first token (not streamed, or failed): looked up now
+    const nowMs = performance.now();
+    this.prefilled(ticket, nowMs); // no first token (not streamed, or failed): looked up now
+    this.#publish(nowMs - SAME_STEP_MS);
     const bs = this.blockSize;
     let keys: readonly number[] | undefined;
     let totalBlocks = 0;

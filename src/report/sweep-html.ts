@@ -1,4 +1,6 @@
+import type { CachePressureKnee, CachePressurePoint } from '../metrics/cache-pressure.js';
 import type { SweepPoint } from '../metrics/sweep-point.js';
+import { cachePressureChart } from './cache-pressure-chart.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, fmtNum, fmtPercent, htmlPage, htmlTable } from './html-util.js';
 
@@ -6,7 +8,7 @@ import { chartFigure, fmtNum, fmtPercent, htmlPage, htmlTable } from './html-uti
  * The sweep's self-contained HTML page: latency percentiles against achieved throughput (the load curve), per-turn
  * TTFT at each load point, and a table of every point. Same rules as the run report: inline SVG, no script, no fetch.
  */
-export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: string; bestRate: number | null }): string {
+export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: string; bestRate: number | null; cachePressure?: { curve: CachePressurePoint[]; knee: CachePressureKnee } | null }): string {
   const unit = points[0]?.kind === 'concurrency' ? 'clients' : 'sessions/s';
   const curve: SeriesPoint[] = [];
   const e2elCurve: SeriesPoint[] = [];
@@ -26,6 +28,8 @@ export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: str
     chartFigure('sweep-e2el', 'E2EL against throughput', lineChart(e2elCurve, { xLabel: 'requests/s (achieved)', yLabel: 'E2EL (ms)', dots: true })),
     chartFigure('sweep-turns', 'TTFT p50 by turn at each load point', lineChart(perTurn, { xLabel: 'turn', xIntegers: true, yLabel: 'TTFT p50 (ms)', dots: true })),
   ];
+  // sweep --cache-pressure (issue #13): its chart, drawn by its own module.
+  if (info.cachePressure) charts.unshift(cachePressureChart(info.cachePressure.curve, info.cachePressure.knee, unit));
   const rows = points.map((p) => [
     fmtNum(p.value, 3),
     p.summary.completed,

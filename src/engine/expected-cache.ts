@@ -1,4 +1,4 @@
-import { BlockHashChain, blockHash, ROOT_BLOCK_HASH } from '../prefix-cache/block-hash.js';
+import { BlockHashChain } from '../prefix-cache/block-hash.js';
 import { BlockPool, type BlockLease } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
@@ -17,7 +17,7 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  * (one batch), which does not hit its own blocks. Engine steps last a few ms or more; the client sees one step's
  * first tokens within well under a millisecond of each other on loopback.
  */
-export const SAME_STEP_MS = 1;
+export const SAME_STEP_MS = 2;
 
 /** What the model needs, fixed for the run. */
 export interface ExpectedCacheConfig {
@@ -52,6 +52,10 @@ interface ConversationState {
   /** The last prompt's ids (a view) and length: the answer's blocks continue them. */
   last: Uint32Array;
   lastLength: number;
+  /** Leading blocks of the chain registered in the infinite index (they stay there): not looked up again. */
+  registered: number;
+  /** The same, bounded by what the latest prompt left unchanged. */
+  known: number;
 }
 
 /** The run's expected-cache model (one per engine: with --workers, one per worker thread; see docs/METRICS.md). */
@@ -74,6 +78,11 @@ export class ExpectedCache {
     this.#markers = restartMarkers(counter);
   }
 
+  /** Blocks the infinite index holds: every distinct block seen in the run. */
+  get cachedBlocks(): number {
+    return this.#infinite.cachedBlocks;
+  }
+
   /** Cached blocks evicted by the capacity model so far (0 without one). */
   get evictions(): number {
     return this.#finite?.evictions ?? 0;
@@ -88,11 +97,13 @@ export class ExpectedCache {
   begin(conversation: object, messages: readonly ChatMessage[], maxTokens?: number): ExpectedCacheTicket {
     let state = this.#states.get(conversation);
     if (state === undefined) {
-      state = { ids: new PromptIds(this.#counter.tokenizer, this.#markers), chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0 };
+      state = { ids: new PromptIds(this.#counter.tokenizer, this.#markers), chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0 };
       this.#states.set(conversation, state);
     }
     const update = state.ids.update(this.#counter.template.apply(messages, { addGenerationPrompt: true }));
     state.chain.sync(update.ids, update.length, update.unchanged);
+    state.known = Math.min(state.registered, Math.floor(update.unchanged / this.blockSize));
+    state.registered = state.known;
     state.last = update.ids;
     state.lastLength = update.length;
     const totalBlocks = Math.ceil((update.length + Math.max(0, (maxTokens ?? 0) - 1)) / this.blockSize);
@@ -115,7 +126,7 @@ export class ExpectedCache {
     // vLLM computes at least the prompt's last token (its logits give the first output token): a hit stops before it.
     const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
     const admit = (pool: BlockPool): number => {
-      const { lease, hitBlocks } = pool.admit(state.chain.hashes, ticket.totalBlocks, maxHit, false);
+      const { lease, hitBlocks } = pool.admit(state.chain.hashes, ticket.totalBlocks, maxHit, false, pool === this.#infinite ? state.known : 0);
       ticket.leases.push({ pool, lease });
       return hitBlocks * bs;
     };
@@ -147,13 +158,9 @@ export class ExpectedCache {
     let totalBlocks = 0;
     const state = this.#states.get(ticket.conversation);
     if (answerIds !== undefined && answerIds.length > 0 && state !== undefined && state.lastLength === ticket.promptLength) {
-      const prompt = state.chain.hashes;
-      const head = prompt.length * bs;
+      const head = state.chain.hashes.length * bs;
       // The prompt's partial tail block, then the answer: hashed on from the prompt's last full block.
-      const tail = [...state.last.subarray(head, ticket.promptLength), ...answerIds];
-      const extended = prompt.slice();
-      for (let b = 0; (b + 1) * bs <= tail.length; b++) extended.push(blockHash(extended.length === 0 ? ROOT_BLOCK_HASH : extended[extended.length - 1]!, tail, b * bs, bs));
-      keys = extended;
+      keys = state.chain.extend([...state.last.subarray(head, ticket.promptLength), ...answerIds]);
       // The last generated token's KV is never computed: the blocks through the one before it are held.
       totalBlocks = Math.ceil((ticket.promptLength + answerIds.length - 1) / bs);
     }
@@ -162,5 +169,7 @@ export class ExpectedCache {
       if (keys !== undefined) pool.grow(lease, keys, Math.max(totalBlocks, lease.heldBlocks));
       pool.release(lease);
     }
+    // Every full block of the prompt (and answer) is in the infinite index now.
+    if (state !== undefined && state.lastLength === ticket.promptLength && keys !== undefined) state.registered = Math.min(keys.length, Math.max(totalBlocks, ticket.totalBlocks));
   }
 }

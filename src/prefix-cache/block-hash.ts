@@ -43,6 +43,14 @@ export class BlockHashChain {
   }
 
   /**
+   * Appends the hashes of the full blocks of `tail`, the tokens after the chain's full blocks (an answer after its
+   * prompt, the prompt's partial block first). The next sync drops them again unless its tokens are unchanged there.
+   */
+  extend(tail: ArrayLike<number>): readonly number[] {
+    return extendBlockHashes(this.#hashes, tail, this.blockSize);
+  }
+
+  /**
    * Brings the chain to the full blocks of `ids[0, length)`, given that the first `unchanged` tokens are the same as
    * at the last sync. Cost: the tokens after the last block boundary at or before `unchanged`.
    */
@@ -54,6 +62,15 @@ export class BlockHashChain {
     for (let b = keep; b < full; b++) this.#hashes.push(blockHash(b === 0 ? ROOT_BLOCK_HASH : this.#hashes[b - 1]!, ids, b * bs, bs));
     return this.#hashes;
   }
+}
+
+/**
+ * Appends to `hashes` (a chain's full-block hashes) the hashes of the full blocks of `tail`, the tokens that follow
+ * them (a partial block's tokens first): a request's answer after its prompt. Returns `hashes`.
+ */
+export function extendBlockHashes(hashes: number[], tail: ArrayLike<number>, blockSize: number): number[] {
+  for (let b = 0; (b + 1) * blockSize <= tail.length; b++) hashes.push(blockHash(hashes.length === 0 ? ROOT_BLOCK_HASH : hashes[hashes.length - 1]!, tail, b * blockSize, blockSize));
+  return hashes;
 }
 
 /** The chained hashes of the full blocks of `ids` (a whole sequence at once). */

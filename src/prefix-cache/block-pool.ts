@@ -27,10 +27,16 @@ export interface BlockLease<K> {
 /** A block pool over keys of type K, `capacity` blocks (Infinity for no limit). */
 export class BlockPool<K = number> {
   readonly capacity: number;
-  /** Cached blocks: key -> references held by requests in flight. */
+  /**
+   * Cached blocks: key -> references held by requests in flight. One Map is also the LRU list: a block released to 0
+   * references is moved to its end (delete + set), so the unreferenced ones come least recently released first; an
+   * eviction walks from the start past the referenced ones. (Two Maps cost twice the memory: ~160 bytes a block.)
+   */
   readonly #refs = new Map<K, number>();
-  /** Cached blocks with no reference, least recently released first (a Map keeps insertion order). */
-  readonly #lru = new Map<K, true>();
+  /** Cached blocks with no reference (evictable). */
+  #unreferenced = 0;
+  /** False with infinite capacity: nothing is ever evicted, so references and LRU order need no upkeep. */
+  readonly #tracked: boolean;
   #private = 0;
   #evictions = 0;
   #overCapacity = 0;
@@ -38,6 +44,7 @@ export class BlockPool<K = number> {
   constructor(capacity = Infinity) {
     if (!(capacity > 0)) throw new RangeError(`BlockPool: capacity must be > 0 blocks, got ${capacity}`);
     this.capacity = capacity;
+    this.#tracked = capacity !== Infinity;
   }
 
   /** Blocks cached (referenced or not). */
@@ -65,10 +72,13 @@ export class BlockPool<K = number> {
     return this.#refs.has(key);
   }
 
-  /** How many leading `keys` are cached, at most `maxBlocks`. Touches nothing. */
-  match(keys: readonly K[], maxBlocks = keys.length): number {
+  /**
+   * How many leading `keys` are cached, at most `maxBlocks`. Touches nothing. `knownCached`: leading keys the caller
+   * knows are cached (with infinite capacity, a sequence's blocks registered before stay), not looked up again.
+   */
+  match(keys: readonly K[], maxBlocks = keys.length, knownCached = 0): number {
     const n = Math.min(keys.length, maxBlocks);
-    let i = 0;
+    let i = this.#tracked ? 0 : Math.min(knownCached, n);
     while (i < n && this.#refs.has(keys[i]!)) i++;
     return i;
   }
@@ -80,13 +90,13 @@ export class BlockPool<K = number> {
    * server caches a prompt's blocks as its prefill computes them, not at arrival). Returns the lease (release it when
    * the request ends) and the hit in blocks.
    */
-  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true): { lease: BlockLease<K>; hitBlocks: number } {
-    const hit = this.match(keys, maxHitBlocks);
+  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): { lease: BlockLease<K>; hitBlocks: number } {
+    const hit = this.match(keys, maxHitBlocks, knownCached);
     const lease: BlockLease<K> = { keys: [], privateBlocks: 0, heldBlocks: 0, registeredBlocks: 0 };
-    for (let i = 0; i < hit; i++) {
+    for (let i = 0; this.#tracked && i < hit; i++) {
       const key = keys[i]!;
       const refs = this.#refs.get(key)!;
-      if (refs === 0) this.#lru.delete(key);
+      if (refs === 0) this.#unreferenced -= 1;
       this.#refs.set(key, refs + 1);
       lease.keys.push(key);
     }
@@ -112,9 +122,13 @@ export class BlockPool<K = number> {
     for (let b = lease.registeredBlocks; b < full; b++) {
       const key = keys[b]!;
       if (this.#refs.has(key)) continue; // another block holds this prefix: this one stays private
-      this.#refs.set(key, 1);
       this.#private -= 1;
       lease.privateBlocks -= 1;
+      if (!this.#tracked) {
+        this.#refs.set(key, 0);
+        continue;
+      }
+      this.#refs.set(key, 1);
       lease.keys.push(key);
     }
     lease.registeredBlocks = Math.max(lease.registeredBlocks, full);
@@ -127,8 +141,9 @@ export class BlockPool<K = number> {
       const refs = this.#refs.get(key);
       if (refs === undefined) continue;
       if (refs <= 1) {
+        this.#refs.delete(key);
         this.#refs.set(key, 0);
-        this.#lru.set(key, true);
+        this.#unreferenced += 1;
       } else this.#refs.set(key, refs - 1);
     }
     this.#private -= lease.privateBlocks;
@@ -149,20 +164,23 @@ export class BlockPool<K = number> {
 
   /** Drops every cached block no request references (a server's prefix-cache reset). */
   reset(): void {
-    for (const key of this.#lru.keys()) this.#refs.delete(key);
-    this.#lru.clear();
+    for (const [key, refs] of this.#refs) if (refs === 0) this.#refs.delete(key);
+    this.#unreferenced = 0;
   }
 
   /** Evicts least-recently-released cached blocks until `count` fresh blocks fit (or nothing is left to evict). */
   #makeRoom(count: number): void {
     let short = this.usedBlocks + count - this.capacity;
     if (short <= 0) return;
-    for (const key of this.#lru.keys()) {
-      if (short <= 0) break;
-      this.#lru.delete(key);
-      this.#refs.delete(key);
-      this.#evictions += 1;
-      short -= 1;
+    if (this.#unreferenced > 0) {
+      for (const [key, refs] of this.#refs) {
+        if (short <= 0 || this.#unreferenced === 0) break;
+        if (refs !== 0) continue;
+        this.#refs.delete(key);
+        this.#unreferenced -= 1;
+        this.#evictions += 1;
+        short -= 1;
+      }
     }
     if (short > 0) this.#overCapacity += short;
   }

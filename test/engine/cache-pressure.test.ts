@@ -9,8 +9,8 @@ import { tempDir } from '../helpers/tmp.js';
 
 test('sweep --cache-pressure against a simulator with a small KV cache finds the knee within one step of capacity ÷ tokens per live conversation', { timeout: 180_000 }, async () => {
   const blocks = 400; // 6,400 tokens of KV
-  // Steps of 5 ms, as a GPU's: the expected model tells batched requests from queued ones (see expected-cache.test.ts).
-  const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: blocks, step_base_ms: 5 } });
+  // Steps of 10 ms, as a GPU's, with no chunked prefill: the expected model tells batched requests from queued ones (see expected-cache.test.ts).
+  const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: blocks, step_base_ms: 10, max_num_batched_tokens: 16384 } });
   const dir = tempDir('cache-pressure');
   try {
     // Conversations of one shape: a unique ~800-token system prompt, then four short turns.

@@ -81,9 +81,11 @@ describe('the global expected-cache model against the simulator (issue #13)', ()
     { label: 'with eviction', blocks: 700 },
   ]) {
     test(`the reference config: expected (capacity from /metrics) and actual agree within 2% on every turn, turn 1 included (${label})`, { timeout: 120_000 }, async () => {
-      // Engine steps of 5 ms or more, as a GPU's: the model tells requests batched together (which do not hit each
-      // other's blocks) from requests queued behind each other by their first tokens' spacing (SAME_STEP_MS).
-      const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: blocks, max_model_len: 8192, step_base_ms: 5 } });
+      // Engine steps of 10 ms, as a GPU's, and prompts prefilled in one step (no chunked prefill): the model tells
+      // requests batched together (which do not hit each other's blocks) from requests queued behind each other by
+      // their first tokens' spacing (SAME_STEP_MS). A prompt whose prefill is chunked over several steps is taken
+      // as queued (docs/METRICS.md).
+      const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: blocks, max_model_len: 8192, step_base_ms: 10, max_num_batched_tokens: 16384 } });
       const dir = tempDir('expected-reference');
       try {
         const result = await runBenchmark({ url: sim.url, inputFile: referenceConfig(dir, 16), numClients: 4, outputDir: dir, seed: 1 });

@@ -23,7 +23,7 @@ import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js'
 import { resolveServedModel } from './model-check.js';
 import { analyzeAggregate, scheduleWarning, type RunAnalysis } from '../metrics/run-analysis.js';
 import type { RunOptionsInput } from '../options/run-options.js';
-import { isRunPlan, planRun, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
+import { isRunPlan, planRun, type LoadPlan, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
 import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
@@ -39,7 +39,7 @@ import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { claimOutputDir, defaultOutputDir, describeFsError, prepareOutputDir } from '../store/output-dir.js';
 import { RecordWriter } from './record-writer.js';
 import { planResume, resumedCounts } from './resume.js';
-import { loadRunDataset } from './run-dataset.js';
+import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
 export interface BenchmarkHooks {
@@ -111,9 +111,9 @@ function publicConfig(config: Readonly<Record<string, unknown>>): Record<string,
 }
 
 /** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */
-function clientOptions(plan: RunPlan, url: string): ChatClientOptions {
+function clientOptions(plan: RunPlan, url: string, load: LoadPlan): ChatClientOptions {
   const { apiKey, headers } = plan.target;
-  return { baseUrl: url, apiKey, headers, connections: plan.load.connections, ...plan.deadlines.request };
+  return { baseUrl: url, apiKey, headers, connections: load.connections, endpoint: plan.request.endpoint, ...plan.deadlines.request };
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
@@ -163,7 +163,10 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   };
   const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn });
   const dataset = await loadRunDataset(plan.dataset, counter, warn);
+  const datasetLoad = loadForDataset(plan.load, dataset);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
+  const imageParts = countImageParts(dataset.conversations);
+  checkDatasetImages(imageParts, plan.request.endpoint, warn);
   // A shard runs its share of the whole: the conversations it owns and its exact share of -n.
   const { shard, startAtEpochMs } = scale;
   const maxNumRequests = plan.load.maxNumRequests;
@@ -171,8 +174,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
   claimOutputDir(outputDir, plan.outputs.overwrite, plan.outputs.resume);
   // --resume: what the interrupted run left, checked against the dataset before anything is sent.
-  const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, plan.load) : undefined;
-  const load = resumed === undefined ? plan.load : { ...plan.load, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
+  const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, datasetLoad) : undefined;
+  const load = resumed === undefined ? datasetLoad : { ...datasetLoad, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
 
   let simulator: RunningSimulator | undefined;
   let client: ChatClient | undefined;
@@ -187,11 +190,11 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const url = target.url ?? simulator!.url;
     // The URL as any output shows it: its credentials go to the server as Basic auth, and nowhere else.
     const shownUrl = redactSecrets(url);
-    client = new ChatClient(clientOptions(plan, url));
+    client = new ChatClient(clientOptions(plan, url, load));
     if (client.apiKeyReplacedByUrl) {
       warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
     }
-    const workers = workerCount(scale.workers, plan.load.peakConcurrency, simulator !== undefined);
+    const workers = workerCount(scale.workers, load.peakConcurrency, simulator !== undefined);
     const models: ModelInfo[] = await client.waitReady(plan.deadlines.readyMs, hooks.signal);
     const base = normalizeBaseUrl(url)!; // the client validated it
     const rootUrl = `${base.origin}${base.pathname}`;
@@ -273,7 +276,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         workers > 1
           ? await runEngineInWorkers({
               ...engineInput,
-              client: clientOptions(plan, url),
+              client: clientOptions(plan, url, load),
               tokenizer: plan.dataset.tokenizer,
               summary: plan.summary,
               workers,
@@ -335,6 +338,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             lost_records: outputError?.lostRecords ?? 0,
             tokenizer: counter.source ?? counter.tokenizer.name,
             token_counts_exact: counter.tokenizer.exact,
+            dataset_image_parts: imageParts,
             warnings: [...engine.warnings, ...warnings],
             crashed_tasks: engine.crashedTasks,
             top_errors: outcomes.top(10),

@@ -18,6 +18,7 @@ export const COMMAND_LOADERS: Readonly<Record<CommandName, () => Promise<Registe
   report: async () => (await import('./report.js')).registerReportCommand,
   compare: async () => (await import('./compare.js')).registerCompareCommand,
   merge: async () => (await import('./merge.js')).registerMergeCommand,
+  trace: async () => (await import('./trace.js')).registerTraceCommand,
 };
 
 /** Every command, in --help order, with its description. */

@@ -3,7 +3,6 @@ import { runBenchmark, type BenchmarkResult, type BenchmarkStartInfo } from '../
 import { writeRunDataset } from '../benchmark/run-dataset.js';
 import { ExitCode } from '../errors/index.js';
 import { ProgressLine } from '../report/progress.js';
-import { formatSummary } from '../report/terminal.js';
 import { addRunOptions, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
@@ -78,6 +77,8 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       });
       progress?.line?.stop();
       const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+      // Loaded at the end: the table library is not needed before the first request (issue 17).
+      const { formatSummary } = await import('../report/terminal.js');
       process.stdout.write(
         `${formatSummary(
           {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { describePlan, runSweep, type SweepPlan } from '../benchmark/sweep.js';
 import { ConfigError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';

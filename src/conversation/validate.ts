@@ -1,5 +1,6 @@
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import type { ChatMessage } from '../tokenizer/types.js';
+import { validateContent } from './content-parts.js';
 import type { Conversation, TurnSettings } from './types.js';
 
 const ROLES = new Set(['system', 'user', 'assistant']);
@@ -51,8 +52,9 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
     if (typeof role !== 'string' || !ROLES.has(role)) {
       throw new DatasetError(mAt, `expected "role" to be "user", "assistant" or "system", got ${role === undefined ? 'nothing' : describeValue(role)}`);
     }
-    if (typeof m.content !== 'string') {
-      throw new DatasetError(mAt, `expected "content" to be a string, got ${m.content === undefined ? 'nothing' : describeValue(m.content)}`);
+    const content = validateContent(m.content, mAt);
+    if (content === undefined) {
+      throw new DatasetError(mAt, `expected "content" to be a string or a list of content parts, got ${m.content === undefined ? 'nothing' : describeValue(m.content)}`);
     }
     if (role === 'system') {
       if (i !== 0) throw new DatasetError(mAt, 'a "system" message is allowed only as the first message');
@@ -72,7 +74,7 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
       }
       expected = expected === 'user' ? 'assistant' : 'user';
     }
-    out.push({ role: role as ChatMessage['role'], content: m.content });
+    out.push({ role: role as ChatMessage['role'], content });
   }
   if (!out.some((m) => m.role === 'user')) throw new DatasetError(where, 'expected at least one "user" message');
   return extensions ? { id: String(id), messages: out, turns } : { id: String(id), messages: out };

@@ -2,6 +2,7 @@ import type { ChatClient } from '../client/chat-client.js';
 import { isRetryable, retryDelayMs } from '../client/retry.js';
 import type { ChatRequest, StreamResult } from '../client/types.js';
 import { buildRecord } from '../metrics/build-record.js';
+import type { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
@@ -28,6 +29,22 @@ export interface TurnContext {
   loadStartMs: number;
   /** Counts --verify-output mismatches. */
   onAnswerMismatch(): void;
+  /** In a trace replay: the theoretical prefix cache over the trace's hash ids (expected cached tokens of trace turns). */
+  traceCache?: BlockPrefixCache;
+}
+
+/**
+ * The expected cache of a trace turn whose prompt is its hash blocks (a self-contained one, or the first of a
+ * session): counted on the trace's hash ids, across sessions, as `chatload trace stats` counts it. Undefined for every
+ * other turn, whose figure comes from the global expected-cache model (ExpectedCache).
+ */
+function traceExpectedCachedTokens(ctx: TurnContext, conversation: ActiveConversation): number | undefined {
+  const turn = conversation.traceTurn;
+  const trace = conversation.conversation.trace;
+  if (turn === undefined || trace === undefined || ctx.traceCache === undefined || turn.messages !== undefined) return undefined;
+  if (trace.context === 'history' && conversation.started) return undefined;
+  const full = Math.floor(turn.inputLength / trace.blockSize);
+  return ctx.traceCache.access(turn.hashIds, full) * trace.blockSize;
 }
 
 /** max_tokens of a turn: the plan's number, or with `recorded` the recorded answer's length (none without one). */
@@ -61,9 +78,28 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatR
   if (template.minTokens !== undefined) request.minTokens = template.minTokens;
   if (template.ignoreEos) request.ignoreEos = true;
   if (template.temperature !== undefined) request.temperature = template.temperature;
-  if (template.extraBody !== undefined) request.extraBody = template.extraBody;
+  const tools = conversation.traceTurn?.tools;
+  // A trace's tool definitions go as they are; --extra-body still has the last word.
+  if (tools !== undefined) request.extraBody = { tools, ...template.extraBody };
+  else if (template.extraBody !== undefined) request.extraBody = template.extraBody;
   if (template.sendConversationId) request.conversationId = conversation.id;
+  withEndpointFields(ctx, conversation, request);
   return request;
+}
+
+/**
+ * What the other endpoints need beyond the messages: /v1/completions the prompt text (the run's chat template applied
+ * here, client-side, as the server would apply it to `messages`); the Responses API with --responses-state server
+ * `store: true` and the response the server holds the history under. A template that fails throws (a crashed task).
+ */
+function withEndpointFields(ctx: TurnContext, conversation: ActiveConversation, request: ChatRequest): void {
+  const { endpoint, responsesState } = ctx.request;
+  if (endpoint === 'completions') request.prompt = ctx.counter.template.apply(request.messages, { addGenerationPrompt: true });
+  if (endpoint === 'responses' && responsesState === 'server') {
+    request.storeResponse = true;
+    const held = conversation.heldByServer;
+    if (held !== undefined) request.previousResponse = held;
+  }
 }
 
 /** Sends with up to --max-retries retries of retryable failures, with backoff that honours Retry-After. */
@@ -90,6 +126,28 @@ async function sendWithRetries(
   }
 }
 
+/** Observers already told that a server lost stored responses: the run says it once. */
+const toldLostResponses = new WeakSet<EngineObserver>();
+
+/**
+ * --responses-state server: a server that no longer holds the previous response (400 `previous_response_not_found`,
+ * OpenAI's answer; vLLM's store is lost on restart and bounded) gets the whole history instead, at once, and the run
+ * says so once. The record is the resend's. Other requests go as sendWithRetries sends them.
+ */
+async function sendWithHistoryFallback(ctx: TurnContext, request: ChatRequest, rng: Rng): ReturnType<typeof sendWithRetries> {
+  const sent = await sendWithRetries(ctx, request, rng);
+  const error = sent.result.error;
+  if (request.previousResponse === undefined || error?.status !== 400 || !/previous_response|previous response/i.test(`${error.bodyExcerpt ?? ''} ${error.message}`)) return sent;
+  const held = request.previousResponse.id;
+  delete request.previousResponse;
+  if (!toldLostResponses.has(ctx.observer)) {
+    toldLostResponses.add(ctx.observer);
+    ctx.observer.onWarning?.(`the server no longer holds response ${held} (${error.message}): that turn, and any like it, sent the whole history instead of previous_response_id`);
+  }
+  const again = await sendWithRetries(ctx, request, rng);
+  return { ...again, retries: again.retries + sent.retries, staleConnectionResends: again.staleConnectionResends + sent.staleConnectionResends };
+}
+
 /** When the load model meant to send a turn (performance.now() ms) and how long it waited for a concurrency slot. */
 export interface TurnSchedule {
   scheduledAtMs: number;
@@ -112,7 +170,9 @@ export async function runTurn(
   // The expected cache: the prompt is encoded as it is sent, looked up as its first token comes (see ExpectedCache).
   const ticket = ctx.expectedCache?.begin(conversation, request.messages, request.maxTokens);
   if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
-  const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
+  const traceExpected = traceExpectedCachedTokens(ctx, conversation);
+  const traceTurn = conversation.traceTurn;
+  const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
   const record = buildRecord(
     {
@@ -125,12 +185,15 @@ export async function runTurn(
       staleConnectionResends,
       runStartMs: ctx.runStartMs,
       inputNumTurns: request.messages.length,
-      lastUserMessageTokens: tokenizer.count(conversation.nextUserMessage),
-      expectedCachedTokens: ticket?.hit.expected ?? conversation.expectedCachedTokens,
-      expectedCachedTokensInfinite: ticket?.hit.infinite ?? conversation.expectedCachedTokens,
+      // A synthesised trace prompt is input_length tokens by construction: no need to count it again.
+      lastUserMessageTokens: traceTurn !== undefined && traceTurn.messages === undefined ? traceTurn.inputLength : tokenizer.count(conversation.nextUserMessage),
+      // A synthesised trace turn's expected cache comes from its hash ids (the same as `trace stats`).
+      expectedCachedTokens: traceExpected ?? ticket?.hit.expected ?? conversation.expectedCachedTokens,
+      expectedCachedTokensInfinite: traceExpected ?? ticket?.hit.infinite ?? conversation.expectedCachedTokens,
       expectedCachedTokensOwnHistory: conversation.expectedCachedTokens,
       maxTokens: request.maxTokens ?? null,
-      countInputTokens: () => countPromptTokens(ctx.counter, request.messages),
+      // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
+      countInputTokens: () => (request.prompt === undefined ? countPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),
       countTextTokens: (text) => tokenizer.count(text),
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,
@@ -147,9 +210,11 @@ export async function runTurn(
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
     const answer = replay ? recorded : result.content;
     // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
-    const keep = !replay && ctx.request.keepReasoning && result.reasoning.length > 0;
+    // Only chat sends reasoning back (as reasoning_content): the Responses input items and a completions prompt leave it out.
+    const keep = !replay && ctx.request.keepReasoning && ctx.request.endpoint === 'chat' && result.reasoning.length > 0;
     const answerTokens = replay ? tokenizer.count(recorded) : keep ? record.output_num_tokens : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
     conversation.advance(answer, record.input_num_tokens, answerTokens, keep ? result.reasoning : undefined);
+    if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);
   }
   return record;
 }

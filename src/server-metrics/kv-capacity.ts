@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { request } from '../util/undici.js';
 
 /** A server's KV cache capacity, as its /metrics states it. */
 export interface ServerKvCapacity {

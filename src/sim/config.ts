@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../errors/index.js';
 
 /**
@@ -36,6 +36,10 @@ export interface SimConfig {
    * before its budget. `ignore_eos` disables it; `min_tokens` raises the sampled length to at least min_tokens.
    */
   eos: null | { distribution: 'uniform'; min: number; max: number };
+  /** Prompt tokens one image part stands for (LLaVA-1.5's 576 = 24x24 patches); each image's ids hash its URL. */
+  tokens_per_image: number;
+  /** Responses kept for `previous_response_id` (least recently used dropped first); 0 keeps none. */
+  responses_store_size: number;
 }
 
 const positiveInt = z.number().int().positive();
@@ -60,6 +64,8 @@ const simConfigSchema = z.object({
     .strict()
     .refine((e) => e.min <= e.max, { message: 'eos.min must be <= eos.max' })
     .nullable(),
+  tokens_per_image: z.number().int().nonnegative(),
+  responses_store_size: z.number().int().nonnegative(),
 });
 
 const h100Base: SimConfig = {
@@ -80,6 +86,8 @@ const h100Base: SimConfig = {
   // 128 KiB of KV per context token read at ~3 TB/s.
   attention_ms_per_token: 0.00004,
   eos: null,
+  tokens_per_image: 576,
+  responses_store_size: 10_000,
 };
 
 /**
@@ -102,6 +110,8 @@ export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.fr
     decode_ms_per_seq: 0.01,
     attention_ms_per_token: 0.000002,
     eos: null,
+    tokens_per_image: 576,
+    responses_store_size: 10_000,
   }),
   'h100-8b': Object.freeze({ ...h100Base }),
   // An alias of h100-8b: 16 clients x 25 turns of the reference's generated conversations (1.6k-token first turn,

@@ -1,15 +1,16 @@
+import { messageText } from './content.js';
 import type { ChatMessage, ChatTemplate } from './types.js';
 
 /**
  * ChatML, the template of Qwen and many other chat models:
- * `<|im_start|>{role}\n{content}<|im_end|>\n` per message, then `<|im_start|>assistant\n` as the generation prompt.
+ * `<|im_start|>{role}\n{content}<|im_end|>\n` per message (image parts left out), then `<|im_start|>assistant\n` as the generation prompt.
  * It is the default until a model's own template is loaded (datasets issue).
  */
 export const chatmlTemplate: ChatTemplate = {
   name: 'chatml',
   apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
     let out = '';
-    for (const m of messages) out += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
+    for (const m of messages) out += `<|im_start|>${m.role}\n${messageText(m.content)}<|im_end|>\n`;
     if (options.addGenerationPrompt) out += '<|im_start|>assistant\n';
     return out;
   },

@@ -1,7 +1,23 @@
+/** A text part of a message's content (OpenAI's content-part list). */
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+/** An image part: `url` is a data URL (`data:image/png;base64,…`) or an http(s) URL, sent as it is. */
+export interface ImageUrlPart {
+  type: 'image_url';
+  image_url: { url: string; detail?: string };
+}
+
+/** One part of a message's content, as OpenAI's chat API takes it. */
+export type ContentPart = TextPart | ImageUrlPart;
+
 /** One chat message as sent to an OpenAI-compatible server. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
-  content: string;
+  /** Text, or a list of text and image parts (images pass through to the server; local counts see only the text). */
+  content: string | ContentPart[];
   /** An assistant message's reasoning, sent back with --keep-reasoning (the field vLLM and SGLang stream it in). */
   reasoning_content?: string;
 }

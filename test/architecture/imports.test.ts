@@ -26,7 +26,7 @@ interface Layer {
  */
 const LAYERS: readonly Layer[] = [
   { folder: 'errors', why: 'the error hierarchy and exit codes: the bottom', may: [] },
-  { folder: 'util', why: 'helpers that know no part: UTF-8 text reading, module workers, the version, redactText', may: ['errors'] },
+  { folder: 'util', why: "helpers that know no part: UTF-8 text reading, module workers, the version, redactText, undici's Agent and request", may: ['errors'] },
   {
     folder: 'prefix-cache',
     why: "a prefix cache's block-hash chain and LRU block pool over generic keys: shared by the simulator, the expected-cache model and trace stats",
@@ -47,7 +47,7 @@ const LAYERS: readonly Layer[] = [
   },
   { folder: 'synth', why: 'seeded RNG, distributions, the conversation generator', may: ['conversation', 'errors', 'metrics', 'options', 'tokenizer', 'util'] },
   { folder: 'sim', why: 'the simulated server: never the engine, client or benchmark that test against it', may: ['errors', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'] },
-  { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine'], types: ['metrics', 'options'] },
+  { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine', 'util'], types: ['metrics', 'options'] },
   { folder: 'store', why: "a run's files: requests.jsonl, results.json, atomic writes, loading a run, redaction", may: ['errors', 'metrics', 'synth', 'util'], types: ['options'] },
   { folder: 'report', why: 'renderers only: never the network (client), the engine, or who runs them', may: ['metrics', 'store', 'util'], types: ['conversation'] },
   { folder: 'engine', why: 'the load: sessions, load models, deadlines, worker threads; never prints or stores', may: ['client', 'metrics', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'], types: ['conversation'] },

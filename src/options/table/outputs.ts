@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { option, parsedWith, readPercentList, readWordList, text } from '../define.js';
 import { parseSlos } from '../values/slos.js';
 

@@ -16,6 +16,8 @@ import { RunAggregate, runAggregateOptions, type SerializedRunAggregate } from '
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
+import { expectedCacheModel } from './expected-cache-model.js';
+import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { detectEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { resolveServedModel } from './model-check.js';
@@ -93,6 +95,8 @@ export interface BenchmarkResult {
   summary: Summary;
   warmupPercentages: Record<string, Summary>;
   perTurn: TurnSummary[];
+  /** Actual against expected cached tokens (results.json `prefix_cache`), and which expected-cache model ran. */
+  prefixCache: RunPrefixCache;
   clientHealth: ClientHealth;
   /** What --scrape-metrics read from the server's /metrics; null without it. */
   serverMetrics: ServerMetricsReport | null;
@@ -213,6 +217,9 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const probeMetricsUrl = metricsUrl === undefined ? undefined : (splitUrlTextCredentials(metricsUrl)?.url.href ?? metricsUrl);
     const serverEngine = await detectEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, signal: hooks.signal });
     const model = resolveServedModel(target, models, shownUrl, serverEngine.name, warn);
+    const cacheModel = await expectedCacheModel(plan.expectedCache, probeMetricsUrl ?? `${rootUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/metrics`, client.authHeaders, warn);
+    const expectedCache = cacheModel.config;
+    if (workers > 1) cacheModel.description.scope = 'per-worker';
     hooks.onStart?.({
       url: shownUrl,
       embeddedSimulator: simulator !== undefined,
@@ -261,6 +268,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         resumePoints: resumed?.resumePoints,
         model,
         counter,
+        expectedCache,
         signal: hooks.signal,
         stopSignal: records.stopSignal,
         observer: {
@@ -288,6 +296,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
               tokenizer: plan.dataset.tokenizer,
               summary: plan.summary,
               workers,
+              expectedCache,
               shard,
               maxRequests: resumed === undefined ? maxRequests : resumed.maxNumRequests,
               startAtEpochMs,
@@ -312,6 +321,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const analysis = resumed === undefined ? await analyzeRun(aggregate, parts, files.requests, plan.summary, warn) : await analyzeRecordsFile(files.requests, plan.summary);
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
+    const prefixCache: RunPrefixCache = { model: cacheModel.description, ...analysis.prefixCache };
     const lagWarning = scheduleWarning(summary);
     if (lagWarning !== undefined) warn(lagWarning);
     engine.workerHealth?.forEach((h, i) => {
@@ -350,6 +360,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             top_errors: outcomes.top(10),
             conversation_stats: analysis.conversationStats,
             per_conversation: analysis.perConversation,
+            prefix_cache: prefixCache,
             server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
           },
         }),
@@ -385,6 +396,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       summary,
       warmupPercentages,
       perTurn,
+      prefixCache,
       clientHealth,
       serverMetrics: serverMetrics ?? null,
       engine,

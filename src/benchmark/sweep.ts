@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ConfigError } from '../errors/index.js';
 import type { SweepPoint } from '../metrics/sweep-point.js';
+import { cachePressureCurve, cachePressureKnee, type CachePressureKnee, type CachePressurePoint } from '../metrics/cache-pressure.js';
 import type { Summary } from '../metrics/summary.js';
 import type { RunOptionsInput } from '../options/run-options.js';
 import { planRun } from '../options/run-plan.js';
@@ -14,9 +15,14 @@ export type { SweepPoint } from '../metrics/sweep-point.js';
 
 /** What a sweep varies: closed-loop clients, open-loop session rates, or a search for the highest rate meeting the SLOs. */
 export type SweepPlan =
-  | { kind: 'concurrency'; values: number[] }
-  | { kind: 'session-rate'; values: number[] }
+  | { kind: 'concurrency'; values: number[]; cachePressure?: CachePressurePlan }
+  | { kind: 'session-rate'; values: number[]; cachePressure?: CachePressurePlan }
   | { kind: 'search'; minRate: number; maxRate: number; steps: number; targetShare: number };
+
+/** --cache-pressure: find the knee where the actual hit ratio falls below `share` of the infinite-cache expectation. */
+export interface CachePressurePlan {
+  share: number;
+}
 
 /** The sweep's result: every point in the order run, and for a search the highest rate that met the SLOs. */
 export interface SweepResult {
@@ -24,6 +30,8 @@ export interface SweepResult {
   points: SweepPoint[];
   /** --search: the highest session rate that met the SLOs, or null when even the lowest did not. */
   bestRate: number | null;
+  /** --cache-pressure: the curve and its knee; null otherwise. */
+  cachePressure: { curve: CachePressurePoint[]; knee: CachePressureKnee } | null;
   outputDir: string;
   files: { summary: string; html: string };
 }
@@ -63,7 +71,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const load: RunOptionsInput = kind === 'concurrency' ? { numClients: value, maxActiveConversations: undefined } : { sessionRate: value };
       const result = await runBenchmark({ ...base, ...load, url, outputDir: dir, outputFile: undefined, statsJsonOutput: undefined }, hooks);
       const target = plan.kind === 'search' ? plan.targetShare : 1;
-      const point: SweepPoint = { kind, value, outputDir: dir, summary: result.summary, perTurn: result.perTurn, meetsSlos: meets(result.summary, target), stopReason: result.engine.stopReason };
+      const point: SweepPoint = { kind, value, outputDir: dir, summary: result.summary, perTurn: result.perTurn, prefixCache: result.prefixCache, meetsSlos: meets(result.summary, target), stopReason: result.engine.stopReason };
       points.push(point);
       hooks.onPoint?.(point);
       return point;
@@ -91,6 +99,13 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
 
     const files = { summary: join(outputDir, 'sweep.json'), html: join(outputDir, 'sweep.html') };
     const ordered = [...points].sort((a, b) => a.value - b.value);
+    const pressure = plan.kind !== 'search' && plan.cachePressure !== undefined ? plan.cachePressure : undefined;
+    let cachePressure: SweepResult['cachePressure'] = null;
+    if (pressure !== undefined) {
+      const curve = cachePressureCurve(ordered);
+      const capacity = ordered.find((p) => p.prefixCache !== undefined)?.prefixCache?.model.capacity_tokens ?? null;
+      cachePressure = { curve, knee: cachePressureKnee(curve, pressure.share, capacity) };
+    }
     writeJsonAtomic(files.summary, {
       plan,
       best_rate: bestRate,
@@ -111,11 +126,14 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
         e2el_from_scheduled_ms: p.summary.metrics.e2el_from_scheduled_ms,
         cache_hit_ratio: p.summary.cache_hit_ratio,
         per_turn_ttft_p50: p.perTurn.map((t) => ({ turn: t.turn, p50: t.ttft_ms?.p50 ?? null })),
+        expected_hit_ratio: p.prefixCache?.totals.expected_hit_ratio ?? null,
+        expected_hit_ratio_infinite: p.prefixCache?.totals.expected_hit_ratio_infinite ?? null,
       })),
+      cache_pressure: cachePressure,
     });
     const { renderSweepHtml } = await import('../report/sweep-html.js'); // charts: slow to import, needed only here
-    writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate }));
-    return { plan, points, bestRate, outputDir, files };
+    writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate, cachePressure }));
+    return { plan, points, bestRate, cachePressure, outputDir, files };
   } finally {
     await simulator?.close();
   }

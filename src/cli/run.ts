@@ -77,6 +77,7 @@ async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (
           conversations: { ...result.engine.conversations },
           title: `chatload run: ${result.model} (${result.engine.stopReason})`,
           cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
+          prefixCache: result.prefixCache,
         },
         { color },
       )}\n`,

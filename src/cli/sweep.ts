@@ -7,6 +7,7 @@ import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { sweepOptions } from '../options/table/sweep.js';
 import { fmtNum, fmtPercentileOf } from '../report/html-util.js';
 import { LiveView } from '../report/progress.js';
+import { cachePressureLine } from '../report/cache-pressure-chart.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
@@ -28,8 +29,10 @@ function sweepFlags(command: Command): SweepFlags {
 function planOf(flags: SweepFlags): SweepPlan {
   const chosen = [flags.concurrency !== undefined, flags.sessionRates !== undefined, flags.search].filter(Boolean).length;
   if (chosen !== 1) throw new ConfigError('sweep: give exactly one of --concurrency LIST, --session-rates LIST or --search');
-  if (flags.concurrency) return { kind: 'concurrency', values: flags.concurrency };
-  if (flags.sessionRates) return { kind: 'session-rate', values: flags.sessionRates };
+  const cachePressure = flags.cachePressure ? { share: flags.kneeShare } : undefined;
+  if (flags.concurrency) return { kind: 'concurrency', values: flags.concurrency, cachePressure };
+  if (flags.sessionRates) return { kind: 'session-rate', values: flags.sessionRates, cachePressure };
+  if (flags.cachePressure) throw new ConfigError('sweep --cache-pressure: give the load points with --concurrency LIST (or --session-rates LIST)');
   if (flags.minRate === undefined || flags.maxRate === undefined || flags.minRate >= flags.maxRate) {
     throw new ConfigError('sweep --search: give --min-rate and --max-rate with min < max (sessions/s)');
   }
@@ -78,6 +81,7 @@ export function registerSweepCommand(program: Command): void {
           );
         },
       });
+      if (result.cachePressure !== null) process.stdout.write(`${cachePressureLine(result.cachePressure.knee, plan.kind === 'concurrency' ? 'concurrent conversations' : 'sessions/s')}\n`);
       if (plan.kind === 'search') {
         process.stdout.write(result.bestRate === null ? 'no rate met the SLOs, not even --min-rate\n' : `highest session rate that met the SLOs: ${result.bestRate}/s\n`);
       }

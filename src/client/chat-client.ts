@@ -183,7 +183,7 @@ export class ChatClient {
       controller.abort();
     };
     const sentAtMs = performance.now();
-    let collector = new ResponseCollector(sentAtMs, this.#secrets);
+    let collector = new ResponseCollector(sentAtMs, this.#secrets, chatRequest.onFirstToken);
     if (signal?.aborted) {
       collector.fail({ kind: 'aborted', message: 'aborted before sending' }, sentAtMs);
       return collector.result;
@@ -210,7 +210,7 @@ export class ChatClient {
           this.#noteStale(stale);
           // The request died on a connection the server had already closed and never reached its handler: it is
           // resent at once on a fresh connection, and timed from that send (neither a retry nor a failure).
-          collector = new ResponseCollector(performance.now(), this.#secrets);
+          collector = new ResponseCollector(performance.now(), this.#secrets, chatRequest.onFirstToken);
           collector.result.staleConnectionResends = 1;
           dispatcher = this.#fresh();
         }

@@ -60,8 +60,12 @@ export class ResponseCollector {
   #answered = false;
 
   /** @param sentAtMs monotonic send time (ms). @param secrets strings redacted from error messages. */
-  constructor(sentAtMs: number, secrets: readonly string[]) {
+  readonly #onFirstToken: (() => void) | undefined;
+
+  /** @param onFirstToken called once as the first token arrives. */
+  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void) {
     this.#secrets = secrets;
+    this.#onFirstToken = onFirstToken;
     this.result = {
       sentAtMs,
       tokenChunkTimesMs: [],
@@ -182,6 +186,7 @@ export class ResponseCollector {
     if (result.firstTokenAtMs === undefined) {
       result.firstTokenAtMs = atMs;
       result.firstTokenChunkText = reasoning + content;
+      this.#onFirstToken?.();
     }
     if (content.length > 0) {
       if (result.firstContentAtMs === undefined) result.firstContentAtMs = atMs;

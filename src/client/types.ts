@@ -43,6 +43,8 @@ export interface RequestError {
 
 /** One chat completion request, as the engine asks the client to send it. */
 export interface ChatRequest {
+  /** Called once, as the first token (content or reasoning) arrives: the server has computed the prompt. Not sent. */
+  onFirstToken?: () => void;
   model: string;
   messages: readonly ChatMessage[];
   stream: boolean;

@@ -1,6 +1,7 @@
 import { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
 import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
+import { ExpectedCache } from './expected-cache.js';
 import { describeLoadModel, loadModelFor, runLoadModel } from './load/from-options.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
 import { sleep } from './sleep.js';
@@ -67,6 +68,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     client: input.client,
     model: input.model,
     counter: input.counter,
+    expectedCache: new ExpectedCache(input.counter, input.expectedCache ?? { blockSize: 16 }),
     stop,
     // A turn's warnings are the run's: kept in its result as well as told to the observer.
     observer: { ...observer, onWarning: warn },

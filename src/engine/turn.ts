@@ -8,6 +8,7 @@ import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
 import { countPromptTokens, type TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
+import type { ExpectedCache } from './expected-cache.js';
 import { sleep } from './sleep.js';
 import { stopMessage, type StopController } from './stop.js';
 import type { EngineObserver } from './types.js';
@@ -18,6 +19,8 @@ export interface TurnContext {
   client: ChatClient;
   model: string;
   counter: TokenCounter;
+  /** The global expected-cache model (issue #13); without it records carry the own-history figure. */
+  expectedCache?: ExpectedCache;
   stop: StopController;
   observer: EngineObserver;
   /** performance.now() at the run's start: record times are relative to it. */
@@ -31,15 +34,15 @@ export interface TurnContext {
 }
 
 /**
- * What a perfect prefix cache could reuse for the conversation's next turn. A trace turn whose prompt is its hash
- * blocks (a self-contained one, or the first of a session) is counted on the trace's hash ids, across sessions, as
- * `chatload trace stats` counts it; every other turn by the conversation's own history (previous prompt + answer).
+ * The expected cache of a trace turn whose prompt is its hash blocks (a self-contained one, or the first of a
+ * session): counted on the trace's hash ids, across sessions, as `chatload trace stats` counts it. Undefined for every
+ * other turn, whose figure comes from the global expected-cache model (ExpectedCache).
  */
-function expectedCachedTokens(ctx: TurnContext, conversation: ActiveConversation): number {
+function traceExpectedCachedTokens(ctx: TurnContext, conversation: ActiveConversation): number | undefined {
   const turn = conversation.traceTurn;
   const trace = conversation.conversation.trace;
-  if (turn === undefined || trace === undefined || ctx.traceCache === undefined || turn.messages !== undefined) return conversation.expectedCachedTokens;
-  if (trace.context === 'history' && conversation.started) return conversation.expectedCachedTokens;
+  if (turn === undefined || trace === undefined || ctx.traceCache === undefined || turn.messages !== undefined) return undefined;
+  if (trace.context === 'history' && conversation.started) return undefined;
   const full = Math.floor(turn.inputLength / trace.blockSize);
   return ctx.traceCache.access(turn.hashIds, full) * trace.blockSize;
 }
@@ -165,7 +168,10 @@ export async function runTurn(
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const request = buildRequest(ctx, conversation);
-  const expectedCached = expectedCachedTokens(ctx, conversation);
+  // The expected cache: the prompt is encoded as it is sent, looked up as its first token comes (see ExpectedCache).
+  const ticket = ctx.expectedCache?.begin(conversation, request.messages, request.maxTokens);
+  if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
+  const traceExpected = traceExpectedCachedTokens(ctx, conversation);
   const traceTurn = conversation.traceTurn;
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
@@ -182,7 +188,10 @@ export async function runTurn(
       inputNumTurns: request.messages.length,
       // A synthesised trace prompt is input_length tokens by construction: no need to count it again.
       lastUserMessageTokens: traceTurn !== undefined && traceTurn.messages === undefined ? traceTurn.inputLength : tokenizer.count(conversation.nextUserMessage),
-      expectedCachedTokens: expectedCached,
+      // A synthesised trace turn's expected cache comes from its hash ids (the same as `trace stats`).
+      expectedCachedTokens: traceExpected ?? ticket?.hit.expected ?? conversation.expectedCachedTokens,
+      expectedCachedTokensInfinite: traceExpected ?? ticket?.hit.infinite ?? conversation.expectedCachedTokens,
+      expectedCachedTokensOwnHistory: conversation.expectedCachedTokens,
       maxTokens: request.maxTokens ?? null,
       // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
       countInputTokens: () => (request.prompt === undefined ? countPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),
@@ -192,6 +201,8 @@ export async function runTurn(
     },
     result,
   );
+  // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning).
+  if (ticket !== undefined) ctx.expectedCache!.end(ticket, record.status === 'ok' && result.reasoning.length === 0 ? tokenizer.encode(result.content) : undefined);
   if (record.status === 'ok') {
     const recorded = conversation.recordedAnswer;
     if (ctx.request.verifyOutput && recorded !== undefined && recorded !== result.content) ctx.onAnswerMismatch();

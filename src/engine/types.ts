@@ -1,3 +1,4 @@
+import type { ExpectedCacheConfig } from './expected-cache.js';
 import type { ChatClient } from '../client/chat-client.js';
 import type { ClientHealth } from '../metrics/client-health.js';
 import type { ConversationCounts } from '../metrics/conversation-counts.js';
@@ -51,6 +52,8 @@ export interface EngineInput {
   /** The model name sent in requests. */
   model: string;
   counter: TokenCounter;
+  /** The expected-cache model's block size and capacity. @default 16-token blocks, infinite */
+  expectedCache?: ExpectedCacheConfig;
   observer?: EngineObserver;
   /** Aborting it stops the run gracefully (as SIGINT does): no new turns, in-flight requests get a grace period. */
   signal?: AbortSignal;

@@ -22,8 +22,12 @@ export interface RecordContext {
   inputNumTurns: number;
   /** Local token count of the last user message, for approx_cached_percent. */
   lastUserMessageTokens: number;
-  /** Prompt + completion tokens of this conversation's previous request (0 on the first turn). */
+  /** The expected-cache model's hit for this prompt: with its capacity when it has one, else infinite (tokens). */
   expectedCachedTokens: number;
+  /** The same with no eviction (tokens). */
+  expectedCachedTokensInfinite: number;
+  /** Prompt + completion tokens of this conversation's previous request (0 on the first turn). */
+  expectedCachedTokensOwnHistory: number;
   maxTokens: number | null;
   /** Local prompt count. Called ONLY when the server gave no usage, which keeps tokenizing off the hot path. */
   countInputTokens: () => number;
@@ -95,6 +99,8 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     reasoning_tokens: usage?.reasoningTokens ?? null,
     cached_tokens: usage?.cachedTokens ?? null,
     expected_cached_tokens: ctx.expectedCachedTokens,
+    expected_cached_tokens_infinite: ctx.expectedCachedTokensInfinite,
+    expected_cached_tokens_own_history: ctx.expectedCachedTokensOwnHistory,
     input_num_turns: ctx.inputNumTurns,
     output_num_chunks: result.numTokenChunks,
     output_num_first_chunk_tokens: firstChunkTokens,

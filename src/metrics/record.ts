@@ -51,8 +51,16 @@ export interface RequestRecord {
   reasoning_tokens: number | null;
   /** Server-reported cached prompt tokens; null when the server does not report them. */
   cached_tokens: number | null;
-  /** Prompt + completion tokens of this conversation's previous request: what a perfect prefix cache could reuse. 0 on turn 1. */
+  /**
+   * What a prefix cache could have served of this prompt: its longest block-aligned prefix already seen in this run,
+   * from any conversation (the global expected-cache model, docs/METRICS.md), with the --kv-cache-tokens capacity
+   * and LRU eviction when a capacity is known, else with no eviction.
+   */
   expected_cached_tokens: number;
+  /** The same with no eviction (equal to expected_cached_tokens when no capacity is modelled). */
+  expected_cached_tokens_infinite: number;
+  /** Prompt + completion tokens of this conversation's own previous request (the per-conversation figure). 0 on turn 1. */
+  expected_cached_tokens_own_history: number;
   /** Messages sent, system message included. */
   input_num_turns: number;
   output_num_chunks: number;

@@ -1,3 +1,4 @@
+import { PrefixCacheTally, type PrefixCacheSummary, type SerializedPrefixCacheTally } from './prefix-cache-tally.js';
 import { FIXED_PERCENTILES } from './stats.js';
 import { PeakBins, type Peaks, type SerializedPeakBins } from './peak-bins.js';
 import { float64FromBase64, float64ToBase64, Float64Column } from './float64-column.js';
@@ -55,6 +56,8 @@ export interface SerializedRunAggregate {
   turns: SerializedTurn[] | null;
   conversations: SerializedConversation[];
   peaks: SerializedPeakBins;
+  /** The prefix-cache tally; absent in aggregates written before it (issue #13). */
+  prefix_cache?: SerializedPrefixCacheTally;
   /** Send times of the non-warmup records (base64 float64), kept when a warmup percentage above 0 needs them. */
   send_times: string | null;
 }
@@ -103,6 +106,8 @@ export class RunAggregate {
   #conversations = new ConversationTally();
   /** Per-second output tokens and requests in flight, for `vllm bench serve`'s peak keys. */
   #peaks = new PeakBins();
+  /** Actual against expected cached tokens, per turn (issue #13). */
+  #prefixCache = new PrefixCacheTally();
   /** Exact mode, and while draining into the histograms just after it. */
   #log: RecordLog | null;
   /** Rows of #log already moved into #whole and #turns. */
@@ -160,6 +165,7 @@ export class RunAggregate {
       this.#warmup++;
       return;
     }
+    this.#prefixCache.add(record);
     this.#latency.add(record);
     this.#conversations.add(record);
     this.#peaks.add(record);
@@ -185,6 +191,7 @@ export class RunAggregate {
     this.#latency.merge(other.#latency);
     this.#conversations.merge(other.#conversations);
     this.#peaks.merge(other.#peaks);
+    this.#prefixCache.merge(other.#prefixCache);
     if (other.#sendTimes !== null) this.#sendTimes?.pushAll(other.#sendTimes.toArray());
     // A merge happens at the end (of a worker, of a run): it may move every row into the histograms at once.
     if (this.#whole === null && other.#whole === null) {
@@ -223,6 +230,11 @@ export class RunAggregate {
       summary = this.#whole.summary(this.#warmup);
     }
     return (this.#cache.summary = summary);
+  }
+
+  /** Actual against expected cached tokens (both models and the own-history figure), in all and per turn. */
+  prefixCache(): PrefixCacheSummary {
+    return this.#prefixCache.summary();
   }
 
   /** One row per user turn, ascending. */
@@ -303,6 +315,7 @@ export class RunAggregate {
       turns: this.#turns?.toJSON() ?? null,
       conversations: this.#conversations.toJSON(),
       peaks: this.#peaks.toJSON(),
+      prefix_cache: this.#prefixCache.toJSON(),
       send_times: this.#sendTimes === null ? null : float64ToBase64(this.#sendTimes.toArray()),
     };
   }
@@ -318,6 +331,7 @@ export class RunAggregate {
     out.#latency = LatencyHistograms.fromJSON(v.latency);
     out.#conversations = ConversationTally.fromJSON(v.conversations);
     out.#peaks = PeakBins.fromJSON(v.peaks);
+    if (v.prefix_cache !== undefined) out.#prefixCache = PrefixCacheTally.fromJSON(v.prefix_cache);
     out.#log = v.log === null ? null : RecordLog.fromJSON(v.log, out.#exactGaps);
     if (v.whole !== null) {
       out.#whole = SummaryBuilder.fromJSON(v.whole, { slos: out.#slos, shared: out.#latency.byMetric, percentiles: out.#extraPercentiles });

@@ -2,6 +2,7 @@ import type { SerializedHistograms } from './histogram.js';
 import type { Peaks } from './peak-bins.js';
 import type { ConversationStats, ConversationSummary } from './per-conversation.js';
 import type { TurnSummary } from './per-turn.js';
+import type { PrefixCacheSummary } from './prefix-cache-tally.js';
 import type { RequestRecord } from './record.js';
 import { RunAggregate, runAggregateOptions, type RecordReplay } from './run-aggregate.js';
 import type { Summary } from './summary.js';
@@ -12,6 +13,8 @@ export interface RunAnalysis {
   summary: Summary;
   warmupPercentages: Record<string, Summary>;
   perTurn: TurnSummary[];
+  /** Actual against expected cached tokens per turn and in all (issue #13). */
+  prefixCache: PrefixCacheSummary;
   perConversation: ConversationSummary[];
   conversationStats: ConversationStats;
   /** TTFT, TPOT, ITL, E2EL of completed non-warmup records as LatencyHistograms, for results.json's `histograms`. */
@@ -51,6 +54,7 @@ function assemble(aggregate: RunAggregate, warmupPercentages: Record<string, Sum
     summary: aggregate.summary(),
     warmupPercentages,
     perTurn: aggregate.perTurn(),
+    prefixCache: aggregate.prefixCache(),
     perConversation,
     conversationStats: aggregate.conversationStats(),
     histograms: aggregate.histograms.toJSON(),

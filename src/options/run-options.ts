@@ -5,6 +5,7 @@ import { datasetOptions } from './table/dataset.js';
 import { limitOptions } from './table/limits.js';
 import { loadOptions } from './table/load.js';
 import { outputOptions } from './table/outputs.js';
+import { prefixCacheOptions } from './table/prefix-cache.js';
 import { requestOptions } from './table/requests.js';
 import { scaleOptions } from './table/scale.js';
 import { simulatorOptions } from './table/simulator.js';
@@ -24,6 +25,7 @@ export const RUN_OPTIONS = {
   ...loadOptions,
   ...limitOptions,
   ...outputOptions,
+  ...prefixCacheOptions,
   ...scaleOptions,
   ...simulatorOptions,
 };

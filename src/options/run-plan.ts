@@ -148,6 +148,14 @@ export interface DeadlinesPlan {
   readonly stopGraceMs: number;
 }
 
+/** The expected-cache model (issue #13): its block size and, when given, its KV capacity. */
+export interface ExpectedCachePlan {
+  /** Tokens per block (--cache-block-size). */
+  readonly blockSize: number;
+  /** --kv-cache-tokens; undefined: the server's capacity when its /metrics says it, else infinite. */
+  readonly capacityTokens?: number;
+}
+
 /** What the summaries are made of. */
 export interface SummaryPlan {
   /** --goodput SLOs, parsed; undefined for none. */
@@ -202,6 +210,7 @@ export interface RunPlan {
   readonly request: RequestPlan;
   readonly deadlines: DeadlinesPlan;
   readonly summary: SummaryPlan;
+  readonly expectedCache: ExpectedCachePlan;
   readonly outputs: OutputsPlan;
   readonly scale: ScalePlan;
   readonly simulator: SimulatorPlan;
@@ -306,6 +315,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       percentileMetrics: o.percentileMetrics,
       metricPercentiles: o.metricPercentiles,
     },
+    expectedCache: { blockSize: o.cacheBlockSize, capacityTokens: o.kvCacheTokens },
     outputs: { outputDir: o.outputDir, outputFile: o.outputFile, overwrite: o.overwrite, resume: o.resume, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
     simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },

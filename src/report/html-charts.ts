@@ -72,7 +72,7 @@ export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
           dots: true,
           seriesOrder: ['input tokens', 'expected cached', 'cached (server)'],
         }),
-        'Expected: what a perfect prefix cache could reuse (the previous request\'s prompt and answer). Cached: what the server reported.',
+        'Expected: what a prefix cache could reuse, the longest block-aligned prefix already sent by any conversation (docs/METRICS.md). Cached: what the server reported.',
       ),
     );
   }

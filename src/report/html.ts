@@ -8,6 +8,7 @@ import { distributionCharts, perTurnCharts, sampleText, timeSeriesCharts, type R
 import { escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
 import { commandLineOf, flagNameOf } from '../options/command-line.js';
+import { prefixCacheHtml } from './prefix-cache-html.js';
 import type { RunData } from '../store/run-data.js';
 import { chatloadVersion } from '../util/version.js';
 
@@ -65,6 +66,7 @@ export function renderHtmlReport(data: RunData): string {
         chartGrid(perTurn, 'No per-turn data.') +
         (data.perTurn.length > 0 ? `<h3>Per-turn table</h3>${perTurnTable(data.perTurn, answersAfterReasoning(data.summary.metrics))}` : ''),
     },
+    { id: 'prefix-cache', title: 'Prefix cache', html: prefixCacheHtml(data.prefixCache) },
     { id: 'distributions', title: 'Distributions', html: chartGrid(distributions, 'No completed requests to chart.') },
     { id: 'over-time', title: 'Over time', html: chartGrid(overTime, 'No requests to chart.') },
     { id: 'client', title: 'Client health', html: clientHealthHtml(data.clientHealth) },

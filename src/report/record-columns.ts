@@ -24,6 +24,8 @@ export const RECORD_COLUMNS = [
   'ttft_reasoning_ms',
   'cached_tokens',
   'expected_cached_tokens',
+  'expected_cached_tokens_infinite',
+  'expected_cached_tokens_own_history',
   'input_tokens_source',
   'output_tokens_source',
   'max_tokens',

@@ -1,7 +1,9 @@
 import { basename } from 'node:path';
 import { percentileSupported } from '../metrics/percentile-support.js';
 import type { Stats } from '../metrics/stats.js';
+import type { CachePressureKnee, CachePressurePoint } from '../metrics/cache-pressure.js';
 import type { SweepPoint } from '../metrics/sweep-point.js';
+import { cachePressureChart } from './cache-pressure-chart.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
 
@@ -79,7 +81,7 @@ function paretoChart(points: readonly SweepPoint[], unit: string): string | unde
  * rules as the run report: inline SVG, no script, no fetch. The page is a list of sections: another section (a prefix
  * cache chart, tool calls) is one more entry.
  */
-export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: string; bestRate: number | null }): string {
+export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: string; bestRate: number | null; cachePressure?: { curve: CachePressurePoint[]; knee: CachePressureKnee } | null }): string {
   const unit = points[0]?.kind === 'concurrency' ? 'clients' : 'sessions/s';
   const perTurn: SeriesPoint[] = [];
   const loads = points.map((p) => `${loadLabel(p)} ${unit}`);
@@ -89,6 +91,8 @@ export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: str
   const curves = [...latencyCharts(points, unit)];
   const pareto = paretoChart(points, unit);
   if (pareto !== undefined) curves.unshift(pareto);
+  // sweep --cache-pressure (issue #13): its chart, drawn by its own module.
+  if (info.cachePressure) curves.unshift(cachePressureChart(info.cachePressure.curve, info.cachePressure.knee, unit));
   const turnCharts =
     perTurn.length === 0
       ? []

@@ -2,6 +2,7 @@ import Table from 'cli-table3';
 import type { ClientHealth } from '../metrics/client-health.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
+import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { StatField, Stats } from '../metrics/stats.js';
 import { answersAfterReasoning, SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
 
@@ -15,6 +16,22 @@ export interface TerminalSummaryInput {
   title?: string;
   /** The three views of the prefix-cache hit rate, with --scrape-metrics (results.json `server_metrics.cache_hit_rates`). */
   cacheHitRates?: { server_counters: number | null; response_usage: number | null; client_expected: number | null };
+  /** Actual against expected cached tokens and the expected-cache model (results.json `prefix_cache`). */
+  prefixCache?: RunPrefixCache;
+}
+
+/** The prefix-cache line: the model, what it expected (and the own-history figure), the shared share, the efficiencies. */
+export function prefixCacheLine(p: RunPrefixCache): string {
+  const pct = (x: number | null): string => (x === null ? 'n/a' : percentText(x));
+  const m = p.model;
+  const model = m.capacity_model === 'infinite' ? 'infinite' : `LRU ${m.capacity_tokens} tokens (${m.capacity_source})`;
+  const t = p.totals;
+  const capacity = m.capacity_model === 'infinite' ? '' : `, ${pct(t.expected_hit_ratio_infinite)} with no eviction`;
+  return (
+    `expected ${pct(t.expected_hit_ratio)} of input (${model}, ${m.block_size}-token blocks, ${m.scope}${capacity}) | ` +
+    `own history alone ${pct(t.expected_hit_ratio_own_history)} | from other conversations ${pct(t.shared_prefix_share)} of the expected | ` +
+    `efficiency ${pct(t.efficiency)} (${pct(t.efficiency_own_history)} against own history)`
+  );
 }
 
 /** How to print: colour is decided once, by the caller (TTY and NO_COLOR), never here. */
@@ -94,6 +111,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
       : `hit ratio ${percentText(s.cache_hit_ratio)} (${s.total_cached_tokens} cached tokens, ${s.cached_tokens_known} requests reporting)`;
   const efficiency = s.cache_efficiency === null ? 'efficiency n/a' : `efficiency ${percentText(s.cache_efficiency)} of expected`;
   row('cache', `${hit} | ${efficiency} | expected ${s.total_expected_cached_tokens} tokens`);
+  if (input.prefixCache !== undefined) row('prefix cache', prefixCacheLine(input.prefixCache));
   const rates = input.cacheHitRates;
   if (rates !== undefined) {
     const pct = (x: number | null): string => (x === null ? 'n/a' : percentText(x));

@@ -7,24 +7,8 @@
  *   (hash dropped) only when a fresh block is needed and no never-hashed block is free.
  */
 
-/** Hash chain seed: the "parent" of a sequence's first block. */
-export const ROOT_BLOCK_HASH = 0x2545f491;
-
-/**
- * Hash of one full block: chained over `parentHash` and `ids[start, start + blockSize)`. Two 32-bit FNV-style
- * lanes folded into 53 bits, so it is an exact Map key; a collision needs ~2^26 live blocks to become likely.
- */
-export function blockHash(parentHash: number, ids: readonly number[], start: number, blockSize: number): number {
-  let a = (0x811c9dc5 ^ (parentHash >>> 0)) >>> 0;
-  let b = (0x01000193 ^ Math.floor(parentHash / 0x100000000)) >>> 0;
-  for (let i = start; i < start + blockSize; i++) {
-    const id = ids[i]! >>> 0;
-    a = Math.imul(a ^ id, 0x01000193);
-    b = Math.imul(b ^ ((id << 7) | (id >>> 25)), 0x5bd1e995);
-    b ^= b >>> 13;
-  }
-  return (a >>> 0) * 0x200000 + ((b >>> 0) >>> 11);
-}
+// The chained block hash is shared with chatload's expected-cache model, so both index the same blocks.
+export { ROOT_BLOCK_HASH, blockHash } from '../prefix-cache/block-hash.js';
 
 /** The block pool. Block ids are 0..numBlocks-1. All sizes in blocks unless named tokens. */
 export class KvCache {

@@ -49,6 +49,18 @@ export class SimMetrics implements EngineObserver {
     gauge('vllm:num_requests_running', 'Requests in the running batch.', () => engine().numRunning);
     gauge('vllm:num_requests_waiting', 'Requests waiting for admission.', () => engine().numWaiting);
     gauge('vllm:kv_cache_usage_perc', 'KV cache usage, 0..1 (1 = full).', () => engine().kv.usage);
+    // vLLM's cache_config_info: an info gauge (value 1) whose labels are the cache config, num_gpu_blocks and
+    // block_size among them; chatload reads the KV capacity from it (issue #13).
+    new Gauge({
+      name: 'vllm:cache_config_info',
+      help: 'Information of the LLMEngine CacheConfig.',
+      labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching'],
+      registers,
+      collect() {
+        const { config } = engine();
+        this.set({ block_size: String(config.block_size), num_gpu_blocks: String(config.num_gpu_blocks), enable_prefix_caching: String(config.enable_prefix_caching) }, 1);
+      },
+    });
     gauge('vllm:gpu_cache_usage_perc', 'KV cache usage, 0..1 (older name of kv_cache_usage_perc).', () => engine().kv.usage);
     new Gauge({
       name: 'chatload_sim_event_loop_delay_p99_seconds',

@@ -1,3 +1,4 @@
+import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
@@ -65,6 +66,8 @@ export interface RunData {
   summary: Summary;
   /** From results.json when the run finished. Otherwise from every record, as the summary. */
   perTurn: TurnSummary[];
+  /** results.json's `prefix_cache` (actual against expected cached tokens, the model used); null when absent. */
+  prefixCache: RunPrefixCache | null;
   clientHealth: ClientHealth | null;
   /** The run's options as results.json holds them (already redacted, redacted again here); empty when unknown. */
   config: Record<string, unknown>;
@@ -126,7 +129,10 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
   const perTurn = docPerTurn ?? (aggregate ?? new RunAggregate()).perTurn();
   const warnings: string[] = [];
   const label = basename(dir);
-  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn };
+  // Checked for shape only: a results.json older than issue #13 has none.
+  const docPrefix = doc !== null && isObject(doc.prefix_cache) ? (doc.prefix_cache as Record<string, unknown>) : null;
+  const prefixCache = docPrefix !== null && isObject(docPrefix.totals) && Array.isArray(docPrefix.per_turn) && isObject(docPrefix.model) ? (docPrefix as unknown as RunPrefixCache) : null;
+  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache };
 
   if (doc === null) {
     warnings.push(
@@ -271,6 +277,9 @@ export function normalizeRecord(raw: RequestRecord): RequestRecord {
     output_tokens_source: r.output_tokens_source === 'server' ? 'server' : 'local',
     cached_tokens: numOrNull(r.cached_tokens),
     expected_cached_tokens: num(r.expected_cached_tokens, 0),
+    // Records of runs before the global model (issue #13) had only the own-history figure, as expected_cached_tokens.
+    expected_cached_tokens_infinite: num(r.expected_cached_tokens_infinite, num(r.expected_cached_tokens, 0)),
+    expected_cached_tokens_own_history: num(r.expected_cached_tokens_own_history, num(r.expected_cached_tokens, 0)),
     input_num_turns: num(r.input_num_turns, 0),
     output_num_chunks: num(r.output_num_chunks, 0),
     output_num_first_chunk_tokens: num(r.output_num_first_chunk_tokens, 0),

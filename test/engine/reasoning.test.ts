@@ -25,7 +25,7 @@ describe('reasoning models', () => {
         assert.ok(first!.ttft_content_ms! >= first!.ttft_ms!, 'the answer starts after the reasoning');
         assert.ok(first!.ttft_reasoning_ms !== null);
         // Turn 2 can reuse turn 1's prompt and the 6 answer tokens sent back, not the 30 reasoning tokens.
-        assert.equal(second!.expected_cached_tokens, 50 + 6);
+        assert.equal(second!.expected_cached_tokens_own_history, 50 + 6);
         // The answer went back into the history without the reasoning.
         const body = JSON.parse(server.requests.filter((r) => r.method === 'POST')[1]!.body) as { messages: { role: string; content: string }[] };
         assert.equal(body.messages.at(-2)?.content, 'yes yes yes yes yes yes');
@@ -53,7 +53,7 @@ describe('--keep-reasoning', () => {
       const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 2), outputDir: dir, keepReasoning: true });
       assert.equal(result.summary.failed, 0);
       const [, second] = readRequestsJsonl(result.files.requests);
-      assert.equal(second!.expected_cached_tokens, 50 + 36);
+      assert.equal(second!.expected_cached_tokens_own_history, 50 + 36);
       const body = JSON.parse(server.requests.filter((r) => r.method === 'POST')[1]!.body) as { messages: { role: string; content: string; reasoning_content?: string }[] };
       const answer = body.messages.at(-2)!;
       assert.equal(answer.content, 'yes yes yes yes yes yes');

@@ -69,6 +69,8 @@ export function syntheticRecords(options: SyntheticRunOptions = {}): RequestReco
         output_tokens_source: 'server',
         cached_tokens: Math.max(0, previous - 16),
         expected_cached_tokens: previous,
+        expected_cached_tokens_infinite: previous,
+        expected_cached_tokens_own_history: previous,
         input_num_turns: 2 * t - 1,
         output_num_chunks: out,
         output_num_first_chunk_tokens: 1,

@@ -24,6 +24,8 @@ function context(calls: Calls, overrides: Partial<RecordContext> = {}): RecordCo
     inputNumTurns: 3,
     lastUserMessageTokens: 25,
     expectedCachedTokens: 60,
+    expectedCachedTokensInfinite: 60,
+    expectedCachedTokensOwnHistory: 50,
     maxTokens: 64,
     countInputTokens: () => {
       calls.input++;

@@ -29,6 +29,8 @@ export function makeRecord(overrides: Partial<RequestRecord> = {}): RequestRecor
     reasoning_tokens: null,
     cached_tokens: null,
     expected_cached_tokens: 0,
+    expected_cached_tokens_infinite: 0,
+    expected_cached_tokens_own_history: 0,
     input_num_turns: 1,
     output_num_chunks: 3,
     output_num_first_chunk_tokens: 1,

@@ -65,6 +65,7 @@ try {
     request: data.request,
     deadlines: data.deadlines,
     keepFinishedConversations: data.keepFinishedConversations,
+    expectedCache: data.expectedCache,
     conversations: data.conversations,
     datasetIndices: data.datasetIndices,
     resumePoints: data.resumePoints,

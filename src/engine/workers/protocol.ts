@@ -8,7 +8,7 @@ import type { StopReason } from '../stop.js';
 import type { EngineInput, EngineResult, ResumeAt } from '../types.js';
 
 /** What a part's worker thread needs to run its share of the load (its workerData). Plain, cloneable data. */
-export interface PartWorkerData extends Pick<EngineInput, 'load' | 'request' | 'deadlines' | 'keepFinishedConversations'> {
+export interface PartWorkerData extends Pick<EngineInput, 'load' | 'request' | 'deadlines' | 'keepFinishedConversations' | 'expectedCache'> {
   /** This part's conversations only, and their positions in the dataset. */
   conversations: Conversation[];
   datasetIndices: number[];

@@ -91,6 +91,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
       request: input.request,
       deadlines: input.deadlines,
       keepFinishedConversations: input.keepFinishedConversations,
+      expectedCache: input.expectedCache,
       conversations: mine,
       datasetIndices,
       resumePoints: input.resumePoints === undefined ? undefined : new Map(datasetIndices.flatMap((d) => (input.resumePoints!.has(d) ? [[d, input.resumePoints!.get(d)!] as const] : []))),

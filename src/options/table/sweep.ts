@@ -35,6 +35,21 @@ export const sweepOptions = {
   minRate: option({ flags: '--min-rate <r>', group: 'sweep', help: 'lowest session rate of --search', read: readNumber, schema: positiveNumber }),
   maxRate: option({ flags: '--max-rate <r>', group: 'sweep', help: 'highest session rate of --search', read: readNumber, schema: positiveNumber }),
   searchSteps: option({ flags: '--search-steps <n>', group: 'sweep', help: 'bisection steps of --search', read: readInt, schema: positiveInt, default: 5 }),
+  cachePressure: option({
+    flags: '--cache-pressure',
+    group: 'sweep',
+    help: "with --concurrency (or --session-rates): find the knee where the server's prefix-cache hit ratio falls below --knee-share of the infinite-cache expectation (its KV cache starts evicting live conversations)",
+    schema: z.boolean(),
+    default: false,
+  }),
+  kneeShare: option({
+    flags: '--knee-share <fraction>',
+    group: 'sweep',
+    help: 'share of the infinite-cache expected hit ratio the actual one must keep, for --cache-pressure',
+    read: readNumber,
+    schema: positiveNumber.max(1, 'expected a fraction in (0, 1]'),
+    default: 0.9,
+  }),
   sloShare: option({
     flags: '--slo-share <fraction>',
     group: 'sweep',

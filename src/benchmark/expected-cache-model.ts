@@ -1,0 +1,40 @@
+import type { ExpectedCacheConfig } from '../engine/expected-cache.js';
+import type { ExpectedCachePlan } from '../options/run-plan.js';
+import { fetchKvCapacity } from '../server-metrics/kv-capacity.js';
+import type { ExpectedCacheModelDescription } from '../metrics/prefix-cache-tally.js';
+
+/**
+ * The expected-cache model of a run: --kv-cache-tokens when given, else the server's KV capacity when its /metrics
+ * states it (vLLM's `cache_config_info`), else infinite. Reads /metrics once, bounded; a failure means infinite.
+ */
+export async function expectedCacheModel(
+  plan: ExpectedCachePlan,
+  metricsUrl: string,
+  headers: Readonly<Record<string, string>>,
+  warn: (message: string) => void,
+): Promise<{ config: ExpectedCacheConfig; description: ExpectedCacheModelDescription }> {
+  const blockSize = plan.blockSize;
+  let tokens = plan.capacityTokens;
+  let source: string | null = tokens === undefined ? null : '--kv-cache-tokens';
+  if (tokens === undefined) {
+    const server = await fetchKvCapacity(metricsUrl, { ...headers });
+    if (server !== undefined) {
+      tokens = server.blocks * server.blockSize;
+      source = server.source;
+      if (server.blockSize !== blockSize) {
+        warn(`the server's KV blocks hold ${server.blockSize} tokens (${server.source}) but --cache-block-size is ${blockSize}: the expected cache cuts prompts differently from the server`);
+      }
+    }
+  }
+  const capacityBlocks = tokens === undefined ? undefined : Math.max(1, Math.floor(tokens / blockSize));
+  return {
+    config: { blockSize, capacityBlocks },
+    description: {
+      block_size: blockSize,
+      capacity_model: capacityBlocks === undefined ? 'infinite' : 'lru',
+      capacity_tokens: capacityBlocks === undefined ? null : capacityBlocks * blockSize,
+      capacity_source: source,
+      scope: 'global',
+    },
+  };
+}

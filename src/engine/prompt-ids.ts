@@ -1,0 +1,178 @@
+import type { ChatMessage, TokenCounter, Tokenizer } from '../tokenizer/index.js';
+
+/*
+ * A conversation's prompt token ids as the chat template renders them and the tokenizer encodes them, kept from
+ * turn to turn so that each turn encodes only its new text (issue #13). The prompt text is rendered whole (a native
+ * string build and compare), but only what follows the last "restart marker" both prompts share is encoded again.
+ *
+ * A restart marker is a special token of the template (`<|im_start|>`, `<|im_end|>`, `<s>`...) after which the
+ * tokenizer starts afresh: encode(P + s + Q) = encode(P + s) ++ encode(s + Q) without its first id, for any P and
+ * Q. That holds for added tokens of Hugging Face tokenizers, tiktoken's specials and the approximate tokenizer's
+ * `<|name|>`; each candidate is checked on probes before use. A template with no such marker (say ChatML markup
+ * under Llama-2's tokenizer, where `<|im_start|>` is plain text) is encoded whole every turn: exact, not linear.
+ */
+
+/** Texts around a candidate marker that the restart property is checked on. */
+const PROBE_BEFORE = ['', 'a', 'Hello.', 'x  ', 'end\n', 'é!', '12'];
+const PROBE_AFTER = ['', 'b', ' hi', '\nuser\nHello there', '  x', '.', '\n\n'];
+
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** Whether the tokenizer restarts after `marker` (see the comment at the top), checked on probe texts. */
+function restartsAfter(tokenizer: Tokenizer, marker: string): boolean {
+  const id = tokenizer.encode(marker);
+  if (id.length !== 1) return false;
+  for (const before of PROBE_BEFORE) {
+    const head = tokenizer.encode(before + marker);
+    if (head[head.length - 1] !== id[0]) return false;
+    for (const after of PROBE_AFTER) {
+      const tail = tokenizer.encode(marker + after);
+      if (tail[0] !== id[0]) return false;
+      if (!sameIds(tokenizer.encode(before + marker + after), [...head, ...tail.slice(1)])) return false;
+    }
+  }
+  return true;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Candidate special tokens in rendered template text: `<|name|>`, `<name>` / `</name>`, `[INST]`-style tags. */
+const CANDIDATE = /<\|[^<>|\s]{1,64}\|>|<\/?[A-Za-z_][A-Za-z0-9_]{0,31}>|\[\/?[A-Z_]{2,16}\]/g;
+
+/**
+ * The restart markers of a tokenizer and template, as one regex matching any of them, or null when there are none.
+ * Found by rendering a probe conversation and keeping the candidate tokens that pass `restartsAfter`.
+ */
+export function restartMarkers(counter: TokenCounter): RegExp | null {
+  const probes: ChatMessage[][] = [
+    [
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'U' },
+      { role: 'assistant', content: 'A' },
+      { role: 'user', content: 'V' },
+    ],
+    [
+      { role: 'user', content: 'U' },
+      { role: 'assistant', content: 'A' },
+      { role: 'user', content: 'V' },
+    ],
+  ];
+  const candidates = new Set<string>();
+  for (const messages of probes) {
+    try {
+      for (const m of counter.template.apply(messages, { addGenerationPrompt: true }).matchAll(CANDIDATE)) candidates.add(m[0]);
+    } catch {
+      // A template that rejects a probe (no system role, say): the other probe is enough.
+    }
+  }
+  const markers = [...candidates].filter((m) => restartsAfter(counter.tokenizer, m)).sort((a, b) => b.length - a.length);
+  return markers.length === 0 ? null : new RegExp(markers.map(escapeRegex).join('|'), 'g');
+}
+
+/** Length of the common prefix of two strings, in UTF-16 code units. Native compares, log-many of them. */
+export function commonPrefixLength(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  if (b.startsWith(a.length <= n ? a : a.slice(0, n))) return n;
+  let lo = 0;
+  let hi = n; // a[0, lo) == b[0, lo), and a[0, hi) != b[0, hi)
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if (b.startsWith(a.slice(0, mid))) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The ids of the latest prompt and how many of its leading ids the previous prompt shared. */
+export interface PromptIdsUpdate {
+  /** Token ids; only `[0, length)` is meaningful. */
+  ids: Uint32Array;
+  length: number;
+  /** Leading ids unchanged since the previous update (already hashed). */
+  unchanged: number;
+}
+
+/** One conversation's prompt ids, updated turn by turn (see the comment at the top). */
+export class PromptIds {
+  readonly #tokenizer: Tokenizer;
+  readonly #markers: RegExp | null;
+  #text = '';
+  #ids = new Uint32Array(256);
+  #length = 0;
+  /** For each marker occurrence: its start in the text, its end, and the ids up to and including it. */
+  #markStart: number[] = [];
+  #markEnd: number[] = [];
+  #markIds: number[] = [];
+
+  constructor(tokenizer: Tokenizer, markers: RegExp | null) {
+    this.#tokenizer = tokenizer;
+    this.#markers = markers;
+  }
+
+  /** Brings the ids to `text`, the new prompt as rendered, encoding only what follows the last shared marker. */
+  update(text: string): PromptIdsUpdate {
+    const common = commonPrefixLength(this.#text, text);
+    let j = this.#markEnd.length - 1;
+    while (j >= 0 && this.#markEnd[j]! > common) j--;
+    let unchanged = 0;
+    if (j < 0 || this.#markers === null) {
+      this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
+      this.#length = 0;
+      this.#encodeFrom(text, 0, false);
+    } else {
+      const start = this.#markStart[j]!;
+      unchanged = this.#markIds[j]!;
+      this.#length = unchanged;
+      this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
+      this.#encodeFrom(text, start, true);
+    }
+    this.#text = text;
+    return { ids: this.#ids, length: this.#length, unchanged };
+  }
+
+  /** Encodes text[from..] piece by piece between markers; `atMarker`: text[from] starts a marker already counted. */
+  #encodeFrom(text: string, from: number, atMarker: boolean): void {
+    const markers = this.#markers;
+    if (markers === null) {
+      this.#push(this.#tokenizer.encode(text), 0);
+      return;
+    }
+    markers.lastIndex = from;
+    let pieceStart = from;
+    let dropFirst = atMarker;
+    if (atMarker) {
+      // The marker at `from` is counted already: the next piece starts with it, so skip past it in the search.
+      const m = markers.exec(text);
+      if (m === null || m.index !== from) throw new Error('PromptIds: the restart marker moved');
+      this.#recordMark(from, markers.lastIndex);
+    }
+    for (let m = markers.exec(text); m !== null; m = markers.exec(text)) {
+      const end = m.index + m[0].length;
+      this.#push(this.#tokenizer.encode(text.slice(pieceStart, end)), dropFirst ? 1 : 0);
+      this.#recordMark(m.index, end);
+      pieceStart = m.index;
+      dropFirst = true;
+    }
+    if (pieceStart < text.length) this.#push(this.#tokenizer.encode(text.slice(pieceStart)), dropFirst ? 1 : 0);
+  }
+
+  #recordMark(start: number, end: number): void {
+    this.#markStart.push(start);
+    this.#markEnd.push(end);
+    this.#markIds.push(this.#length);
+  }
+
+  #push(ids: readonly number[], skip: number): void {
+    const need = this.#length + ids.length - skip;
+    if (need > this.#ids.length) {
+      const grown = new Uint32Array(Math.max(need, this.#ids.length * 2));
+      grown.set(this.#ids.subarray(0, this.#length));
+      this.#ids = grown;
+    }
+    for (let i = skip; i < ids.length; i++) this.#ids[this.#length++] = ids[i]!;
+  }
+}

@@ -1,0 +1,187 @@
+/*
+ * A prefix cache's block pool as an index of block keys, after vLLM v1's (and the simulator's KvCache) semantics,
+ * without block ids or contents: it stores one key per cached block, never text.
+ * - A request takes a reference on each cached block of its prefix it hits, and allocates fresh blocks for the rest.
+ * - A fresh block that fills is registered under its key (a chained block hash, or a trace's hash id) and is then
+ *   cached; if the key is already cached it stays private (freed on release), as in vLLM.
+ * - On release (in reverse order, so a sequence's tail goes before its head), a cached block whose refcount reaches
+ *   0 stays cached and joins the LRU list; it is evicted only when a fresh block is needed and the pool is full.
+ * - Blocks referenced by requests in flight are never evicted; with too few free blocks the pool runs over its
+ *   capacity for a while (a server would queue or preempt instead), counted in `overCapacityBlocks`.
+ * With capacity Infinity nothing is ever evicted: "every block the server has seen in this run".
+ * Keys are generic (numbers for the chained hashes), so trace hash ids can be fed in directly (see `admit`).
+ */
+
+/** The blocks one request holds in a BlockPool between its admission and its release. */
+export interface BlockLease<K> {
+  /** Cached blocks it references: the hits, then the blocks it registered. */
+  readonly keys: K[];
+  /** Fresh blocks it holds that are not cached (a partial tail, or a block whose key another block holds). */
+  privateBlocks: number;
+  /** Blocks of its sequence it holds, cached or not (its next block index). */
+  heldBlocks: number;
+  /** Leading blocks of its sequence registered or hit. */
+  registeredBlocks: number;
+}
+
+/** A block pool over keys of type K, `capacity` blocks (Infinity for no limit). */
+export class BlockPool<K = number> {
+  readonly capacity: number;
+  /**
+   * Cached blocks: key -> references held by requests in flight. One Map is also the LRU list: a block released to 0
+   * references is moved to its end (delete + set), so the unreferenced ones come least recently released first; an
+   * eviction walks from the start past the referenced ones. (Two Maps cost twice the memory: ~160 bytes a block.)
+   */
+  readonly #refs = new Map<K, number>();
+  /** Cached blocks with no reference (evictable). */
+  #unreferenced = 0;
+  /** False with infinite capacity: nothing is ever evicted, so references and LRU order need no upkeep. */
+  readonly #tracked: boolean;
+  #private = 0;
+  #evictions = 0;
+  #overCapacity = 0;
+
+  constructor(capacity = Infinity) {
+    if (!(capacity > 0)) throw new RangeError(`BlockPool: capacity must be > 0 blocks, got ${capacity}`);
+    this.capacity = capacity;
+    this.#tracked = capacity !== Infinity;
+  }
+
+  /** Blocks cached (referenced or not). */
+  get cachedBlocks(): number {
+    return this.#refs.size;
+  }
+
+  /** Blocks in use: cached plus private ones held by requests. */
+  get usedBlocks(): number {
+    return this.#refs.size + this.#private;
+  }
+
+  /** Cached blocks evicted so far to make room. */
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  /** Fresh blocks handed out while the pool was full of referenced blocks (a real server would have waited). */
+  get overCapacityBlocks(): number {
+    return this.#overCapacity;
+  }
+
+  /** Whether `key` is cached. */
+  has(key: K): boolean {
+    return this.#refs.has(key);
+  }
+
+  /**
+   * How many leading `keys` are cached, at most `maxBlocks`. Touches nothing. `knownCached`: leading keys the caller
+   * knows are cached (with infinite capacity, a sequence's blocks registered before stay), not looked up again.
+   */
+  match(keys: readonly K[], maxBlocks = keys.length, knownCached = 0): number {
+    const n = Math.min(keys.length, maxBlocks);
+    let i = this.#tracked ? 0 : Math.min(knownCached, n);
+    while (i < n && this.#refs.has(keys[i]!)) i++;
+    return i;
+  }
+
+  /**
+   * Admits a request whose sequence has `keys` as its full blocks and `totalBlocks` blocks in all (a partial tail
+   * included): hits the longest cached prefix of at most `maxHitBlocks`, allocates the rest, and registers the full
+   * blocks after the hit, unless `registerNow` is false: then `grow` registers them once they are computed (a
+   * server caches a prompt's blocks as its prefill computes them, not at arrival). Returns the lease (release it when
+   * the request ends) and the hit in blocks.
+   */
+  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): { lease: BlockLease<K>; hitBlocks: number } {
+    const hit = this.match(keys, maxHitBlocks, knownCached);
+    const lease: BlockLease<K> = { keys: [], privateBlocks: 0, heldBlocks: 0, registeredBlocks: 0 };
+    for (let i = 0; this.#tracked && i < hit; i++) {
+      const key = keys[i]!;
+      const refs = this.#refs.get(key)!;
+      if (refs === 0) this.#unreferenced -= 1;
+      this.#refs.set(key, refs + 1);
+      lease.keys.push(key);
+    }
+    lease.heldBlocks = hit;
+    lease.registeredBlocks = hit;
+    this.grow(lease, registerNow ? keys : keys.slice(0, hit), totalBlocks);
+    return { lease, hitBlocks: hit };
+  }
+
+  /**
+   * Extends a lease's sequence (a request's generated tokens): allocates blocks up to `totalBlocks` and registers
+   * the full blocks `keys` names beyond those already registered.
+   */
+  grow(lease: BlockLease<K>, keys: readonly K[], totalBlocks: number): void {
+    const fresh = totalBlocks - lease.heldBlocks;
+    if (fresh > 0) {
+      this.#makeRoom(fresh);
+      this.#private += fresh;
+      lease.privateBlocks += fresh;
+      lease.heldBlocks = totalBlocks;
+    }
+    const full = Math.min(keys.length, lease.heldBlocks);
+    for (let b = lease.registeredBlocks; b < full; b++) {
+      const key = keys[b]!;
+      if (this.#refs.has(key)) continue; // another block holds this prefix: this one stays private
+      this.#private -= 1;
+      lease.privateBlocks -= 1;
+      if (!this.#tracked) {
+        this.#refs.set(key, 0);
+        continue;
+      }
+      this.#refs.set(key, 1);
+      lease.keys.push(key);
+    }
+    lease.registeredBlocks = Math.max(lease.registeredBlocks, full);
+  }
+
+  /** Ends a request: its private blocks are freed, its cached blocks lose a reference (last block first). */
+  release(lease: BlockLease<K>): void {
+    for (let i = lease.keys.length - 1; i >= 0; i--) {
+      const key = lease.keys[i]!;
+      const refs = this.#refs.get(key);
+      if (refs === undefined) continue;
+      if (refs <= 1) {
+        this.#refs.delete(key);
+        this.#refs.set(key, 0);
+        this.#unreferenced += 1;
+      } else this.#refs.set(key, refs - 1);
+    }
+    this.#private -= lease.privateBlocks;
+    lease.keys.length = 0;
+    lease.privateBlocks = 0;
+    lease.heldBlocks = 0;
+  }
+
+  /**
+   * One request admitted and released at once, for a trace's hash ids (`chatload trace stats`): the hit in blocks
+   * of the longest cached prefix of `keys`, every block then cached. Same as admit + release.
+   */
+  access(keys: readonly K[], maxHitBlocks = keys.length): number {
+    const { lease, hitBlocks } = this.admit(keys, keys.length, maxHitBlocks);
+    this.release(lease);
+    return hitBlocks;
+  }
+
+  /** Drops every cached block no request references (a server's prefix-cache reset). */
+  reset(): void {
+    for (const [key, refs] of this.#refs) if (refs === 0) this.#refs.delete(key);
+    this.#unreferenced = 0;
+  }
+
+  /** Evicts least-recently-released cached blocks until `count` fresh blocks fit (or nothing is left to evict). */
+  #makeRoom(count: number): void {
+    let short = this.usedBlocks + count - this.capacity;
+    if (short <= 0) return;
+    if (this.#unreferenced > 0) {
+      for (const [key, refs] of this.#refs) {
+        if (short <= 0 || this.#unreferenced === 0) break;
+        if (refs !== 0) continue;
+        this.#refs.delete(key);
+        this.#unreferenced -= 1;
+        this.#evictions += 1;
+        short -= 1;
+      }
+    }
+    if (short > 0) this.#overCapacity += short;
+  }
+}

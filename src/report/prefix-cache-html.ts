@@ -1,0 +1,55 @@
+import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
+import { lineChart, type SeriesPoint } from './charts.js';
+import { chartFigure, escapeHtml, fmtPercent, htmlTable } from './html-util.js';
+
+/**
+ * The report's "Prefix cache" section: per turn, the server's hit ratio against the expected-cache model's (with its
+ * capacity, with none, and the conversation's own history alone), the share of the expected hit that came from other
+ * conversations, and the efficiency. (The pressure curve of `sweep --cache-pressure` is on the sweep's page.)
+ */
+export function prefixCacheHtml(p: RunPrefixCache | null): string {
+  if (p === null) return '<p class="muted">Not recorded (results.json has no prefix_cache: a run before the global expected-cache model).</p>';
+  const m = p.model;
+  const finite = m.capacity_model !== 'infinite';
+  const model = finite ? `LRU eviction at ${m.capacity_tokens} tokens (from ${m.capacity_source})` : 'no eviction (infinite KV cache)';
+  const intro =
+    `<p>Expected: the longest ${m.block_size}-token-block prefix of each prompt already sent in this run by any conversation, ${escapeHtml(model)}; ` +
+    `${m.scope === 'per-worker' ? 'each worker thread indexed its own conversations (--workers), so prefixes shared across threads are not counted' : 'one index over every conversation, in the order they were sent'}. ` +
+    `Own history: the conversation's previous prompt and answer alone. Efficiency: Σ cached / Σ expected.</p>`;
+  const points: SeriesPoint[] = [];
+  for (const t of p.per_turn) {
+    if (t.hit_ratio !== null) points.push({ x: t.turn, y: t.hit_ratio, series: 'actual (server)' });
+    if (t.expected_hit_ratio !== null) points.push({ x: t.turn, y: t.expected_hit_ratio, series: finite ? 'expected (capacity)' : 'expected' });
+    if (finite && t.expected_hit_ratio_infinite !== null) points.push({ x: t.turn, y: t.expected_hit_ratio_infinite, series: 'expected (infinite)' });
+    if (t.expected_hit_ratio_own_history !== null) points.push({ x: t.turn, y: t.expected_hit_ratio_own_history, series: 'own history only' });
+  }
+  const chart =
+    points.length === 0
+      ? ''
+      : chartFigure(
+          'prefix-cache-per-turn',
+          'Prefix-cache hit ratio by turn: actual against expected',
+          lineChart(points, {
+            xLabel: 'turn',
+            xIntegers: true,
+            yLabel: 'cached / prompt',
+            yPercent: true,
+            dots: true,
+            seriesOrder: ['actual (server)', 'expected (capacity)', 'expected', 'expected (infinite)', 'own history only'],
+          }),
+        );
+  const head = ['turn', 'requests', 'actual', 'expected', ...(finite ? ['expected (infinite)'] : []), 'own history', 'from other conversations', 'efficiency', 'efficiency (own history)'];
+  const rowOf = (label: string | number, t: RunPrefixCache['totals']): Array<string | number> => [
+    label,
+    t.requests,
+    fmtPercent(t.hit_ratio),
+    fmtPercent(t.expected_hit_ratio),
+    ...(finite ? [fmtPercent(t.expected_hit_ratio_infinite)] : []),
+    fmtPercent(t.expected_hit_ratio_own_history),
+    fmtPercent(t.shared_prefix_share),
+    fmtPercent(t.efficiency),
+    fmtPercent(t.efficiency_own_history),
+  ];
+  const table = htmlTable(head, [rowOf('all', p.totals), ...p.per_turn.map((t) => rowOf(t.turn, t))]);
+  return intro + chart + table;
+}

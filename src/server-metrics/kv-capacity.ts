@@ -1,0 +1,41 @@
+import { request } from '../util/undici.js';
+
+/** A server's KV cache capacity, as its /metrics states it. */
+export interface ServerKvCapacity {
+  /** KV blocks. */
+  blocks: number;
+  /** Tokens per block. */
+  blockSize: number;
+  /** Where it was read, e.g. `vllm:cache_config_info`. */
+  source: string;
+}
+
+/**
+ * The KV capacity a /metrics page states, or undefined. vLLM exposes it as the info gauge `vllm:cache_config_info`,
+ * whose labels are its CacheConfig (`num_gpu_blocks="…"`, `block_size="…"`, value 1). SGLang, llama.cpp and TGI
+ * state no block count there (docs/ENGINES.md). Read with a regex on the labels: the gauge's value is not the point.
+ */
+export function readKvCapacity(text: string): ServerKvCapacity | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('vllm:cache_config_info{')) continue;
+    const label = (name: string): number | undefined => {
+      const m = new RegExp(`[{,]\\s*${name}="([0-9]+)"`).exec(line);
+      return m === null ? undefined : Number(m[1]);
+    };
+    const blocks = label('num_gpu_blocks');
+    const blockSize = label('block_size');
+    if (blocks !== undefined && blockSize !== undefined && blocks > 0 && blockSize > 0) return { blocks, blockSize, source: 'vllm:cache_config_info' };
+  }
+  return undefined;
+}
+
+/** GETs `url` (a /metrics page) once, within `timeoutMs`, and reads the KV capacity from it; undefined on any failure. */
+export async function fetchKvCapacity(url: string, headers: Record<string, string>, timeoutMs = 5000): Promise<ServerKvCapacity | undefined> {
+  try {
+    const response = await request(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    const text = await response.body.text();
+    return response.statusCode === 200 ? readKvCapacity(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
+import type { RequestRecord } from '../../src/metrics/record.js';
+import { startSimulator } from '../../src/sim/index.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
+import { defaultTokenCounter, encodePrompt } from '../../src/tokenizer/index.js';
+import { writeDataset } from '../helpers/datasets.js';
+import { tempDir } from '../helpers/tmp.js';
+
+/** The reference's generate_multi_turn.json (500-token common prefix), on the corpus shipped with the tests. */
+function referenceConfig(dir: string, conversations: number): string {
+  const fixture = JSON.parse(readFileSync(new URL('../fixtures/generate_multi_turn.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+  const path = join(dir, 'generate_multi_turn.json');
+  writeFileSync(path, JSON.stringify({ ...fixture, num_conversations: conversations, text_files: [fileURLToPath(new URL('../fixtures/corpus-voyage.txt', import.meta.url))] }));
+  return path;
+}
+
+/** Sum of cached / sum of expected per turn (the per-turn efficiency), over records that expected a hit. */
+function efficiencyByTurn(records: readonly RequestRecord[]): Map<number, { cached: number; expected: number }> {
+  const byTurn = new Map<number, { cached: number; expected: number }>();
+  for (const r of records) {
+    if (r.status !== 'ok' || r.expected_cached_tokens === 0) continue;
+    const t = byTurn.get(r.turn) ?? { cached: 0, expected: 0 };
+    t.cached += r.cached_tokens!;
+    t.expected += r.expected_cached_tokens;
+    byTurn.set(r.turn, t);
+  }
+  return byTurn;
+}
+
+function assertAgreesPerTurn(records: readonly RequestRecord[], label: string): void {
+  const byTurn = efficiencyByTurn(records);
+  assert.ok(byTurn.has(1), `${label}: turn 1 expects the common prefix`);
+  for (const [turn, t] of [...byTurn].sort((a, b) => a[0] - b[0])) {
+    const efficiency = t.cached / t.expected;
+    assert.ok(efficiency >= 0.98 && efficiency <= 1.02, `${label}: turn ${turn}: cached ${t.cached} / expected ${t.expected} = ${efficiency.toFixed(4)}`);
+  }
+}
+
+describe('the global expected-cache model against the simulator (issue #13)', () => {
+  test('two conversations sharing a 1,000-token system prompt: turn 1 of the second expects the block-aligned shared prefix', { timeout: 60_000 }, async () => {
+    const sim = await startSimulator({ profile: 'cpu-tiny' });
+    const dir = tempDir('expected-shared');
+    try {
+      const words = Array.from({ length: 1000 }, (_, i) => `w${i % 97}x`).join(' ');
+      const system = defaultTokenCounter.tokenizer.encode(words).length >= 1000 ? words : `${words} ${words}`;
+      const conversations = ['a', 'b'].map((id) => ({
+        id,
+        messages: [
+          { role: 'system' as const, content: system },
+          { role: 'user' as const, content: `question from ${id}: what now?` },
+          { role: 'assistant' as const, content: 'fine' },
+        ],
+      }));
+      const inputFile = writeDataset(dir, conversations);
+      // One client: conversation a's turn 1 ends before b's starts.
+      const result = await runBenchmark({ url: sim.url, inputFile, numClients: 1, outputDir: dir, limitMaxTokens: 8, limitMinTokens: 8 });
+      const records = readRequestsJsonl(result.files.requests).sort((x, y) => x.sent_at_ms - y.sent_at_ms);
+      assert.equal(records.length, 2);
+      // The shared prefix of the two prompts, as the template renders them and the tokenizer encodes them.
+      const [pa, pb] = conversations.map((c) => encodePrompt(defaultTokenCounter, c.messages.slice(0, 2)));
+      let shared = 0;
+      while (shared < pa!.length && pa![shared] === pb![shared]) shared++;
+      assert.ok(shared >= 1000, `the prompts share ${shared} tokens`);
+      const blockAligned = Math.floor(shared / 16) * 16;
+      assert.equal(records[0]!.expected_cached_tokens, 0);
+      assert.equal(records[1]!.expected_cached_tokens, blockAligned);
+      assert.equal(records[1]!.expected_cached_tokens_own_history, 0, 'the per-conversation figure sees nothing on turn 1');
+      assert.equal(records[1]!.cached_tokens, blockAligned, 'the simulator hit exactly that');
+    } finally {
+      await sim.close();
+    }
+  });
+
+  for (const { label, blocks } of [
+    { label: 'no eviction', blocks: 20_000 },
+    { label: 'with eviction', blocks: 700 },
+  ]) {
+    test(`the reference config: expected (capacity from /metrics) and actual agree within 2% on every turn, turn 1 included (${label})`, { timeout: 120_000 }, async () => {
+      // Engine steps of 10 ms, as a GPU's, and prompts prefilled in one step (no chunked prefill): the model tells
+      // requests batched together (which do not hit each other's blocks) from requests queued behind each other by
+      // their first tokens' spacing (SAME_STEP_MS). A prompt whose prefill is chunked over several steps is taken
+      // as queued (docs/METRICS.md).
+      const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: blocks, max_model_len: 8192, step_base_ms: 10, max_num_batched_tokens: 16384 } });
+      const dir = tempDir('expected-reference');
+      try {
+        const result = await runBenchmark({ url: sim.url, inputFile: referenceConfig(dir, 16), numClients: 4, outputDir: dir, seed: 1 });
+        const records = readRequestsJsonl(result.files.requests);
+        assert.ok(records.length > 60 && records.every((r) => r.status === 'ok'), `${records.length} records, all ok`);
+        assertAgreesPerTurn(records, label);
+        const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as { prefix_cache: { model: { capacity_tokens: number; capacity_source: string }; per_turn: Array<{ turn: number; efficiency: number | null }> } };
+        assert.equal(results.prefix_cache.model.capacity_tokens, blocks * 16);
+        assert.equal(results.prefix_cache.model.capacity_source, 'vllm:cache_config_info');
+        // results.json's per-turn efficiency is the same figure.
+        for (const row of results.prefix_cache.per_turn) assert.ok(row.efficiency === null || Math.abs(row.efficiency - 1) <= 0.02, `turn ${row.turn}: ${row.efficiency}`);
+        assert.equal(result.prefixCache.totals.requests, records.length);
+        // Tokens the server had to compute and keep (prompt misses and answers): past the capacity, blocks were evicted.
+        const distinct = records.reduce((n, r) => n + r.input_num_tokens - r.expected_cached_tokens_infinite + r.output_num_tokens, 0);
+        assert.equal(distinct > blocks * 16, blocks < 10_000, `${distinct} distinct tokens against a capacity of ${blocks * 16}`);
+      } finally {
+        await sim.close();
+      }
+    });
+  }
+});

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { PrefixCacheTally, type RunPrefixCache } from '../../src/metrics/prefix-cache-tally.js';
+import { RunAggregate } from '../../src/metrics/run-aggregate.js';
+import { prefixCacheHtml } from '../../src/report/prefix-cache-html.js';
+import { prefixCacheLine } from '../../src/report/terminal.js';
+import { makeRecord } from './record-fixtures.js';
+
+const records = [
+  // Turn 1 of the second conversation: 496 tokens expected from the other conversation's common prefix.
+  makeRecord({ turn: 1, input_num_tokens: 1000, cached_tokens: 0, expected_cached_tokens: 0, expected_cached_tokens_infinite: 0, expected_cached_tokens_own_history: 0 }),
+  makeRecord({ turn: 1, input_num_tokens: 1000, cached_tokens: 496, expected_cached_tokens: 496, expected_cached_tokens_infinite: 496, expected_cached_tokens_own_history: 0 }),
+  // Turn 2: the own history explains 1,100 tokens; the capacity model lost 96 of the infinite one's 1,104.
+  makeRecord({ turn: 2, input_num_tokens: 1200, cached_tokens: 1000, expected_cached_tokens: 1008, expected_cached_tokens_infinite: 1104, expected_cached_tokens_own_history: 1100 }),
+  makeRecord({ turn: 2, input_num_tokens: 1200, cached_tokens: null, expected_cached_tokens: 1104, expected_cached_tokens_infinite: 1104, expected_cached_tokens_own_history: 1100 }),
+  makeRecord({ turn: 2, warmup: true, input_num_tokens: 5000, cached_tokens: 0, expected_cached_tokens: 5000 }),
+];
+
+test('PrefixCacheTally: per-turn sums, the shared-prefix share and the efficiencies; it merges and serializes exactly', () => {
+  const tally = new PrefixCacheTally();
+  for (const r of records) tally.add(r);
+  const s = tally.summary();
+  assert.equal(s.totals.requests, 4, 'the warmup record is left out');
+  const [t1, t2] = s.per_turn;
+  assert.equal(t1!.shared_prefix_tokens, 496);
+  assert.equal(t1!.shared_prefix_share, 1);
+  assert.equal(t1!.efficiency, 1);
+  assert.equal(t1!.efficiency_own_history, null, 'no own history on turn 1');
+  assert.equal(t2!.shared_prefix_tokens, 4 + 4);
+  assert.equal(t2!.hit_ratio, 1000 / 1200, 'cached over the input of requests that reported it');
+  assert.equal(t2!.efficiency, 1000 / 1008);
+  assert.equal(t2!.efficiency_own_history, 1000 / 1100);
+  assert.equal(t2!.expected_hit_ratio_infinite, 2208 / 2400);
+  const a = new PrefixCacheTally();
+  const b = new PrefixCacheTally();
+  records.forEach((r, i) => (i % 2 === 0 ? a : b).add(r));
+  assert.deepEqual(PrefixCacheTally.fromJSON(JSON.parse(JSON.stringify(a.toJSON()))).merge(b).summary(), s);
+  assert.deepEqual(RunAggregate.fromJSON(JSON.parse(JSON.stringify(RunAggregate.fromRecords(records).toJSON()))).prefixCache(), s);
+});
+
+test('the terminal line and the report section say which model ran', () => {
+  const tally = new PrefixCacheTally();
+  for (const r of records) tally.add(r);
+  const run: RunPrefixCache = { model: { block_size: 16, capacity_model: 'lru', capacity_tokens: 400_000, capacity_source: 'vllm:cache_config_info', scope: 'global' }, ...tally.summary() };
+  const line = prefixCacheLine(run);
+  assert.match(line, /LRU 400000 tokens \(vllm:cache_config_info\), 16-token blocks, global/);
+  assert.match(line, /from other conversations \d+\.\d% of the expected/);
+  const html = prefixCacheHtml(run);
+  assert.match(html, /data-chart="prefix-cache-per-turn"/);
+  assert.match(html, /expected \(infinite\)/);
+  assert.match(prefixCacheHtml(null), /Not recorded/);
+});

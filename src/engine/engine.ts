@@ -1,4 +1,4 @@
-import { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
+import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
 import { ExpectedCache } from './expected-cache.js';
@@ -77,7 +77,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     onAnswerMismatch: () => {
       answerMismatches += 1;
     },
-    traceCache: traced ? new BlockPrefixCache() : undefined,
+    traceCache: traced ? new TracePrefixCache() : undefined,
   };
 
   try {

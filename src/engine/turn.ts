@@ -2,7 +2,7 @@ import type { ChatClient } from '../client/chat-client.js';
 import { isRetryable, retryDelayMs } from '../client/retry.js';
 import type { ChatRequest, StreamResult } from '../client/types.js';
 import { buildRecord } from '../metrics/build-record.js';
-import type { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
+import type { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
@@ -30,7 +30,7 @@ export interface TurnContext {
   /** Counts --verify-output mismatches. */
   onAnswerMismatch(): void;
   /** In a trace replay: the theoretical prefix cache over the trace's hash ids (expected cached tokens of trace turns). */
-  traceCache?: BlockPrefixCache;
+  traceCache?: TracePrefixCache;
 }
 
 /**

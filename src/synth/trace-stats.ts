@@ -1,5 +1,5 @@
 import type { Conversation } from '../conversation/types.js';
-import { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
+import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { describe, type Stats } from '../metrics/stats.js';
 
 /*
@@ -73,7 +73,7 @@ function timedRequests(conversations: readonly Conversation[]): Timed[] {
  * The theoretical hits of `requests` (in time order) on `cache`: each request's leading full blocks already cached,
  * counted before its own blocks are cached. The same count a trace replay gives each request's expected cached tokens.
  */
-function cacheHits(requests: readonly Timed[], blockSize: number, cache: BlockPrefixCache): CacheHits {
+function cacheHits(requests: readonly Timed[], blockSize: number, cache: TracePrefixCache): CacheHits {
   let inputTokens = 0;
   let hitTokens = 0;
   for (const r of requests) {
@@ -116,10 +116,10 @@ export function traceStats(conversations: readonly Conversation[], kvCacheTokens
     inputLength: describe(requests.filter((r) => r.blocks).map((r) => r.inputLength)),
     outputLength: describe(requests.map((r) => r.outputLength)),
     rate,
-    infinite: cacheHits(requests, blockSize, new BlockPrefixCache()),
+    infinite: cacheHits(requests, blockSize, new TracePrefixCache()),
   };
   if (kvCacheTokens !== undefined) {
-    stats.bounded = { ...cacheHits(requests, blockSize, new BlockPrefixCache(Math.floor(kvCacheTokens / blockSize))), kvCacheTokens };
+    stats.bounded = { ...cacheHits(requests, blockSize, new TracePrefixCache(Math.floor(kvCacheTokens / blockSize))), kvCacheTokens };
   }
   return stats;
 }

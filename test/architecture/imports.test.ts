@@ -45,7 +45,7 @@ const LAYERS: readonly Layer[] = [
       synth: 'loadDataset generates a generate_conversations config, and demo/ShareGPT sampling use synth/rng (synth builds Conversations, so it sits above); no file cycle',
     },
   },
-  { folder: 'synth', why: 'seeded RNG, distributions, the conversation generator', may: ['conversation', 'errors', 'metrics', 'options', 'tokenizer', 'util'] },
+  { folder: 'synth', why: 'seeded RNG, distributions, the conversation generator', may: ['conversation', 'errors', 'metrics', 'options', 'prefix-cache', 'tokenizer', 'util'] },
   { folder: 'sim', why: 'the simulated server: never the engine, client or benchmark that test against it', may: ['errors', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'] },
   { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine', 'util'], types: ['metrics', 'options'] },
   { folder: 'store', why: "a run's files: requests.jsonl, results.json, atomic writes, loading a run, redaction", may: ['errors', 'metrics', 'synth', 'util'], types: ['options'] },

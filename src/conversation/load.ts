@@ -10,7 +10,7 @@ import { readUtf8File, utf8Lines } from '../util/utf8-text.js';
 import { streamJsonList } from './json-stream.js';
 import { formatCount, sizeBounds, type SizeBounds } from './size-bounds.js';
 import { describeShareGptReport, isShareGptItem, ShareGptConverter, type ShareGptReport } from './sharegpt.js';
-import type { Conversation } from './types.js';
+import type { Conversation, ForkPoint } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
 
 /** 1-based line and column of a character offset in `text`. */
@@ -105,6 +105,8 @@ class ItemSink {
   readonly #bounds: Readonly<SizeBounds>;
   readonly #ids = new UniqueIds();
   readonly #out: Conversation[] = [];
+  /** Every conversation by id, sub-agents included: a sub-agent names a parent that came before it. */
+  readonly #byId = new Map<string, Conversation>();
   #sharegpt: ShareGptConverter | null = null;
   #index = 0;
   #chars = 0;
@@ -130,7 +132,9 @@ class ItemSink {
     const conversation = validateConversation(value, at);
     this.#ids.check(conversation, at);
     this.#checkMessages(conversation, at);
-    this.#out.push(conversation);
+    this.#byId.set(conversation.id, conversation);
+    if (conversation.parent === undefined) this.#out.push(conversation);
+    else attachFork(conversation, conversation.parent, this.#byId.get(conversation.parent.id), at);
   }
 
   get count(): number {
@@ -156,6 +160,19 @@ class ItemSink {
       `"content" has ${formatCount(length)} characters, over the bound of ${formatCount(max)} per message`,
     );
   }
+}
+
+/**
+ * Nests a sub-agent into its parent's `forks`. The parent comes earlier in the file, and `fork_at` names one of its
+ * assistant messages: the children start after that answer (docs/DATASETS.md, "Sub-agent forks").
+ */
+function attachFork(child: Conversation, fork: ForkPoint, parent: Conversation | undefined, at: DatasetLocation): void {
+  const where = { ...at, conversationId: child.id };
+  if (parent === undefined) throw new DatasetError(where, `"parent" ${JSON.stringify(fork.id)} is not a conversation before this one (a parent comes first)`);
+  if (parent.messages[fork.at]?.role !== 'assistant') {
+    throw new DatasetError(where, `"fork_at" ${fork.at} is not an assistant message of parent ${JSON.stringify(fork.id)} (its children start after that answer)`);
+  }
+  (parent.forks ??= []).push(child);
 }
 
 /** The first non-whitespace character of the file, or '' when it is blank. */

@@ -2,7 +2,8 @@ import { approxTokenizer } from './approx.js';
 import { chatmlTemplate } from './chatml.js';
 import type { ChatMessage, TokenCounter } from './types.js';
 
-export type { ChatMessage, ChatTemplate, TokenCounter, Tokenizer } from './types.js';
+export type { ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
+export { partsText, renderedText, wireMessage } from './chat-message.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
 export { HfTokenizer } from './hf.js';

@@ -1,5 +1,6 @@
 import { Template } from '@huggingface/jinja';
 import { ConfigError } from '../errors/index.js';
+import { renderedText } from './chat-message.js';
 import type { ChatMessage, ChatTemplate } from './types.js';
 
 /** The special-token strings a chat template may use (`{{ bos_token }}` ...), from tokenizer_config.json. */
@@ -49,7 +50,8 @@ export function jinjaChatTemplate(name: string, source: string, specials: Templa
     apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
       try {
         return compiled.render({
-          messages: messages.map((m) => ({ role: m.role, content: m.content })),
+          // Tool calls go in as text (renderedText): templates differ on the shape they expect, and counts need only the text.
+          messages: messages.map((m) => ({ role: m.role, content: renderedText(m) })),
           add_generation_prompt: options.addGenerationPrompt,
           bos_token: specials.bos_token ?? '',
           eos_token: specials.eos_token ?? '',

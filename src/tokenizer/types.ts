@@ -1,7 +1,39 @@
-/** One chat message as sent to an OpenAI-compatible server. */
+/** One tool call of an assistant message, in OpenAI's shape (`arguments` is a JSON text, as the model wrote it). */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A text part of a message whose content is an array of parts. */
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+/** An image part (`{type: "image_url", image_url: {url}}`): passed through to the server, counted as 0 local tokens. */
+export interface ImageUrlPart {
+  type: 'image_url';
+  image_url: { url: string; detail?: string };
+}
+
+/** One part of a message's content array. */
+export type ContentPart = TextPart | ImageUrlPart;
+
+/**
+ * One chat message. `content` is always the message's text (text parts joined; '' for an assistant message that only
+ * calls tools), so every counter and template reads a string; `parts`, `tool_calls` and `tool_call_id` say how it goes
+ * on the wire (tokenizer/chat-message.ts `wireMessage`: parts as the content array, null content beside tool calls).
+ */
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** The content as the dataset gave it, an array of parts; sent instead of `content`. */
+  parts?: ContentPart[];
+  /** An assistant message's tool calls (its content is null on the wire when it has no text). */
+  tool_calls?: ToolCall[];
+  /** A `tool` message's answer to this call id. */
+  tool_call_id?: string;
   /** An assistant message's reasoning, sent back with --keep-reasoning (the field vLLM and SGLang stream it in). */
   reasoning_content?: string;
 }

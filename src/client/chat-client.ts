@@ -5,7 +5,7 @@ import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/in
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
 import { decodeContent } from './content-encoding.js';
 import { readBodyExcerpt, readJsonBody, readSseBody } from './read-body.js';
-import { buildChatBody, normalizeBaseUrl } from './request-body.js';
+import { encodeChatBody, normalizeBaseUrl } from './request-body.js';
 import { ResponseCollector, excerpt } from './response-collector.js';
 import { splitUrlCredentials, splitUrlTextCredentials } from './url-credentials.js';
 import { RequestTimer } from './request-timer.js';
@@ -155,7 +155,7 @@ export class ChatClient {
 
   /** Sends one chat completion. Never rejects: every failure is returned as `result.error` with its kind. */
   async send(chatRequest: ChatRequest, signal?: AbortSignal): Promise<StreamResult> {
-    const body = JSON.stringify(buildChatBody(chatRequest));
+    const body = encodeChatBody(chatRequest);
     const headers =
       chatRequest.conversationId === undefined
         ? this.#headers

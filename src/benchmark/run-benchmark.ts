@@ -329,6 +329,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             crashed_tasks: engine.crashedTasks,
             top_errors: outcomes.top(10),
             conversation_stats: analysis.conversationStats,
+            agentic: analysis.agentic,
             per_conversation: analysis.perConversation,
             server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),
           },

@@ -1,3 +1,4 @@
+import { AgenticTally, type AgenticSummary, type SerializedAgenticTally } from './agentic-tally.js';
 import { FIXED_PERCENTILES } from './stats.js';
 import { PeakBins, type Peaks, type SerializedPeakBins } from './peak-bins.js';
 import { float64FromBase64, float64ToBase64, Float64Column } from './float64-column.js';
@@ -57,6 +58,8 @@ export interface SerializedRunAggregate {
   peaks: SerializedPeakBins;
   /** Send times of the non-warmup records (base64 float64), kept when a warmup percentage above 0 needs them. */
   send_times: string | null;
+  /** Tool-call and sub-agent tallies (absent in aggregates written before issue #14). */
+  agentic?: SerializedAgenticTally;
 }
 
 /** Gives every record of an aggregate again, in the order they were added (a file's order), to `visit`. */
@@ -103,6 +106,8 @@ export class RunAggregate {
   #conversations = new ConversationTally();
   /** Per-second output tokens and requests in flight, for `vllm bench serve`'s peak keys. */
   #peaks = new PeakBins();
+  /** Tool calls, their time, divergences from the dataset, sub-agent requests (issue #14). */
+  #agentic = new AgenticTally();
   /** Exact mode, and while draining into the histograms just after it. */
   #log: RecordLog | null;
   /** Rows of #log already moved into #whole and #turns. */
@@ -163,6 +168,7 @@ export class RunAggregate {
     this.#latency.add(record);
     this.#conversations.add(record);
     this.#peaks.add(record);
+    this.#agentic.add(record);
     this.#sendTimes?.push(record.sent_at_ms);
     if (this.#log === null) {
       this.#whole!.add(record);
@@ -185,6 +191,7 @@ export class RunAggregate {
     this.#latency.merge(other.#latency);
     this.#conversations.merge(other.#conversations);
     this.#peaks.merge(other.#peaks);
+    this.#agentic.merge(other.#agentic);
     if (other.#sendTimes !== null) this.#sendTimes?.pushAll(other.#sendTimes.toArray());
     // A merge happens at the end (of a worker, of a run): it may move every row into the histograms at once.
     if (this.#whole === null && other.#whole === null) {
@@ -243,6 +250,11 @@ export class RunAggregate {
   /** Most output tokens in one second, and most requests in flight during one second (non-warmup records; exact). */
   peaks(): Peaks {
     return this.#peaks.peaks();
+  }
+
+  /** Tool calls (count, time to the first tool_calls delta), divergences from the dataset, sub-agent requests; null when none. */
+  agentic(): AgenticSummary | null {
+    return this.#agentic.summary();
   }
 
   /** One row per conversation with a measured request, in first-seen order (exact). */
@@ -304,6 +316,7 @@ export class RunAggregate {
       conversations: this.#conversations.toJSON(),
       peaks: this.#peaks.toJSON(),
       send_times: this.#sendTimes === null ? null : float64ToBase64(this.#sendTimes.toArray()),
+      agentic: this.#agentic.toJSON(),
     };
   }
 
@@ -318,6 +331,7 @@ export class RunAggregate {
     out.#latency = LatencyHistograms.fromJSON(v.latency);
     out.#conversations = ConversationTally.fromJSON(v.conversations);
     out.#peaks = PeakBins.fromJSON(v.peaks);
+    out.#agentic = AgenticTally.fromJSON(v.agentic);
     out.#log = v.log === null ? null : RecordLog.fromJSON(v.log, out.#exactGaps);
     if (v.whole !== null) {
       out.#whole = SummaryBuilder.fromJSON(v.whole, { slos: out.#slos, shared: out.#latency.byMetric, percentiles: out.#extraPercentiles });

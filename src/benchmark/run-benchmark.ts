@@ -24,6 +24,7 @@ import type { RunOptionsInput } from '../options/run-options.js';
 import { isRunPlan, planRun, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
 import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
+import { forkFanOut } from '../conversation/forks.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { analyzeRecordsFile } from '../store/records-file-analysis.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
@@ -107,9 +108,11 @@ function publicConfig(config: Readonly<Record<string, unknown>>): Record<string,
 }
 
 /** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */
-function clientOptions(plan: RunPlan, url: string): ChatClientOptions {
+function clientOptions(plan: RunPlan, url: string, forkFanOut = 1): ChatClientOptions {
   const { apiKey, headers } = plan.target;
-  return { baseUrl: url, apiKey, headers, connections: plan.load.connections, ...plan.deadlines.request };
+  // A session whose sub-agents run concurrently has that many requests in flight: each needs its own connection, or
+  // the children would queue in the pool with their TTFT clocks running.
+  return { baseUrl: url, apiKey, headers, connections: plan.load.connections * forkFanOut, ...plan.deadlines.request };
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
@@ -183,7 +186,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const url = target.url ?? simulator!.url;
     // The URL as any output shows it: its credentials go to the server as Basic auth, and nowhere else.
     const shownUrl = redactSecrets(url);
-    client = new ChatClient(clientOptions(plan, url));
+    const fanOut = forkFanOut(dataset.conversations);
+    client = new ChatClient(clientOptions(plan, url, fanOut));
     if (client.apiKeyReplacedByUrl) {
       warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
     }
@@ -265,7 +269,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         workers > 1
           ? await runEngineInWorkers({
               ...engineInput,
-              client: clientOptions(plan, url),
+              client: clientOptions(plan, url, fanOut),
               tokenizer: plan.dataset.tokenizer,
               summary: plan.summary,
               workers,

@@ -3,6 +3,7 @@ import { rename } from 'node:fs/promises';
 import { once } from 'node:events';
 import { ChatloadError } from '../errors/index.js';
 import { wireMessage } from '../tokenizer/chat-message.js';
+import { withForks } from './forks.js';
 import type { Conversation } from './types.js';
 
 /**
@@ -35,13 +36,7 @@ export function toFileConversation(conversation: Conversation): Record<string, u
   return file;
 }
 
-/** The conversations as file items: each session followed by its sub-agents (and theirs), so a parent comes first. */
-export function* flattenForks(conversations: readonly Conversation[]): Generator<Conversation> {
-  for (const c of conversations) {
-    yield c;
-    if (c.forks !== undefined) yield* flattenForks(c.forks);
-  }
-}
+
 
 /**
  * Writes conversations to `file`: JSONL (one per line) when it ends in `.jsonl`/`.ndjson`, else the reference's
@@ -58,7 +53,8 @@ export async function writeConversations(file: string, conversations: readonly C
   try {
     if (!jsonl) await write('[\n');
     let first = true;
-    for (const conversation of flattenForks(conversations)) {
+    // Each session is followed by its sub-agents (and theirs), so a parent comes before its children.
+    for (const conversation of withForks(conversations)) {
       const line = JSON.stringify(toFileConversation(conversation));
       await write(jsonl ? `${line}\n` : `${first ? '' : ',\n'}${line}`);
       first = false;

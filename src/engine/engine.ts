@@ -66,6 +66,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     onAnswerMismatch: () => {
       answerMismatches += 1;
     },
+    onCrash,
   };
 
   try {
@@ -96,6 +97,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     }
 
     const pool = new WorkPool(conversations, owned, budget, input.keepFinishedConversations);
+    // Sub-agents' requests count in -n like the sessions' (warmup ones, before this, do not).
+    ctx.takeRequest = () => pool.takeRequest();
     // From here the pool alone holds the conversations, and lets each go once it ends: holding this list too would
     // keep every finished history (and its answers) for the whole run.
     const remaining = conversations.length;

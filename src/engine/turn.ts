@@ -5,8 +5,10 @@ import { buildRecord } from '../metrics/build-record.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
-import { countPromptTokens, type TokenCounter } from '../tokenizer/index.js';
+import type { TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
+import { joinForks } from './fork-join.js';
+import { countTextYielding, localPromptTokens, messageTokens } from './message-tokens.js';
 import { sleep } from './sleep.js';
 import { stopMessage, type StopController } from './stop.js';
 import type { EngineObserver } from './types.js';
@@ -25,6 +27,10 @@ export interface TurnContext {
   loadStartMs: number;
   /** Counts --verify-output mismatches. */
   onAnswerMismatch(): void;
+  /** Takes one request from the -n budget for a sub-agent's request (false: spent). Unset: no budget (warmup, tests). */
+  takeRequest?: () => boolean;
+  /** A sub-agent task that died of a bug (the run records it and goes on). */
+  onCrash?: (what: string, error: unknown) => void;
 }
 
 /** max_tokens of a turn: the plan's number, or with `recorded` the recorded answer's length (none without one). */
@@ -34,26 +40,18 @@ function tokenLimit(limit: RequestPlan['maxTokens'], recordedAnswerTokens: () =>
   return n === undefined ? undefined : Math.max(1, n);
 }
 
-/** The request for the conversation's next turn. */
-function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatRequest {
+/** The request for the conversation's next turn; `recordedAnswerTokens` is the recorded answer's count, when needed. */
+function buildRequest(ctx: TurnContext, conversation: ActiveConversation, recordedAnswerTokens: number | undefined): ChatRequest {
   const template = ctx.request;
-  let answerTokens: number | undefined | null = null;
-  const recordedAnswerTokens = (): number | undefined => {
-    // A generated dataset says each turn's output length itself; otherwise count the recorded answer, as the reference.
-    const datasetMaxTokens = conversation.datasetMaxTokens;
-    if (datasetMaxTokens !== undefined) return datasetMaxTokens;
-    if (answerTokens === null) {
-      const answer = conversation.recordedAnswer;
-      answerTokens = answer === undefined ? undefined : ctx.counter.tokenizer.count(answer);
-    }
-    return answerTokens;
-  };
   const request: ChatRequest = {
     model: ctx.model,
     messages: conversation.requestMessages(),
     stream: template.stream,
   };
-  const maxTokens = tokenLimit(template.maxTokens, recordedAnswerTokens);
+  const tools = conversation.tools;
+  if (tools !== undefined) request.tools = tools;
+  // A generated dataset says each turn's output length itself; otherwise count the recorded answer, as the reference.
+  const maxTokens = tokenLimit(template.maxTokens, () => conversation.datasetMaxTokens ?? recordedAnswerTokens);
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (template.minTokens !== undefined) request.minTokens = template.minTokens;
   if (template.ignoreEos) request.ignoreEos = true;
@@ -105,9 +103,15 @@ export async function runTurn(
   warmup: boolean,
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
-  const request = buildRequest(ctx, conversation);
-  const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
   const tokenizer = ctx.counter.tokenizer;
+  // Local counts of what is new in this step, each message counted once and kept, in slices that let the loop go.
+  let newTokens = 0;
+  for (const m of conversation.nextInput()) newTokens += await messageTokens(tokenizer, m);
+  const recorded = conversation.recordedMessage;
+  const needRecordedCount = recorded !== undefined && ctx.request.maxTokens === 'recorded' && conversation.datasetMaxTokens === undefined;
+  const request = buildRequest(ctx, conversation, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
+  const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
+  const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
   const record = buildRecord(
     {
       conversationId: conversation.id,
@@ -119,29 +123,46 @@ export async function runTurn(
       staleConnectionResends,
       runStartMs: ctx.runStartMs,
       inputNumTurns: request.messages.length,
-      lastUserMessageTokens: tokenizer.count(conversation.nextUserMessage),
+      lastUserMessageTokens: newTokens,
       expectedCachedTokens: conversation.expectedCachedTokens,
       maxTokens: request.maxTokens ?? null,
-      countInputTokens: () => countPromptTokens(ctx.counter, request.messages),
-      countTextTokens: (text) => tokenizer.count(text),
+      countInputTokens: () => localPromptTokens(ctx.counter, request.messages),
+      countTextTokens: (text) => outputCounts?.get(text) ?? tokenizer.count(text),
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,
     },
     result,
   );
+  if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;
   if (record.status === 'ok') {
-    const recorded = conversation.recordedAnswer;
-    if (ctx.request.verifyOutput && recorded !== undefined && recorded !== result.content) ctx.onAnswerMismatch();
+    if (ctx.request.verifyOutput && recorded !== undefined && recorded.content !== result.content) ctx.onAnswerMismatch();
     ctx.observer.onContent?.({ conversationId: conversation.id, turn: record.turn, user: conversation.nextUserMessage, answer: result.content });
-    const replay = ctx.request.replayDatasetAnswers && recorded !== undefined;
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
-    const answer = replay ? recorded : result.content;
-    // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
-    const keep = !replay && ctx.request.keepReasoning && result.reasoning.length > 0;
-    const answerTokens = replay ? tokenizer.count(recorded) : keep ? record.output_num_tokens : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
-    conversation.advance(answer, record.input_num_tokens, answerTokens, keep ? result.reasoning : undefined);
+    if (ctx.request.replayDatasetAnswers && recorded !== undefined) {
+      conversation.useRecorded(record.input_num_tokens, await messageTokens(tokenizer, recorded));
+    } else {
+      // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
+      const keep = ctx.request.keepReasoning && result.reasoning.length > 0;
+      const answerTokens = keep ? record.output_num_tokens : await sentBackTokens(record, result, tokenizer);
+      const answer = { content: result.content, toolCalls: result.toolCalls, reasoning: keep ? result.reasoning : undefined };
+      // The recorded answer's count is needed only when the server may diverge from it (a tool call on either side).
+      const mayDiverge = recorded !== undefined && (recorded.tool_calls !== undefined || result.toolCalls !== undefined);
+      const recordedTokens = mayDiverge ? await messageTokens(tokenizer, recorded) : 0;
+      const divergence = conversation.answer(answer, record.input_num_tokens, answerTokens, () => recordedTokens);
+      if (divergence !== null) record.tool_divergence = divergence;
+    }
+    // Sub-agents forked after this answer run now; the conversation's next step waits for them.
+    await joinForks(ctx, conversation, (child) => runTurn(ctx, child, clientId, rng, warmup));
   }
   return record;
+}
+
+/** Local counts of an answer's texts (content, reasoning, tool-call arguments) when the server gave no usage, in slices. */
+async function countOutputYielding(tokenizer: TokenCounter['tokenizer'], result: StreamResult): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const texts = [result.content, result.reasoning, ...(result.toolCalls ?? []).map((c) => c.function.arguments)];
+  for (const text of texts) if (text !== '' && !counts.has(text)) counts.set(text, await countTextYielding(tokenizer, text));
+  return counts;
 }
 
 /**
@@ -149,7 +170,7 @@ export async function runTurn(
  * so a prefix cache cannot hold it for the next turn (counting it made efficiency look like a 7% cache loss).
  * The server's `reasoning_tokens` when it reports them; else a local count of the content when reasoning streamed.
  */
-function sentBackTokens(record: RequestRecord, result: StreamResult, count: (text: string) => number): number {
+async function sentBackTokens(record: RequestRecord, result: StreamResult, tokenizer: TokenCounter['tokenizer']): Promise<number> {
   if (record.reasoning_tokens !== null) return Math.max(0, record.output_num_tokens - record.reasoning_tokens);
-  return result.reasoning.length > 0 ? count(result.content) : record.output_num_tokens;
+  return result.reasoning.length > 0 ? countTextYielding(tokenizer, result.content) : record.output_num_tokens;
 }

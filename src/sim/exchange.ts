@@ -24,6 +24,13 @@ export interface ExchangeInit {
   promptTokens: number;
   arrivalMs: number;
   fault: Fault | null;
+  /** The tool a chat answer calls (its tokens become the call's arguments), or null for a text answer. */
+  toolCall?: string | null;
+}
+
+/** JSON-escaped text without its quotes: a fragment of a JSON string. */
+function jsonFragment(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' };
@@ -119,14 +126,26 @@ export class Exchange implements EngineRequestListener {
       if (finishReason !== null) this.#sendBody(finishReason);
       return;
     }
-    const finish = finishReason === null ? 'null' : `"${finishReason}"`;
-    const choice =
-      this.#init.kind === 'chat'
-        ? `{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${finish}}`
-        : `{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish}}`;
+    const tool = this.#init.kind === 'chat' ? (this.#init.toolCall ?? null) : null;
+    const finish = finishReason === null ? 'null' : tool !== null ? '"tool_calls"' : `"${finishReason}"`;
+    let choice: string;
+    if (tool !== null) {
+      // OpenAI's tool-call deltas: the call's id, type and name first (arguments ""), then the arguments in fragments.
+      const fragment = `${this.#tokensWritten === 0 ? '{"input": "' : ''}${jsonFragment(text)}${finishReason !== null ? '"}' : ''}`;
+      choice = `{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":${JSON.stringify(fragment)}}}]},"logprobs":null,"finish_reason":${finish}}`;
+    } else {
+      choice =
+        this.#init.kind === 'chat'
+          ? `{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${finish}}`
+          : `{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish}}`;
+    }
     let out = '';
     if (this.#tokensWritten === 0 && this.#init.kind === 'chat') {
-      out += `data: ${this.#chunkHead}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
+      const first =
+        tool === null
+          ? '{"role":"assistant","content":""}'
+          : `{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_${this.#init.id}","type":"function","function":{"name":${JSON.stringify(tool)},"arguments":""}}]}`;
+      out += `data: ${this.#chunkHead}{"index":0,"delta":${first},"logprobs":null,"finish_reason":null}]}\n\n`;
     }
     out += `data: ${this.#chunkHead}${choice}]}\n\n`;
     this.#res.write(out);
@@ -190,10 +209,14 @@ export class Exchange implements EngineRequestListener {
     const kind = this.#init.fault?.kind;
     const res = this.#res;
     this.#firstTokenMs = performance.now();
+    const tool = this.#init.toolCall ?? null;
+    const toolCalls = tool === null ? undefined : [{ id: `call_${this.#init.id}`, type: 'function', function: { name: tool, arguments: JSON.stringify({ input: this.#content }) } }];
     const choice =
-      this.#init.kind === 'chat'
-        ? { index: 0, message: { role: 'assistant', content: this.#content }, logprobs: null, finish_reason: finishReason }
-        : { index: 0, text: this.#content, logprobs: null, finish_reason: finishReason };
+      this.#init.kind !== 'chat'
+        ? { index: 0, text: this.#content, logprobs: null, finish_reason: finishReason }
+        : toolCalls === undefined
+          ? { index: 0, message: { role: 'assistant', content: this.#content }, logprobs: null, finish_reason: finishReason }
+          : { index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, logprobs: null, finish_reason: 'tool_calls' };
     const body = JSON.stringify({
       id: this.#init.id,
       object: this.#init.kind === 'chat' ? 'chat.completion' : 'text_completion',

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../tokenizer/index.js';
+import type { ChatMessage, ToolCall } from '../tokenizer/index.js';
 import { HttpError } from './http-util.js';
 
 /** A validated generation request (chat or plain completion), as the server uses it. Token counts in tokens. */
@@ -15,9 +15,11 @@ export interface GenerationParams {
   ignoreEos: boolean;
   temperature: number | undefined;
   seed: number | undefined;
+  /** Names of the request's function tools (empty without `tools`, or with `tool_choice: "none"`). */
+  toolNames: string[];
 }
 
-const ROLES = new Set(['system', 'user', 'assistant']);
+const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
 function bad(message: string, param: string | null = null): HttpError {
   return new HttpError(400, message, { param });
@@ -50,12 +52,56 @@ function parseMessages(value: unknown): ChatMessage[] {
   if (value.length === 0) throw bad("'messages' must not be empty", 'messages');
   return value.map((m: unknown, i) => {
     if (m === null || typeof m !== 'object') throw bad(`messages[${i}] must be an object`, 'messages');
-    const { role, content } = m as Record<string, unknown>;
+    const { role, content, tool_calls: toolCalls } = m as Record<string, unknown>;
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw bad(`messages[${i}].role must be one of system, user, assistant; got ${JSON.stringify(role)}`, 'messages');
+      throw bad(`messages[${i}].role must be one of system, user, assistant, tool; got ${JSON.stringify(role)}`, 'messages');
     }
-    if (typeof content !== 'string') throw bad(`messages[${i}].content must be a string`, 'messages');
-    return { role: role as ChatMessage['role'], content };
+    const message: ChatMessage = { role: role as ChatMessage['role'], content: messageText(content, role, Array.isArray(toolCalls), i) };
+    if (Array.isArray(toolCalls)) message.tool_calls = toolCalls.map((call, j) => toolCall(call, i, j));
+    return message;
+  });
+}
+
+/** A message's text: a string, the text parts of a content array (images count nothing), or '' beside tool calls. */
+function messageText(content: unknown, role: string, hasToolCalls: boolean, i: number): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part: unknown, j) => {
+        const p = part as { type?: unknown; text?: unknown } | null;
+        if (p === null || typeof p !== 'object') throw bad(`messages[${i}].content[${j}] must be an object`, 'messages');
+        if (p.type === 'text') {
+          if (typeof p.text !== 'string') throw bad(`messages[${i}].content[${j}].text must be a string`, 'messages');
+          return p.text;
+        }
+        return '';
+      })
+      .filter((t) => t !== '')
+      .join('\n');
+  }
+  if ((content === null || content === undefined) && role === 'assistant' && hasToolCalls) return '';
+  throw bad(`messages[${i}].content must be a string or a list of content parts`, 'messages');
+}
+
+function toolCall(value: unknown, i: number, j: number): ToolCall {
+  const call = value as { id?: unknown; function?: { name?: unknown; arguments?: unknown } } | null;
+  const fn = call?.function;
+  if (call === null || typeof call !== 'object' || typeof call.id !== 'string' || typeof fn?.name !== 'string') {
+    throw bad(`messages[${i}].tool_calls[${j}] must be {"id", "type": "function", "function": {"name", "arguments"}}`, 'messages');
+  }
+  return { id: call.id, type: 'function', function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) } };
+}
+
+/** The function names of `tools`, or none when `tool_choice` is "none". */
+function toolNames(body: Record<string, unknown>): string[] {
+  const tools = body.tools;
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw bad("'tools' must be a list", 'tools');
+  if (body.tool_choice === 'none') return [];
+  return tools.map((tool: unknown, i) => {
+    const name = (tool as { function?: { name?: unknown } } | null)?.function?.name;
+    if (typeof name !== 'string') throw bad(`tools[${i}].function.name must be a string`, 'tools');
+    return name;
   });
 }
 
@@ -103,5 +149,6 @@ export function parseGenerationBody(body: unknown, kind: 'chat' | 'completion'):
     ignoreEos: optionalBool(b, 'ignore_eos') ?? false,
     temperature,
     seed,
+    toolNames: kind === 'chat' ? toolNames(b) : [],
   };
 }

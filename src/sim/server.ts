@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ChatloadError, ConfigError } from '../errors/index.js';
-import { defaultTokenCounter, encodePrompt, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
+import { defaultTokenCounter, encodePrompt, encodeTextYielding, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
 import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
@@ -13,6 +13,7 @@ import { SimMetrics } from './metrics.js';
 import { OutputPump } from './output-pump.js';
 import { wordVocabulary } from './words.js';
 import { parseGenerationBody } from './request-parse.js';
+import { Rng } from '../synth/rng.js';
 import type { TraceLine } from './trace.js';
 import { TraceWriter } from './trace.js';
 
@@ -48,6 +49,8 @@ export class SimServer implements ExchangeContext {
   readonly #created = Math.floor(Date.now() / 1000);
   #nextId = 0;
   #port = 0;
+  /** Draws which requests with `tools` are answered with a tool call (seeded, apart from the faults' stream). */
+  readonly #toolRng: Rng;
   #closing: Promise<void> | null = null;
 
   private constructor(options: SimServerOptions, trace: TraceWriter | null) {
@@ -57,6 +60,7 @@ export class SimServer implements ExchangeContext {
     this.metrics = new SimMetrics(options.modelName, () => this.engine);
     this.engine = new Engine(options.config, realClock, { seed: options.seed, observer: this.metrics, vocabulary: wordVocabulary(this.#counter.tokenizer) });
     this.#faults = new FaultInjector(options.faults, options.seed);
+    this.#toolRng = Rng.derive(options.seed ?? 0, 0x746f6f6c);
     this.#trace = trace;
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
@@ -198,6 +202,22 @@ export class SimServer implements ExchangeContext {
     }
   }
 
+  /** The prompt text of a chat request (the chat template applied), with #encodeChat's 400 for a rejected template. */
+  #renderChat(messages: readonly ChatMessage[]): string {
+    try {
+      return this.#counter.template.apply(messages, { addGenerationPrompt: true });
+    } catch (error) {
+      if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
+      throw error;
+    }
+  }
+
+  /** The tool the answer calls (one of the request's, at `tool_call_rate`), or null for a text answer. */
+  #drawToolCall(names: readonly string[]): string | null {
+    if (names.length === 0 || !this.#toolRng.chance(this.#options.config.tool_call_rate)) return null;
+    return names[this.#toolRng.int(0, names.length - 1)]!;
+  }
+
   async #generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion', arrivalMs: number): Promise<void> {
     const sessionHeader = req.headers['x-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : null;
@@ -207,7 +227,8 @@ export class SimServer implements ExchangeContext {
     try {
       const params = parseGenerationBody(parseJsonBody(await readBody(req)), kind);
       this.#checkModel(params.model);
-      const promptIds = params.messages !== null ? this.#encodeChat(params.messages) : this.#counter.tokenizer.encode(params.prompt!);
+      // Encoded in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14).
+      const promptIds = await encodeTextYielding(this.#counter.tokenizer, params.messages !== null ? this.#renderChat(params.messages) : params.prompt!);
       promptTokens = promptIds.length;
       if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);
@@ -218,7 +239,8 @@ export class SimServer implements ExchangeContext {
         if (fault.kind === '500') throw new HttpError(500, 'Injected fault: internal server error.');
         throw new HttpError(429, 'Injected fault: rate limited.', { headers: { 'retry-after': String(fault.param) } });
       }
-      const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault });
+      const toolCall = this.#drawToolCall(params.toolNames);
+      const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault, toolCall });
       this.#sessions.set(exchange, sessionId);
       if (fault?.kind === 'stall') {
         // 200 and headers, then silence until the client goes away.

@@ -4,6 +4,7 @@ import type { ChatMessage, TokenCounter } from './types.js';
 
 export type { ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
 export { partsText, renderedText, wireMessage } from './chat-message.js';
+export { countTextYielding, encodeTextYielding } from './sliced.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
 export { HfTokenizer } from './hf.js';

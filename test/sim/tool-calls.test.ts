@@ -16,11 +16,11 @@ const history: ChatMessage[] = [
 
 describe('simulator tool calls', () => {
   test('tool_call_rate 1: every answer is a streamed tool call whose fragments join into JSON arguments', { timeout: 20_000 }, async () => {
-    const sim = await startSimulator({ profile: 'cpu-tiny', config: { tool_call_rate: 1 } });
+    const sim = await startSimulator({ modelName: 'm', profile: 'cpu-tiny', config: { tool_call_rate: 1 } });
     const client = new ChatClient({ baseUrl: sim.url, connections: 2, requestTimeoutMs: 10_000 });
     try {
       for (const stream of [true, false]) {
-        const result = await client.send({ model: sim.modelName, messages: history, tools, stream, maxTokens: 12, ignoreEos: true });
+        const result = await client.send({ model: 'm', messages: history, tools, stream, maxTokens: 12, ignoreEos: true });
         assert.equal(result.error, undefined, result.error?.message);
         assert.equal(result.finishReason, 'tool_calls');
         assert.equal(result.toolCalls?.length, 1);
@@ -32,7 +32,7 @@ describe('simulator tool calls', () => {
         if (stream) assert.equal(result.numTokenChunks, 13);
       }
       // Raw bytes: the first delta names the call with empty arguments (OpenAI's format).
-      const response = await raw(sim.url, '/v1/chat/completions', { model: sim.modelName, messages: history, tools, stream: true, max_tokens: 3 });
+      const response = await raw(sim.url, '/v1/chat/completions', { model: 'm', messages: history, tools, stream: true, max_tokens: 3 });
       assert.match(response.body, /"tool_calls":\[\{"index":0,"id":"call_[^"]+","type":"function","function":\{"name":"read_file","arguments":""\}\}\]/);
     } finally {
       await client.close();
@@ -41,17 +41,17 @@ describe('simulator tool calls', () => {
   });
 
   test('without tools, or with tool_choice "none", or at rate 0, answers are text', { timeout: 20_000 }, async () => {
-    const sim = await startSimulator({ profile: 'cpu-tiny', config: { tool_call_rate: 1 } });
-    const zero = await startSimulator({ profile: 'cpu-tiny', config: { tool_call_rate: 0 } });
+    const sim = await startSimulator({ modelName: 'm', profile: 'cpu-tiny', config: { tool_call_rate: 1 } });
+    const zero = await startSimulator({ modelName: 'm', profile: 'cpu-tiny', config: { tool_call_rate: 0 } });
     const client = new ChatClient({ baseUrl: sim.url, connections: 2, requestTimeoutMs: 10_000 });
     const zeroClient = new ChatClient({ baseUrl: zero.url, connections: 2, requestTimeoutMs: 10_000 });
     try {
-      const plain = await client.send({ model: sim.modelName, messages: history, stream: true, maxTokens: 4 });
+      const plain = await client.send({ model: 'm', messages: history, stream: true, maxTokens: 4 });
       assert.equal(plain.toolCalls, undefined);
       assert.ok(plain.content.length > 0);
-      const none = await client.send({ model: sim.modelName, messages: history, tools, stream: true, maxTokens: 4, extraBody: { tool_choice: 'none' } });
+      const none = await client.send({ model: 'm', messages: history, tools, stream: true, maxTokens: 4, extraBody: { tool_choice: 'none' } });
       assert.equal(none.toolCalls, undefined);
-      const rateZero = await zeroClient.send({ model: zero.modelName, messages: history, tools, stream: true, maxTokens: 4 });
+      const rateZero = await zeroClient.send({ model: 'm', messages: history, tools, stream: true, maxTokens: 4 });
       assert.equal(rateZero.toolCalls, undefined);
     } finally {
       await client.close();

@@ -5,6 +5,8 @@ import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import { generateConversations, type GeneratedDataset } from '../synth/generate.js';
 import { isGenerationConfig, parseGenerationConfig } from '../synth/generation-config.js';
+import { isAgenticConfig, parseAgenticConfig } from '../synth/agentic/config.js';
+import { generateAgenticSessions, type AgenticDataset } from '../synth/agentic/generate.js';
 import { defaultTokenCounter, type TokenCounter } from '../tokenizer/index.js';
 import { readUtf8File, utf8Lines } from '../util/utf8-text.js';
 import { streamJsonList } from './json-stream.js';
@@ -95,6 +97,8 @@ export interface LoadedDataset {
   /** For generation configs: the token accounting and whether the config asks for `print_stats`. */
   generated?: GeneratedDataset;
   printStats?: boolean;
+  /** For agentic generation configs: the sessions' accounting. */
+  agentic?: AgenticDataset;
   /** For ShareGPT input: what was merged and dropped. */
   sharegpt?: ShareGptReport;
 }
@@ -202,7 +206,7 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
     lineNumber += 1;
     if (line.trim() === '') continue;
     const value = parseJsonWithLocation(line, file, lineNumber - 1);
-    if (sink.count === 0 && isGenerationConfig(value)) {
+    if (sink.count === 0 && (isGenerationConfig(value) || isAgenticConfig(value))) {
       await lines.return(undefined);
       return loadGenerationConfig(value, file, options);
     }
@@ -235,6 +239,12 @@ function utf8Options(options: LoadOptions): { allowInvalidUtf8: boolean; warn?: 
 }
 
 async function loadGenerationConfig(value: unknown, file: string, options: LoadOptions): Promise<LoadedDataset> {
+  if (isAgenticConfig(value)) {
+    const config = parseAgenticConfig(value, file);
+    if (options.counter === undefined) options.warn?.(`${file}: generating with the approximate tokenizer; pass --tokenizer for exact token counts`);
+    const agentic = await generateAgenticSessions(config, { counter: options.counter ?? defaultTokenCounter, seed: options.seed ?? 0 });
+    return { conversations: agentic.conversations, format: 'generate', agentic };
+  }
   const config = parseGenerationConfig(value, file, dirname(file), options.bounds);
   if (options.counter === undefined) options.warn?.(`${file}: generating with the approximate tokenizer; pass --tokenizer for exact token counts`);
   const generated = await generateConversations(config, {
@@ -270,7 +280,7 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
     } catch {
       return loadJsonLines(file, options);
     }
-    if (isGenerationConfig(value)) return loadGenerationConfig(value, file, options);
+    if (isGenerationConfig(value) || isAgenticConfig(value)) return loadGenerationConfig(value, file, options);
     const record = value as Record<string, unknown>;
     if (!text.trim().includes('\n') && (isShareGptItem(value) || 'messages' in record)) return loadJsonLines(file, options);
     throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');

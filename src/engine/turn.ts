@@ -1,11 +1,12 @@
 import type { ChatClient } from '../client/chat-client.js';
+import { prepareMessageBytes } from '../client/request-body.js';
 import { isRetryable, retryDelayMs } from '../client/retry.js';
 import type { ChatRequest, StreamResult } from '../client/types.js';
 import { buildRecord } from '../metrics/build-record.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
-import type { TokenCounter } from '../tokenizer/index.js';
+import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
 import { joinForks } from './fork-join.js';
 import { countTextYielding } from '../tokenizer/sliced.js';
@@ -42,11 +43,11 @@ function tokenLimit(limit: RequestPlan['maxTokens'], recordedAnswerTokens: () =>
 }
 
 /** The request for the conversation's next turn; `recordedAnswerTokens` is the recorded answer's count, when needed. */
-function buildRequest(ctx: TurnContext, conversation: ActiveConversation, recordedAnswerTokens: number | undefined): ChatRequest {
+function buildRequest(ctx: TurnContext, conversation: ActiveConversation, messages: ChatMessage[], recordedAnswerTokens: number | undefined): ChatRequest {
   const template = ctx.request;
   const request: ChatRequest = {
     model: ctx.model,
-    messages: conversation.requestMessages(),
+    messages,
     stream: template.stream,
   };
   const tools = conversation.tools;
@@ -110,7 +111,10 @@ export async function runTurn(
   for (const m of conversation.nextInput()) newTokens += await messageTokens(tokenizer, m);
   const recorded = conversation.recordedMessage;
   const needRecordedCount = recorded !== undefined && ctx.request.maxTokens === 'recorded' && conversation.datasetMaxTokens === undefined;
-  const request = buildRequest(ctx, conversation, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
+  const messages = conversation.requestMessages();
+  // Each message's JSON is made once; a large new one (or a large answer from the last step) in slices, before the send.
+  for (const m of messages) await prepareMessageBytes(m);
+  const request = buildRequest(ctx, conversation, messages, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
   const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
   const record = buildRecord(

@@ -91,7 +91,7 @@ const h100Base: SimConfig = {
 
 /**
  * The built-in profiles, by name. `cpu-tiny` is fast and small for tests; `h100-8b` models an 8B model on one
- * H100-class GPU; `agentic` is h100-8b with a 128k context; `demo` (what `chatload run` uses without --url) has h100-8b's parameters: a 16-client demo of ~400
+ * H100-class GPU; `agentic` is h100-8b with a 256k context; `demo` (what `chatload run` uses without --url) has h100-8b's parameters: a 16-client demo of ~400
  * requests takes ~20-40 s.
  */
 export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.freeze({
@@ -115,9 +115,9 @@ export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.fr
   // An alias of h100-8b: 16 clients x 25 turns of the reference's generated conversations (1.6k-token first turn,
   // ~140-token user turns, 100-token answers) take ~28 s of simulated engine time.
   demo: Object.freeze({ ...h100Base }),
-  // h100-8b with a 128k-token context and twice the KV cache (a long-context 8B deployment), for agentic sessions whose
-  // histories grow past 100k tokens (docs/SIMULATOR.md, "Agentic demo").
-  agentic: Object.freeze({ ...h100Base, max_model_len: 131072, num_gpu_blocks: 50000 }),
+  // h100-8b with a 256k-token context and twice the KV cache (a long-context deployment, as Qwen3's 256k models), for
+  // agentic sessions whose histories grow past 100k tokens (docs/SIMULATOR.md, "Agentic demo").
+  agentic: Object.freeze({ ...h100Base, max_model_len: 262144, num_gpu_blocks: 50000 }),
 });
 
 /** The profile the library API uses when none is named. */

@@ -1,4 +1,5 @@
 import type { ClientHealth } from '../metrics/client-health.js';
+import { agenticSectionHtml } from './agentic-html.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
@@ -63,6 +64,9 @@ export function renderHtmlReport(data: RunData): string {
         (data.perTurn.length > 0 ? `<h3>Per-turn table</h3>${perTurnTable(data.perTurn, answersAfterReasoning(data.summary.metrics))}` : ''),
     ),
   );
+  // Agentic runs (issue #14): steps by context length and sessions' context growth, in their own section.
+  const agentic = agenticSectionHtml(data.records);
+  if (agentic !== '') sections.push(section('agentic', 'Agentic sessions', agentic));
   sections.push(section('distributions', 'Distributions', chartGrid(distributions, 'No completed requests to chart.')));
   sections.push(section('over-time', 'Over time', chartGrid(overTime, 'No requests to chart.')));
   sections.push(section('client', 'Client health', clientHealthHtml(data.clientHealth)));
@@ -75,6 +79,7 @@ export function renderHtmlReport(data: RunData): string {
     nav: [
       ['summary', 'Summary'],
       ['per-turn', 'Per turn'],
+      ...(agentic === '' ? [] : [['agentic', 'Agentic'] as [string, string]]),
       ['distributions', 'Distributions'],
       ['over-time', 'Over time'],
       ['client', 'Client health'],

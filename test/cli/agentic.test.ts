@@ -54,6 +54,11 @@ describe('agentic sessions end to end', () => {
     const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { agentic: { tool_call_requests: number; sub_agent_requests: number } };
     assert.ok(results.agentic.tool_call_requests > 0, 'the simulator answered with tool calls');
     assert.equal(results.agentic.sub_agent_requests, subAgentRecords.length);
+    // The report's agentic section: steps by context length, and each session with its sub-agents' steps.
+    const report = readFileSync(join(out, 'report.html'), 'utf8');
+    assert.match(report, /<h2>Agentic sessions<\/h2>/);
+    assert.match(report, /Steps by context length/);
+    for (const s of sessions) assert.ok(report.includes(`<th>${s.id}</th>`), `a row for ${s.id}`);
     // Each sub-agent's first request starts after its parent's fork step was answered.
     for (const child of children) {
       const first = records.find((r) => r.conversation_id === child.id && r.turn === 1)!;

@@ -20,16 +20,6 @@ function cacheOf(tokenizer: Tokenizer): WeakMap<ChatMessage, number> {
   return cache;
 }
 
-/** The kept count of a message, if it was counted. */
-export function keptMessageTokens(tokenizer: Tokenizer, message: ChatMessage): number | undefined {
-  return counts.get(tokenizer)?.get(message);
-}
-
-/** Keeps `tokens` as the count of `message` (e.g. the server's completion tokens for its own answer). */
-export function keepMessageTokens(tokenizer: Tokenizer, message: ChatMessage, tokens: number): void {
-  cacheOf(tokenizer).set(message, tokens);
-}
-
 /** A message's local token count (its text and tool calls), counted once (in slices when large) and kept. */
 export async function messageTokens(tokenizer: Tokenizer, message: ChatMessage): Promise<number> {
   const cache = cacheOf(tokenizer);

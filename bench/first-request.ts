@@ -27,7 +27,7 @@ export interface FirstRequestServer {
    * Spawns `node ARGS`, resolves at its first chat request, then stops it with `stopSignal` (SIGKILL by default; a
    * SIGINT lets chatload end its run and write a --cpu-prof profile) and waits for its exit. Rejects after 60 s.
    */
-  probe(args: readonly string[], stopSignal?: NodeJS.Signals): Promise<FirstRequest>;
+  probe(args: readonly string[], stopSignal?: NodeJS.Signals, env?: NodeJS.ProcessEnv): Promise<FirstRequest>;
   close(): Promise<void>;
 }
 
@@ -62,9 +62,9 @@ export async function startFirstRequestServer(): Promise<FirstRequestServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const probe = (args: readonly string[], stopSignal: NodeJS.Signals = 'SIGKILL'): Promise<FirstRequest> => {
+  const probe = (args: readonly string[], stopSignal: NodeJS.Signals = 'SIGKILL', env: NodeJS.ProcessEnv = {}): Promise<FirstRequest> => {
     const spawnedAtMs = performance.now();
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

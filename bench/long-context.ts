@@ -78,7 +78,7 @@ function context(client: ChatClient, records: RequestRecord[], onRecord?: (r: Re
     },
   };
   return {
-    request: { stream: true, maxTokens: 64, ignoreEos: false, sendConversationId: false, maxRetries: 0, replayDatasetAnswers: false, keepReasoning: false, verifyOutput: false },
+    request: { stream: true, maxTokens: 64, ignoreEos: false, sendConversationId: false, maxRetries: 0, replayDatasetAnswers: false, keepReasoning: false, verifyOutput: false, endpoint: 'chat', responsesState: 'input' },
     client,
     model: 'm',
     counter: defaultTokenCounter,

@@ -3,8 +3,16 @@
 // V8 has compiled nothing of it yet), and the median of 5 more (warm). Prints one JSON line. Plain JS on dist/, so
 // no tsx loader runs beside what is measured.
 //
-//   node bench/render-report.mjs RESULTS_DIR
-import { loadRunData } from '../dist/store/run-data.js';
+//   node bench/render-report.mjs RESULTS_DIR [MODULES]
+//
+// MODULES: a folder with html.js and run-data.js (bench/startup.ts bundles them as the package's bundle is built);
+// without it, tsc's unbundled dist/report/html.js and dist/store/run-data.js.
+import { pathToFileURL, URL } from 'node:url';
+
+const modules = process.argv[3];
+const htmlUrl = modules ? pathToFileURL(`${modules}/html.js`).href : new URL('../dist/report/html.js', import.meta.url).href;
+const runDataUrl = modules ? pathToFileURL(`${modules}/run-data.js`).href : new URL('../dist/store/run-data.js', import.meta.url).href;
+const { loadRunData } = await import(runDataUrl);
 
 /** CPU milliseconds (user + system) that `fn` took in this process. */
 async function cpuMs(fn) {
@@ -16,7 +24,7 @@ async function cpuMs(fn) {
 
 const load = await cpuMs(() => loadRunData(process.argv[2]));
 const data = load.value;
-const imported = await cpuMs(() => import('../dist/report/html.js'));
+const imported = await cpuMs(() => import(htmlUrl));
 const { renderHtmlReport } = imported.value;
 const cold = await cpuMs(() => renderHtmlReport(data));
 const warm = [];

@@ -1,19 +1,23 @@
 // A lean start (issue 17, part 4), measured on the compiled CLI (dist/, what bin/chatload.js runs):
 //  1. `chatload --version` and `--help`: wall and CPU, against `node -e 0` in the same run (interleaved, medians);
 //  2. `chatload run` start-up up to its first request, CPU (approximate tokenizer), against the client floor's;
+//     the shipped esbuild bundle (dist/bundle/, what bin/chatload.js runs) and tsc's unbundled dist/ side by side;
 //  3. the client floor: a minimal node:http client (client-floor.mjs) replaying the same dataset at -p 50 against
 //     the same simulator (`chatload serve --profile cpu-tiny`, its own process, fresh per run), in alternation with
 //     chatload all-in (start-up, run, requests.jsonl, results.json, report.html): CPU and wall ratios per round;
 //  4. report rendering CPU per request at 1,000 requests (render-report.mjs, on chatload's last run);
-//  5. where start-up goes: a CPU profile of `--version` and of `run` up to its first request, and the modules
-//     `--version` loads, by package.
+//  5. where start-up goes: a CPU profile of `run` up to its first request (unbundled, so frames name their
+//     package), the files `--version` and `run` load (bundled and not), and what run's bundle holds, by package.
 //
-//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000]
+//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js]
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+// @ts-expect-error: plain JS (tools/bundle.mjs runs under node alone, in "prepare"), no declarations
+import { BUNDLE_OPTIONS } from '../tools/bundle.mjs';
 import { syntheticConversations, writeDataset } from '../test/helpers/datasets.js';
-import { ensureDist } from '../test/helpers/dist.js';
+import { DIST_CLI_UNBUNDLED, ensureDist } from '../test/helpers/dist.js';
 import { tempDir } from '../test/helpers/tmp.js';
 import { median, nodeCost, nodeWallMs } from './child-cpu.js';
 import { cpuByPart } from './cpu-profile.js';
@@ -28,11 +32,17 @@ const ROUNDS = arg('--rounds', 3);
 const REQUESTS = arg('--requests', 1000);
 const CLIENTS = 50;
 const BIN = fileURLToPath(new URL('../bin/chatload.js', import.meta.url));
+/** tsc's unbundled dist/ (what bin/chatload.js ran before the bundle): the "before" of each comparison. */
+const UNBUNDLED = DIST_CLI_UNBUNDLED;
+/**
+ * `--before PATH`: another build's CLI entry (e.g. the main branch's tsc dist/cli/entry.js, built in a clone) probed
+ * beside the others in sections 2 and 3, so a change is measured against what it replaces in the same run.
+ */
+const BEFORE = process.argv.includes('--before') ? process.argv[process.argv.indexOf('--before') + 1] : undefined;
 const FLOOR = fileURLToPath(new URL('client-floor.mjs', import.meta.url));
 const RENDER = fileURLToPath(new URL('render-report.mjs', import.meta.url));
 const MODULE_LOG = fileURLToPath(new URL('module-log.mjs', import.meta.url));
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DIST_MAIN = new URL('../dist/cli/main.js', import.meta.url).href;
+const BUNDLE_META = fileURLToPath(new URL('../dist/bundle-meta.json', import.meta.url));
 
 const fmt = (ms: number, digits = 0): string => ms.toFixed(digits);
 const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
@@ -42,15 +52,22 @@ const work = tempDir('bench-startup');
 // 250 conversations x 6 user turns (1,500 requests available): a 150-word prefix per conversation, 40-word user turns.
 const dataset = writeDataset(work, syntheticConversations({ count: 250, userTurns: () => 6, prefixWords: 150, userWords: 40, answerWords: 60 }));
 // The same request body from both clients: no max_tokens / min_tokens, so cpu-tiny answers with its 128-token default.
-const runArgs = (url: string, outputDir: string): string[] =>
-  [BIN, 'run', '-u', url, '-i', dataset, '-p', String(CLIENTS), '-n', String(REQUESTS), '--tokenizer', 'approx', '--limit-min-tokens', '-1', '--limit-max-tokens', '-1', '-q', '--output-dir', outputDir];
+const runArgs = (url: string, outputDir: string, bin = BIN): string[] =>
+  [bin, 'run', '-u', url, '-i', dataset, '-p', String(CLIENTS), '-n', String(REQUESTS), '--tokenizer', 'approx', '--limit-min-tokens', '-1', '--limit-max-tokens', '-1', '-q', '--output-dir', outputDir];
 const floorArgs = (url: string): string[] => [FLOOR, url, dataset, String(CLIENTS), String(REQUESTS)];
 
 console.log(`chatload start-up bench: node ${process.version}, ${ROUNDS} rounds, ${REQUESTS} requests at -p ${CLIENTS}\n`);
 
 // 1. --version and --help, interleaved with the baseline so drifts in machine load hit all three alike.
 {
-  const commands: Array<[string, string[]]> = [['node -e 0 (baseline)', ['-e', '0']], ['chatload --version', [BIN, '--version']], ['chatload --help', [BIN, '--help']]];
+  const commands: Array<[string, string[]]> = [
+    ['node -e 0 (baseline)', ['-e', '0']],
+    ['chatload --version', [BIN, '--version']],
+    ['chatload --help', [BIN, '--help']],
+    ['chatload --version, unbundled dist/', [UNBUNDLED, '--version']],
+    ['chatload run --help', [BIN, 'run', '--help']],
+    ['chatload run --help, unbundled dist/', [UNBUNDLED, 'run', '--help']],
+  ];
   const walls = commands.map(() => [] as number[]);
   const cpus = commands.map(() => [] as number[]);
   for (let i = 0; i < 15; i++) {
@@ -71,13 +88,15 @@ const stub = await startFirstRequestServer();
 /** Medians kept for the closing breakdown of chatload's CPU above the floor's. */
 const kept = { startChatload: 0, startFloor: 0, allInChatload: 0, allInFloor: 0, reportImport: 0, reportCold: 0 };
 {
-  const probes = { chatload: [] as Array<{ cpuMs: number; wallMs: number }>, floor: [] as Array<{ cpuMs: number; wallMs: number }> };
+  const probes = { chatload: [] as Array<{ cpuMs: number; wallMs: number }>, unbundled: [] as Array<{ cpuMs: number; wallMs: number }>, before: [] as Array<{ cpuMs: number; wallMs: number }>, floor: [] as Array<{ cpuMs: number; wallMs: number }> };
   let bodies: Record<string, string> = {};
   for (let i = 0; i < 7; i++) {
-    const dir = join(work, `probe-${i}`);
-    const a = await stub.probe(runArgs(stub.url, dir));
+    const a = await stub.probe(runArgs(stub.url, join(work, `probe-${i}`)));
+    const u = await stub.probe(runArgs(stub.url, join(work, `probe-u-${i}`), UNBUNDLED));
+    if (BEFORE !== undefined) probes.before.push(await stub.probe(runArgs(stub.url, join(work, `probe-b-${i}`), BEFORE)));
     const b = await stub.probe(floorArgs(stub.url));
     probes.chatload.push(a);
+    probes.unbundled.push(u);
     probes.floor.push(b);
     bodies = { chatload: Object.keys(a.body).sort().join(', '), floor: Object.keys(b.body).sort().join(', ') };
   }
@@ -85,8 +104,12 @@ const kept = { startChatload: 0, startFloor: 0, allInChatload: 0, allInFloor: 0,
     `| ${name} | ${fmt(median(list.map((p) => p.cpuMs)))} ms | ${fmt(median(list.map((p) => p.wallMs)))} ms |`;
   console.log('\nstart-up up to the first chat request (CPU of every thread from /proc, median of 7, alternating)');
   console.log('| client | CPU | wall |\n| --- | --- | --- |');
-  console.log(row('chatload run (--tokenizer approx)', probes.chatload));
+  console.log(row('chatload run (--tokenizer approx), the bundle', probes.chatload));
+  console.log(row('chatload run, unbundled dist/ (same sources, tsc only)', probes.unbundled));
+  if (BEFORE !== undefined) console.log(row(`chatload run, --before ${BEFORE}`, probes.before));
   console.log(row('client floor (node:http, no dependency)', probes.floor));
+  const cpu = (list: Array<{ cpuMs: number }>): number => median(list.map((p) => p.cpuMs));
+  console.log(`bundle vs unbundled: ${ratio(cpu(probes.chatload), cpu(probes.unbundled))}${BEFORE !== undefined ? `; bundle vs --before: ${ratio(cpu(probes.chatload), cpu(probes.before))}` : ''}; bundle vs the floor: ${ratio(cpu(probes.chatload), cpu(probes.floor))}`);
   console.log(`request body keys: chatload [${bodies.chatload}], floor [${bodies.floor}]`);
   kept.startChatload = median(probes.chatload.map((p) => p.cpuMs));
   kept.startFloor = median(probes.floor.map((p) => p.cpuMs));
@@ -95,11 +118,13 @@ const kept = { startChatload: 0, startFloor: 0, allInChatload: 0, allInFloor: 0,
 // 3. chatload all-in against the client floor, same dataset, same concurrency, a fresh simulator per run.
 let lastRunDir = '';
 {
-  const rows: Array<{ floor: { cpuMs: number; wallMs: number }; chatload: { cpuMs: number; wallMs: number } }> = [];
+  type Cost = { cpuMs: number; wallMs: number };
+  const rows: Array<{ floor: Cost; chatload: Cost; unbundled: Cost; before?: Cost }> = [];
   for (let round = 0; round < ROUNDS; round++) {
     const result: Partial<(typeof rows)[number]> = {};
-    // Alternate which goes first, so a drift in machine load does not favour one.
-    for (const who of round % 2 === 0 ? (['floor', 'chatload'] as const) : (['chatload', 'floor'] as const)) {
+    // Rotate which goes first, so a drift in machine load does not favour one.
+    const order = BEFORE !== undefined ? (['floor', 'chatload', 'unbundled', 'before'] as const) : (['floor', 'chatload', 'unbundled'] as const);
+    for (const who of order.map((_, k) => order[(k + round) % order.length]!)) {
       const sim = await startSimProcess({ profile: 'cpu-tiny' });
       try {
         if (who === 'floor') {
@@ -108,11 +133,12 @@ let lastRunDir = '';
           if (cost.code !== 0 || out.sent !== REQUESTS || out.failed !== 0) throw new Error(`the floor client failed: ${cost.stdout} ${cost.stderr}`);
           result.floor = cost;
         } else {
-          lastRunDir = join(work, `run-${round}`);
-          const cost = await nodeCost(runArgs(sim.url, lastRunDir));
-          const results = JSON.parse(readFileSync(join(lastRunDir, 'results.json'), 'utf8')) as { completed: number; failed: number };
+          const dir = join(work, `run-${who}-${round}`);
+          if (who === 'chatload') lastRunDir = dir;
+          const cost = await nodeCost(runArgs(sim.url, dir, who === 'chatload' ? BIN : who === 'unbundled' ? UNBUNDLED : BEFORE));
+          const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as { completed: number; failed: number };
           if (cost.code !== 0 || results.completed !== REQUESTS) throw new Error(`chatload run failed (${cost.code}): ${cost.stderr.slice(-1000)}`);
-          result.chatload = cost;
+          result[who] = cost;
         }
       } finally {
         await sim.close();
@@ -121,34 +147,45 @@ let lastRunDir = '';
     rows.push(result as (typeof rows)[number]);
   }
   console.log(`\nchatload all-in vs the client floor: ${REQUESTS} requests, -p ${CLIENTS}, cpu-tiny simulator (128-token answers) in its own process`);
-  console.log('| round | floor CPU | chatload CPU | CPU ratio | floor wall | chatload wall | wall ratio |\n| --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| round | floor CPU | chatload CPU | CPU ratio | unbundled CPU ratio | floor wall | chatload wall | wall ratio |\n| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const [i, r] of rows.entries()) {
-    console.log(`| ${i + 1} | ${fmt(r.floor.cpuMs)} ms | ${fmt(r.chatload.cpuMs)} ms | ${ratio(r.chatload.cpuMs, r.floor.cpuMs)} | ${fmt(r.floor.wallMs)} ms | ${fmt(r.chatload.wallMs)} ms | ${ratio(r.chatload.wallMs, r.floor.wallMs)} |`);
+    console.log(`| ${i + 1} | ${fmt(r.floor.cpuMs)} ms | ${fmt(r.chatload.cpuMs)} ms | ${ratio(r.chatload.cpuMs, r.floor.cpuMs)} | ${ratio(r.unbundled.cpuMs, r.floor.cpuMs)} | ${fmt(r.floor.wallMs)} ms | ${fmt(r.chatload.wallMs)} ms | ${ratio(r.chatload.wallMs, r.floor.wallMs)} |`);
   }
   kept.allInChatload = median(rows.map((r) => r.chatload.cpuMs));
   kept.allInFloor = median(rows.map((r) => r.floor.cpuMs));
   const cpuRatios = rows.map((r) => r.chatload.cpuMs / r.floor.cpuMs);
   const wallRatios = rows.map((r) => r.chatload.wallMs / r.floor.wallMs);
+  console.log(`unbundled dist/: median CPU ratio ${median(rows.map((r) => r.unbundled.cpuMs / r.floor.cpuMs)).toFixed(2)}x`);
+  if (BEFORE !== undefined) console.log(`--before: median CPU ratio ${median(rows.map((r) => r.before!.cpuMs / r.floor.cpuMs)).toFixed(2)}x`);
   console.log(`median ratio: CPU ${median(cpuRatios).toFixed(2)}x (range ${Math.min(...cpuRatios).toFixed(2)}-${Math.max(...cpuRatios).toFixed(2)}), wall ${median(wallRatios).toFixed(2)}x (range ${Math.min(...wallRatios).toFixed(2)}-${Math.max(...wallRatios).toFixed(2)})`);
 }
 
-// 4. Rendering report.html of chatload's last run, in fresh processes.
+// 4. Rendering report.html of chatload's last run, in fresh processes: the renderer bundled as the package's bundle
+// is (what `chatload run` loads), and tsc's unbundled dist/, alternating.
 {
-  const renders = [] as Array<{ records: number; loadMs: number; importMs: number; coldMs: number; warmMs: number }>;
+  const bundled = join(work, 'report-bundle');
+  await build({ ...BUNDLE_OPTIONS, entryPoints: { html: 'src/report/html.ts', 'run-data': 'src/store/run-data.ts' }, outdir: bundled, metafile: false });
+  type Render = { records: number; loadMs: number; importMs: number; coldMs: number; warmMs: number };
+  const renders = { bundled: [] as Render[], unbundled: [] as Render[] };
   for (let i = 0; i < 3; i++) {
-    const cost = await nodeCost([RENDER, lastRunDir]);
-    renders.push(JSON.parse(cost.stdout) as (typeof renders)[number]);
+    renders.bundled.push(JSON.parse((await nodeCost([RENDER, lastRunDir, bundled])).stdout) as Render);
+    renders.unbundled.push(JSON.parse((await nodeCost([RENDER, lastRunDir])).stdout) as Render);
   }
-  const m = (key: 'loadMs' | 'importMs' | 'coldMs' | 'warmMs'): number => median(renders.map((r) => r[key]));
-  const per = (ms: number): string => `${(ms / renders[0]!.records).toFixed(3)} ms`;
-  console.log(`\nreport.html of a ${renders[0]!.records}-record run (CPU, median of 3 fresh processes)`);
-  console.log('| step | CPU | per request |\n| --- | --- | --- |');
-  console.log(`| load results.json + requests.jsonl | ${fmt(m('loadMs'))} ms | ${per(m('loadMs'))} |`);
-  console.log(`| import the renderer (plot, linkedom) | ${fmt(m('importMs'))} ms | - |`);
-  console.log(`| first render (cold) | ${fmt(m('coldMs'))} ms | ${per(m('coldMs'))} |`);
-  console.log(`| render, warm (median of 5) | ${fmt(m('warmMs'))} ms | ${per(m('warmMs'))} |`);
-  kept.reportImport = m('importMs');
-  kept.reportCold = m('coldMs');
+  const records = renders.bundled[0]!.records;
+  const m = (list: Render[], key: 'loadMs' | 'importMs' | 'coldMs' | 'warmMs'): number => median(list.map((r) => r[key]));
+  const per = (ms: number): string => `${(ms / records).toFixed(3)} ms`;
+  console.log(`\nreport.html of a ${records}-record run (CPU, median of 3 fresh processes each)`);
+  console.log('| step | bundled | per request | unbundled dist/ | per request |\n| --- | --- | --- | --- | --- |');
+  const line = (name: string, key: 'loadMs' | 'importMs' | 'coldMs' | 'warmMs', perRequest: boolean): void => {
+    const [b, u] = [m(renders.bundled, key), m(renders.unbundled, key)];
+    console.log(`| ${name} | ${fmt(b)} ms | ${perRequest ? per(b) : '-'} | ${fmt(u)} ms | ${perRequest ? per(u) : '-'} |`);
+  };
+  line('load results.json + requests.jsonl', 'loadMs', true);
+  line('import the renderer (plot, linkedom)', 'importMs', false);
+  line('first render (cold)', 'coldMs', true);
+  line('render, warm (median of 5)', 'warmMs', true);
+  kept.reportImport = m(renders.bundled, 'importMs');
+  kept.reportCold = m(renders.bundled, 'coldMs');
 }
 {
   const k = kept;
@@ -174,37 +211,49 @@ let lastRunDir = '';
     for (const p of parts.slice(0, 12)) console.log(`| ${p.part} | ${fmt(p.ms, 1)} ms | ${((100 * p.ms) / total).toFixed(0)}% |`);
   };
   const prof = ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', '200'];
-  await profile('chatload --version', async () => {
-    await nodeCost([...prof, BIN, '--version']);
-    return Infinity;
-  });
   // SIGINT: chatload stops its run and exits normally, so V8 writes the profile; samples after the request are cut.
-  await profile('chatload run up to its first request', async () => (await stub.probe([...prof, ...runArgs(stub.url, join(work, 'prof-run'))], 'SIGINT')).atMonotonicUs);
+  // The unbundled dist/ names each frame's package; in the bundle they are all "chatload dist/bundle".
+  await profile('chatload run up to its first request, unbundled dist/', async () => (await stub.probe([...prof, ...runArgs(stub.url, join(work, 'prof-run-u'), UNBUNDLED)], 'SIGINT')).atMonotonicUs);
+  await profile('chatload run up to its first request, the bundle', async () => (await stub.probe([...prof, ...runArgs(stub.url, join(work, 'prof-run'))], 'SIGINT')).atMonotonicUs);
 
-  const log = join(work, 'modules.log');
-  await nodeCost(['--import', MODULE_LOG, BIN, '--version'], { env: { MODULE_LOG: log } });
-  const files = new Set(readFileSync(log, 'utf8').trim().split('\n').map((line) => line.slice(4).replace(/^file:\/\//, '')));
-  const byPackage = new Map<string, number>();
-  for (const file of files) {
-    const key = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1] ?? (file.startsWith('node:') ? 'node: built-ins' : /\/dist\//.test(file) ? 'chatload dist/' : 'other');
-    byPackage.set(key, (byPackage.get(key) ?? 0) + 1);
+  // The files each loads (ES modules and CommonJS files), bundled and not.
+  const filesLoaded = async (name: string, args: (log: string) => Promise<unknown>): Promise<number> => {
+    const log = join(work, `modules-${name}.log`);
+    await args(log);
+    return new Set(readFileSync(log, 'utf8').trim().split('\n').filter((line) => !line.includes('node:'))).size;
+  };
+  const loaded = {
+    versionBundle: await filesLoaded('vb', (log) => nodeCost(['--import', MODULE_LOG, BIN, '--version'], { env: { MODULE_LOG: log } })),
+    versionUnbundled: await filesLoaded('vu', (log) => nodeCost(['--import', MODULE_LOG, UNBUNDLED, '--version'], { env: { MODULE_LOG: log } })),
+    runBundle: await filesLoaded('rb', (log) => stub.probe(['--import', MODULE_LOG, ...runArgs(stub.url, join(work, 'mod-run'))], 'SIGINT', { MODULE_LOG: log })),
+    runUnbundled: await filesLoaded('ru', (log) => stub.probe(['--import', MODULE_LOG, ...runArgs(stub.url, join(work, 'mod-run-u'), UNBUNDLED)], 'SIGINT', { MODULE_LOG: log })),
+  };
+  console.log('\nfiles loaded (ES modules and CommonJS files, not counting node: built-ins)');
+  console.log('| command | the bundle | unbundled dist/ |\n| --- | --- | --- |');
+  console.log(`| chatload --version | ${loaded.versionBundle} | ${loaded.versionUnbundled} |`);
+  console.log(`| chatload run, up to its first request (then SIGINT) | ${loaded.runBundle} | ${loaded.runUnbundled} |`);
+
+  // What `run` loads before it starts: the static imports of its chunk, by package (esbuild's metafile).
+  const meta = JSON.parse(readFileSync(BUNDLE_META, 'utf8')) as { outputs: Record<string, { bytes: number; imports: Array<{ path: string; kind: string; external?: boolean }>; inputs: Record<string, { bytesInOutput: number }> }> };
+  const runChunk = Object.keys(meta.outputs).find((f) => meta.outputs[f]!.inputs['src/cli/run.ts'] !== undefined)!;
+  const closure = new Set<string>();
+  for (const queue = [runChunk, Object.keys(meta.outputs).find((f) => f.endsWith('/chatload.js'))!]; queue.length > 0; ) {
+    const file = queue.pop()!;
+    if (closure.has(file)) continue;
+    closure.add(file);
+    for (const i of meta.outputs[file]!.imports) if (i.kind === 'import-statement' && !i.external) queue.push(i.path);
   }
-  // Each dependency `--version` loads, imported alone in a fresh process (CPU of the import itself, median of 3):
-  // what loading it lazily would save at most, before sharing (zod is imported by several of them).
-  const deps = Object.keys((JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { dependencies: object }).dependencies);
-  const alone = new Map<string, number>();
-  for (const spec of [DIST_MAIN, ...deps.filter((d) => byPackage.has(d))]) {
-    const code = `const t = process.cpuUsage(); await import(${JSON.stringify(spec)}); const u = process.cpuUsage(t); console.log((u.user + u.system) / 1000);`;
-    const runs = [] as number[];
-    for (let i = 0; i < 3; i++) runs.push(Number((await nodeCost(['--input-type=module', '-e', code], { cwd: ROOT })).stdout));
-    alone.set(spec === DIST_MAIN ? 'all of dist/cli/main.js' : spec, median(runs));
+  const bytes = new Map<string, number>();
+  for (const file of closure) {
+    for (const [input, v] of Object.entries(meta.outputs[file]!.inputs)) {
+      const key = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1] ?? 'chatload src/';
+      bytes.set(key, (bytes.get(key) ?? 0) + v.bytesInOutput);
+    }
   }
-  console.log(`\nmodules loaded by chatload --version: ${files.size} (ES modules and CommonJS files)`);
-  console.log('| package | files | CPU to import it alone |\n| --- | --- | --- |');
-  console.log(`| all of dist/cli/main.js | ${files.size} | ${fmt(alone.get('all of dist/cli/main.js')!)} ms |`);
-  for (const [key, count] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 16)) {
-    console.log(`| ${key} | ${count} | ${alone.has(key) ? `${fmt(alone.get(key)!)} ms` : '-'} |`);
-  }
+  const all = [...bytes.values()].reduce((a, b) => a + b, 0);
+  console.log(`\nwhat run loads before its first request, in the bundle: ${closure.size} files, ${(all / 1e6).toFixed(2)} MB of code (of ${(Object.values(meta.outputs).reduce((a, o) => a + o.bytes, 0) / 1e6).toFixed(1)} MB in dist/bundle/)`);
+  console.log('| package | KB |\n| --- | --- |');
+  for (const [key, n] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 10)) console.log(`| ${key} | ${(n / 1024).toFixed(0)} |`);
 }
 
 await stub.close();

@@ -21,7 +21,7 @@ import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js'
 import { resolveServedModel } from './model-check.js';
 import { analyzeAggregate, scheduleWarning, type RunAnalysis } from '../metrics/run-analysis.js';
 import type { RunOptionsInput } from '../options/run-options.js';
-import { isRunPlan, planRun, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
+import { isRunPlan, planRun, type LoadPlan, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
 import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { forkFanOut } from '../conversation/forks.js';
@@ -38,13 +38,15 @@ import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { claimOutputDir, defaultOutputDir, describeFsError, prepareOutputDir } from '../store/output-dir.js';
 import { RecordWriter } from './record-writer.js';
 import { planResume, resumedCounts } from './resume.js';
-import { loadRunDataset } from './run-dataset.js';
+import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset } from './run-dataset.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
 export interface BenchmarkHooks {
   observer?: EngineObserver;
   /** Aborting it stops the run gracefully, as SIGINT does. */
   signal?: AbortSignal;
+  /** Called before waiting for the server to answer (at most `timeoutMs`, --ready-timeout-sec): a countdown to show. */
+  onWaitingForServer?(info: { url: string; timeoutMs: number }): void;
   /** Called once the server is ready, before the first request. */
   onStart?(info: BenchmarkStartInfo): void;
   /** A generation config with `print_stats`: the dataset's distributions as text, to print. */
@@ -64,7 +66,18 @@ export interface BenchmarkStartInfo {
   engine: EngineInfo;
   dataset: string;
   conversations: number;
+  /** The requests the run is expected to send: -n when given, else the user turns to replay; undefined when unknown. */
+  requests: number | undefined;
+  /** --duration in ms, when given: the run's progress is then its time. */
+  durationMs: number | undefined;
   outputDir: string;
+}
+
+/** User turns (requests to send) in the conversations. */
+function userTurns(conversations: ReadonlyArray<{ messages: ReadonlyArray<{ role: string }> }>): number {
+  let n = 0;
+  for (const c of conversations) for (const m of c.messages) if (m.role === 'user') n++;
+  return n;
 }
 
 /** Everything a finished run produced. The files are already on disk. */
@@ -108,11 +121,11 @@ function publicConfig(config: Readonly<Record<string, unknown>>): Record<string,
 }
 
 /** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */
-function clientOptions(plan: RunPlan, url: string, forkFanOut = 1): ChatClientOptions {
+function clientOptions(plan: RunPlan, url: string, load: LoadPlan, fanOut = 1): ChatClientOptions {
   const { apiKey, headers } = plan.target;
   // A session whose sub-agents run concurrently has that many requests in flight: each needs its own connection, or
   // the children would queue in the pool with their TTFT clocks running.
-  return { baseUrl: url, apiKey, headers, connections: plan.load.connections * forkFanOut, ...plan.deadlines.request };
+  return { baseUrl: url, apiKey, headers, connections: load.connections * fanOut, endpoint: plan.request.endpoint, ...plan.deadlines.request };
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
@@ -162,7 +175,10 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   };
   const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn });
   const dataset = await loadRunDataset(plan.dataset, counter, warn);
+  const datasetLoad = loadForDataset(plan.load, dataset);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
+  const imageParts = countImageParts(dataset.conversations);
+  checkDatasetImages(imageParts, plan.request.endpoint, warn);
   // A shard runs its share of the whole: the conversations it owns and its exact share of -n.
   const { shard, startAtEpochMs } = scale;
   const maxNumRequests = plan.load.maxNumRequests;
@@ -170,8 +186,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
   const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
   claimOutputDir(outputDir, plan.outputs.overwrite, plan.outputs.resume);
   // --resume: what the interrupted run left, checked against the dataset before anything is sent.
-  const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, plan.load) : undefined;
-  const load = resumed === undefined ? plan.load : { ...plan.load, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
+  const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, datasetLoad) : undefined;
+  const load = resumed === undefined ? datasetLoad : { ...datasetLoad, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
 
   let simulator: RunningSimulator | undefined;
   let client: ChatClient | undefined;
@@ -187,11 +203,12 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     // The URL as any output shows it: its credentials go to the server as Basic auth, and nowhere else.
     const shownUrl = redactSecrets(url);
     const fanOut = forkFanOut(dataset.conversations);
-    client = new ChatClient(clientOptions(plan, url, fanOut));
+    client = new ChatClient(clientOptions(plan, url, load, fanOut));
     if (client.apiKeyReplacedByUrl) {
       warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
     }
-    const workers = workerCount(scale.workers, plan.load.peakConcurrency, simulator !== undefined);
+    const workers = workerCount(scale.workers, load.peakConcurrency, simulator !== undefined);
+    hooks.onWaitingForServer?.({ url: shownUrl, timeoutMs: plan.deadlines.readyMs });
     const models: ModelInfo[] = await client.waitReady(plan.deadlines.readyMs, hooks.signal);
     const base = normalizeBaseUrl(url)!; // the client validated it
     const rootUrl = `${base.origin}${base.pathname}`;
@@ -207,6 +224,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       engine: serverEngine,
       dataset: dataset.source,
       conversations: dataset.conversations.length,
+      requests: resumed !== undefined ? resumed.maxNumRequests : Math.min(maxRequests ?? Infinity, userTurns(dataset.conversations)),
+      durationMs: plan.deadlines.durationMs,
       outputDir,
     });
 
@@ -269,7 +288,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         workers > 1
           ? await runEngineInWorkers({
               ...engineInput,
-              client: clientOptions(plan, url, fanOut),
+              client: clientOptions(plan, url, load, fanOut),
               tokenizer: plan.dataset.tokenizer,
               summary: plan.summary,
               workers,
@@ -329,6 +348,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             lost_records: outputError?.lostRecords ?? 0,
             tokenizer: counter.source ?? counter.tokenizer.name,
             token_counts_exact: counter.tokenizer.exact,
+            dataset_image_parts: imageParts,
             warnings: [...engine.warnings, ...warnings],
             crashed_tasks: engine.crashedTasks,
             top_errors: outcomes.top(10),

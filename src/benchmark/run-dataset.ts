@@ -3,9 +3,10 @@ import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
 import { writeConversations } from '../conversation/write.js';
-import type { DatasetPlan, RunPlan } from '../options/run-plan.js';
+import { ConfigError } from '../errors/index.js';
+import type { DatasetPlan, LoadPlan, RunPlan } from '../options/run-plan.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
-import type { TokenCounter } from '../tokenizer/index.js';
+import { imagePartCount, type TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
 
@@ -14,14 +15,55 @@ export interface RunDataset {
   conversations: Conversation[];
   source: string;
   stats?: string;
+  /** True for a production trace (Mooncake, Bailian): it is replayed at its timestamps. */
+  traced?: boolean;
+}
+
+/**
+ * The run's load once the dataset is known: a trace is replayed at its timestamps, an open loop, so the client's pool
+ * gets a connection per request it may have in flight (--max-concurrency, or a generous pool when uncapped), as for
+ * open-loop sessions. --max-concurrency with a closed loop over a dataset that is no trace is refused.
+ */
+export function loadForDataset(load: LoadPlan, dataset: RunDataset): LoadPlan {
+  const cap = load.trace.maxConcurrency;
+  if (!dataset.traced) {
+    if (load.model.type === 'fixed-clients' && cap !== undefined) {
+      throw new ConfigError(`invalid options: --max-concurrency: applies to open-loop sessions and trace replay, and ${dataset.source} is no trace: add --session-rate (or --ramp-up)`);
+    }
+    return load;
+  }
+  return { ...load, peakConcurrency: cap ?? 0, connections: cap ?? 4096 };
 }
 
 /** The run's dataset: the -i file (conversations, JSONL, ShareGPT, or a generation config generated in memory) or the demo. */
 export async function loadRunDataset(dataset: DatasetPlan, counter: TokenCounter, warn: (message: string) => void): Promise<RunDataset> {
   if (dataset.inputFile === undefined) return { conversations: demoConversations({ seed: dataset.seed }), source: 'built-in demo' };
-  const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn, allowInvalidUtf8: dataset.allowInvalidUtf8 });
+  const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn, allowInvalidUtf8: dataset.allowInvalidUtf8, trace: dataset.trace });
   const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
-  return { conversations: loaded.conversations, source: dataset.inputFile, stats };
+  const traced = loaded.format === 'mooncake' || loaded.format === 'bailian';
+  return { conversations: loaded.conversations, source: dataset.inputFile, stats, traced };
+}
+
+/** Image parts in the dataset's messages. */
+export function countImageParts(conversations: readonly Conversation[]): number {
+  let images = 0;
+  for (const c of conversations) for (const m of c.messages) images += imagePartCount(m.content);
+  return images;
+}
+
+/**
+ * What a dataset with images means for the run: `--endpoint completions` cannot send them (a ConfigError), and local
+ * token counts leave them out (the warning says so; the terminal and the HTML report show it with the run's warnings).
+ */
+export function checkDatasetImages(images: number, endpoint: RunPlan['request']['endpoint'], warn: (message: string) => void): void {
+  if (images === 0) return;
+  if (endpoint === 'completions') {
+    throw new ConfigError(`the dataset has ${images} image parts, which --endpoint completions cannot send (its prompt is text): use --endpoint chat or responses`);
+  }
+  warn(
+    `the dataset has ${images} image parts: local token counts leave images out (input tokens when the server reports no usage, ` +
+      `and the expected cache then); the server's usage counts them`,
+  );
 }
 
 /**

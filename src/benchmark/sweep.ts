@@ -37,7 +37,14 @@ function meets(summary: Summary, targetShare: number): boolean | null {
  * them when there is no --url), each into its own folder, then writes sweep.json and sweep.html. With
  * --reset-prefix-cache every point starts cold.
  */
-export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: BenchmarkHooks & { onPoint?: (point: SweepPoint) => void } = {}): Promise<SweepResult> {
+/** Hooks of a sweep: a run's hooks (given to every point's run), a point's start and its end. */
+export interface SweepHooks extends BenchmarkHooks {
+  /** A point is about to run: its number from 1, of `total` points (for --search, the most it may take). */
+  onPointStart?(info: { index: number; total: number; atMost: boolean; kind: SweepPoint['kind']; value: number }): void;
+  onPoint?(point: SweepPoint): void;
+}
+
+export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: SweepHooks = {}): Promise<SweepResult> {
   const checked = planRun(base); // every problem of the shared options, before anything runs
   if (plan.kind === 'search' && !hasSlos(checked.summary.goodput)) throw new ConfigError('sweep --search needs --goodput SLOs to search against');
   const outputDir = prepareOutputDir(checked.outputs.outputDir ?? defaultOutputDir());
@@ -51,6 +58,8 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Be
     const url = checked.target.url ?? simulator!.url;
     const runPoint = async (kind: SweepPoint['kind'], value: number): Promise<SweepPoint> => {
       const dir = join(outputDir, `${String(points.length + 1).padStart(2, '0')}-${kind}-${value}`);
+      const total = plan.kind === 'search' ? plan.steps + 2 : plan.values.length;
+      hooks.onPointStart?.({ index: points.length + 1, total, atMost: plan.kind === 'search', kind, value });
       const load: RunOptionsInput = kind === 'concurrency' ? { numClients: value, maxActiveConversations: undefined } : { sessionRate: value };
       const result = await runBenchmark({ ...base, ...load, url, outputDir: dir, outputFile: undefined, statsJsonOutput: undefined }, hooks);
       const target = plan.kind === 'search' ? plan.targetShare : 1;

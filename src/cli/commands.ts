@@ -18,6 +18,12 @@ export const COMMAND_LOADERS: Readonly<Record<CommandName, () => Promise<Registe
   report: async () => (await import('./report.js')).registerReportCommand,
   compare: async () => (await import('./compare.js')).registerCompareCommand,
   merge: async () => (await import('./merge.js')).registerMergeCommand,
+  trace: async () => (await import('./trace.js')).registerTraceCommand,
+  // It lists every command's flags, so it is handed this table (it cannot import this module back: no cycles).
+  completion: async () => {
+    const { registerCompletionCommand } = await import('./completion.js');
+    return (program) => registerCompletionCommand(program, COMMAND_LOADERS);
+  },
 };
 
 /** Every command, in --help order, with its description. */

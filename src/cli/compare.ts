@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { RepeatInterval } from '../report/repeats.js';
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
 import { loadRunData, REPORT_MAX_RECORDS, type RunData } from '../store/run-data.js';
@@ -27,12 +29,28 @@ export function registerCompareCommand(program: Command): void {
       const maxRecords = Math.max(MIN_RECORDS_PER_RUN, Math.floor(REPORT_MAX_RECORDS / dirs.length));
       // One at a time, so that memory holds the samples kept, never several files' passes at once.
       const runs: RunData[] = [];
-      for (const dir of dirs) runs.push(await loadRunData(dir, { maxRecords }));
+      const repeats: Array<RepeatInterval[] | undefined> = [];
+      for (const dir of dirs) {
+        // A `run --repeat N` folder: its first repetition stands for it in the charts, and its repeats.json gives
+        // the table each metric's mean across the repetitions and their 95% interval as the noise band.
+        const repeatsFile = join(dir, 'repeats.json');
+        if (existsSync(repeatsFile) && !existsSync(join(dir, 'results.json')) && !existsSync(join(dir, 'requests.jsonl'))) {
+          const doc = JSON.parse(readFileSync(repeatsFile, 'utf8')) as { runs?: string[]; metrics?: RepeatInterval[] };
+          const first = doc.runs?.[0];
+          if (first === undefined || !Array.isArray(doc.metrics)) throw new ConfigError(`${repeatsFile}: expected runs and metrics (a run --repeat folder)`);
+          const data = await loadRunData(existsSync(first) ? first : join(dir, basename(first)), { maxRecords });
+          runs.push({ ...data, label: basename(resolve(dir)), dir: resolve(dir) });
+          repeats.push(doc.metrics);
+        } else {
+          runs.push(await loadRunData(dir, { maxRecords }));
+          repeats.push(undefined);
+        }
+      }
       const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-      process.stdout.write(formatComparison(runs, { color }));
+      process.stdout.write(formatComparison(runs, { color, repeats }));
       if (flags.html !== undefined) {
         const path = resolve(flags.html);
-        writeTextAtomic(path, renderCompareHtml(runs));
+        writeTextAtomic(path, renderCompareHtml(runs, { repeats }));
         process.stderr.write(`chatload: wrote ${path}\n`);
       }
     });

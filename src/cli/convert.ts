@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { describeShareGptReport, parseJsonWithLocation, ShareGptConverter, streamJsonList, writeConversations, type ShareGptOptions } from '../conversation/index.js';
 import { SIZE_BOUNDS } from '../conversation/size-bounds.js';
@@ -15,6 +16,7 @@ export interface ConvertFlags {
   maxTurns?: number;
   minContentLen?: number;
   maxContentLen?: number;
+  imageDir?: string;
 }
 
 async function startsWithList(file: string): Promise<boolean> {
@@ -40,7 +42,8 @@ async function startsWithList(file: string): Promise<boolean> {
  * and dropped.
  */
 export async function convertShareGpt(input: string, output: string, flags: ConvertFlags): Promise<string> {
-  const options: ShareGptOptions = { seed: flags.seed };
+  // LLaVA-style items' image files: --image-dir, else beside the input file.
+  const options: ShareGptOptions = { seed: flags.seed, imageDir: flags.imageDir ?? dirname(input), source: input };
   if (flags.maxItems !== undefined) options.maxItems = flags.maxItems;
   if (flags.minTurns !== undefined) options.minTurns = flags.minTurns;
   if (flags.maxTurns !== undefined) options.maxTurns = flags.maxTurns;
@@ -81,6 +84,7 @@ export function registerConvertCommand(program: Command): void {
     .option('--max-turns <n>', 'cut conversations to at most this many messages', positiveInt)
     .option('--min-content-len <n>', 'drop conversations with a message shorter than this (characters)', positiveInt)
     .option('--max-content-len <n>', 'drop conversations with a message longer than this (characters)', positiveInt)
+    .option('--image-dir <dir>', "folder of LLaVA-style items' \"image\" files, each sent as a data URL image part (default: the input file's folder)")
     .action(async (input: string, output: string, flags: ConvertFlags) => {
       const report = await convertShareGpt(input, output, flags);
       process.stderr.write(`chatload convert sharegpt: ${report} -> ${output}\n`);

@@ -4,7 +4,7 @@ import { loadDataset, writeConversations } from '../conversation/index.js';
 import { ConfigError } from '../errors/index.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
 import { resolveTokenCounter } from '../tokenizer/index.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { generateOptions } from '../options/table/generate.js';

@@ -4,6 +4,8 @@ import type { OptionTable } from '../options/define.js';
 import { checkRunOptions, formatProblem, optionsError, RUN_OPTIONS, type OptionProblem, type RunOptionsInput } from '../options/run-options.js';
 import { planOf, type RunPlan } from '../options/run-plan.js';
 import { terminalOptions } from '../options/table/outputs.js';
+import { ConfigError } from '../errors/index.js';
+import type { ProgressMode } from '../report/progress.js';
 
 /** A Kubernetes Indexed Job gives each pod JOB_COMPLETION_INDEX; CHATLOAD_SHARD_COUNT (the Job's completions) says of how many. */
 export function shardFromEnv(env: NodeJS.ProcessEnv): string | undefined {
@@ -22,12 +24,22 @@ export interface TerminalFlags {
   quiet: boolean;
   verbose: boolean;
   printContent: boolean;
+  /** How live progress is drawn, decided from --progress, -q and whether stderr is a terminal. */
+  progress: ProgressMode;
+  /** --json: the summary as one JSON object on stdout. */
+  json: boolean;
 }
 
 /** The terminal flags of a parsed command (false when not given). */
 export function terminalFlags(command: Command): TerminalFlags {
   const { values } = readTableOptions(command, terminalOptions);
-  return { quiet: values.quiet === true, verbose: values.verbose === true, printContent: values.printContent === true };
+  const mode = values.progress ?? 'auto';
+  if (mode !== 'auto' && mode !== 'panel' && mode !== 'plain' && mode !== 'off') {
+    throw new ConfigError(`--progress: expected auto, panel, plain or off, got ${JSON.stringify(mode)}`);
+  }
+  const quiet = values.quiet === true;
+  const progress: ProgressMode = quiet ? 'off' : mode === 'auto' ? (process.stderr.isTTY ? 'panel' : 'plain') : mode;
+  return { quiet, verbose: values.verbose === true, printContent: values.printContent === true, progress, json: values.json === true };
 }
 
 /** The problems of a table, in the table's order, each `--flag: problem`, naming an environment variable that gave the value. */

@@ -2,9 +2,15 @@ import type { Command } from 'commander';
 import { runBenchmark, type BenchmarkResult, type BenchmarkStartInfo } from '../benchmark/run-benchmark.js';
 import { writeRunDataset } from '../benchmark/run-dataset.js';
 import { ExitCode } from '../errors/index.js';
-import { ProgressLine } from '../report/progress.js';
-import { formatSummary } from '../report/terminal.js';
-import { addRunOptions, runOptionsFromCommand, terminalFlags } from './run-options.js';
+import { LiveView } from '../report/progress.js';
+import { join } from 'node:path';
+import * as z from 'zod';
+import { addTableOptions, readTableOptions } from '../options/commander.js';
+import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
+import { repeatOptions } from '../options/table/outputs.js';
+import { writeJsonAtomic } from '../store/results-json.js';
+import { defaultOutputDir } from '../store/output-dir.js';
+import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
@@ -22,27 +28,89 @@ function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The ramp-up's length (ms) when the load has one: the live view calls that first stretch "ramp-up". */
+function rampUpMsOf(plan: BenchmarkResult['plan']): number | undefined {
+  const model = plan.load.model;
+  const seconds = model.type === 'open-sessions' ? model.arrivals.rampUp?.seconds : undefined;
+  return seconds === undefined ? undefined : seconds * 1000;
+}
+
+/** --json's object: what ran, where its files are, the exit code and the summary (as results.json has it). */
+function jsonSummary(result: BenchmarkResult): Record<string, unknown> {
+  return {
+    model: result.model,
+    url: result.url,
+    engine: result.serverEngine,
+    stop_reason: result.engine.stopReason,
+    exit_code: result.exitCode,
+    output_dir: result.outputDir,
+    files: result.files,
+    summary: result.summary,
+    per_turn: result.perTurn,
+    client_health: result.clientHealth,
+    warnings: [...result.engine.warnings, ...result.warnings],
+    top_errors: result.topErrors,
+  };
+}
+
 function describeStart(info: BenchmarkStartInfo): string {
   const engine = info.engine.name === 'unknown' ? '' : ` (${info.engine.name}${info.engine.version === null ? '' : ` ${info.engine.version}`})`;
   const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : `${info.url}${engine}`;
   return `chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; results in ${info.outputDir}\n`;
 }
 
+/** A finished run's output: --json's object on stdout, the summary table (stdout, or stderr with --json), the files. */
+async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (line: string) => void): Promise<void> {
+  // --json: stdout carries the one JSON object; the table goes to stderr with the other human text.
+  const tableStream = flags.json ? process.stderr : process.stdout;
+  const color = tableStream.isTTY === true && !process.env.NO_COLOR;
+  if (flags.json) process.stdout.write(`${JSON.stringify(jsonSummary(result))}\n`);
+  if (!flags.json || !flags.quiet) {
+    // Loaded at the end: the table library is not needed before the first request (issue 17).
+    const { formatSummary } = await import('../report/terminal.js');
+    tableStream.write(
+      `${formatSummary(
+        {
+          summary: result.summary,
+          perTurn: result.perTurn,
+          clientHealth: result.clientHealth,
+          conversations: { ...result.engine.conversations },
+          title: `chatload run: ${result.model} (${result.engine.stopReason})`,
+          cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
+        },
+        { color },
+      )}\n`,
+    );
+  }
+  say(`chatload: wrote ${Object.values(result.files).join(', ')}\n`);
+}
+
+/** --repeat, validated (one ConfigError naming the flag). */
+function repeatCount(command: Command): { repeat: number } {
+  const { values, problems, fromEnv } = readTableOptions(command, repeatOptions);
+  const parsed = repeatSchema.safeParse(values);
+  const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
+  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, repeatOptions, fromEnv));
+  return parsed.data;
+}
+
+const repeatSchema = z.object(fieldsOf(repeatOptions)).strict();
+
 /** Adds `chatload run`. `setExitCode` receives the run's exit code (0 ok, 1 errors over --max-error-rate, 130 interrupted). */
 export function registerRunCommand(program: Command, setExitCode: (code: number) => void): void {
   const command = program
     .command('run')
     .description(COMMAND_DESCRIPTIONS.run);
-  addRunOptions(command);
+  addTableOptions(addRunOptions(command), repeatOptions);
   command.action(async () => {
     const flags = terminalFlags(command);
-    const { plan } = runOptionsFromCommand(command, process.env);
+    const { input, plan } = runOptionsFromCommand(command, process.env);
     const quiet = flags.quiet;
     const err = process.stderr;
-    const progress = !quiet && err.isTTY ? { line: undefined as ProgressLine | undefined } : undefined;
+    const live = new LiveView(err, flags.progress);
+    // Every status line goes above the live panel (print clears and redraws it), so a warning never lands inside it.
     const say = (line: string): void => {
-      // Clear the live progress line first, so a status line never lands in the middle of it.
-      if (!quiet) err.write(progress?.line ? `\r\x1b[2K${line}` : line);
+      if (!quiet) live.print(line);
     };
     if (plan.outputs.generateOnly) {
       const written = await writeRunDataset(plan, (message) => say(`chatload: warning: ${message}\n`));
@@ -52,52 +120,62 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     }
     const stop = new AbortController();
     const releaseSignals = onStopSignals(() => {
-      err.write('\nchatload: stopping: no new requests; in-flight ones get a short grace (Ctrl-C again exits now)\n');
+      live.print('\nchatload: stopping: no new requests; in-flight ones get a short grace (Ctrl-C again exits now)\n');
       stop.abort();
     });
+    const { repeat } = repeatCount(command);
+    // --repeat n: the same benchmark n times, each in its own folder under --output-dir, then the intervals.
+    const baseDir = plan.outputs.outputDir ?? defaultOutputDir();
+    const results: BenchmarkResult[] = [];
     try {
-      const result = await runBenchmark(plan, {
-        signal: stop.signal,
-        onStart: (info) => {
-          say(describeStart(info));
-          if (progress) progress.line = new ProgressLine(err, { total: plan.load.maxNumRequests });
-        },
-        observer: {
-          onRecord: (record) => {
-            progress?.line?.onRecord(record);
-            if (flags.verbose) {
-              const what = record.status === 'ok' ? `ttft ${record.ttft_ms} ms, e2el ${record.e2el_ms} ms, ${record.output_num_tokens} tokens` : `${record.error_kind}: ${record.error}`;
-              err.write(`${record.conversation_id} turn ${record.turn} (client ${record.client_id}${record.warmup ? ', warmup' : ''}): ${what}\n`);
-            }
+      for (let i = 1; i <= repeat && !stop.signal.aborted; i++) {
+        if (repeat > 1) live.setHeading(`repetition ${i}/${repeat}`);
+        const runInput = repeat === 1 ? plan : { ...input, outputDir: join(baseDir, `repeat-${i}`) };
+        const result = await runBenchmark(runInput, {
+          signal: stop.signal,
+          onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
+          onStart: (info) => {
+            say(describeStart(info));
+            live.start({ totalRequests: info.requests, durationMs: info.durationMs, rampUpMs: rampUpMsOf(plan) });
           },
-          onWarning: (message) => say(`chatload: warning: ${message}\n`),
-          onContent: flags.printContent
-            ? (event) => err.write(`--- ${event.conversationId} turn ${event.turn}\nuser: ${event.user}\nassistant: ${event.answer}\n`)
-            : undefined,
-        },
-      });
-      progress?.line?.stop();
-      const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-      process.stdout.write(
-        `${formatSummary(
-          {
-            summary: result.summary,
-            perTurn: result.perTurn,
-            clientHealth: result.clientHealth,
-            conversations: { ...result.engine.conversations },
-            title: `chatload run: ${result.model} (${result.engine.stopReason})`,
-            cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
+          observer: {
+            onSend: () => live.onSend(),
+            onQueued: (delta) => live.onQueued(delta),
+            onPhase: (phase) => live.onPhase(phase),
+            onRecord: (record) => {
+              live.onRecord(record);
+              if (flags.verbose) {
+                const what = record.status === 'ok' ? `ttft ${record.ttft_ms} ms, e2el ${record.e2el_ms} ms, ${record.output_num_tokens} tokens` : `${record.error_kind}: ${record.error}`;
+                live.print(`${record.conversation_id} turn ${record.turn} (client ${record.client_id}${record.warmup ? ', warmup' : ''}): ${what}\n`);
+              }
+            },
+            onWarning: (message) => say(`chatload: warning: ${message}\n`),
+            onContent: flags.printContent
+              ? (event) => live.print(`--- ${event.conversationId} turn ${event.turn}\nuser: ${event.user}\nassistant: ${event.answer}\n`)
+              : undefined,
           },
-          { color },
-        )}\n`,
-      );
-      const written = Object.values(result.files).join(', ');
-      say(`chatload: wrote ${written}\n`);
-      // Why the exit code is 1 is printed even with -q: a quiet run that fails must still say why.
-      if (result.exitCode === ExitCode.runFailed) err.write(failureLines(result, plan.summary.maxErrorRate));
-      setExitCode(result.exitCode);
+        });
+        live.stop();
+        results.push(result);
+        await printResult(result, flags, say);
+        if (result.exitCode !== ExitCode.ok) break; // a failed or interrupted repetition ends the series
+      }
+      if (repeat > 1 && results.length > 0) {
+        const { formatRepeatIntervals, repeatIntervals } = await import('../report/repeats.js'); // the table library: at the end
+        const intervals = repeatIntervals(results.map((r) => r.summary));
+        const file = join(baseDir, 'repeats.json');
+        writeJsonAtomic(file, { repeat, completed_repetitions: results.length, runs: results.map((r) => r.outputDir), metrics: intervals });
+        (flags.json ? process.stderr : process.stdout).write(formatRepeatIntervals(intervals, results.length));
+        say(`chatload: wrote ${file}\n`);
+      }
+      const last = results.at(-1);
+      if (last !== undefined) {
+        // Why the exit code is 1 is printed even with -q: a quiet run that fails must still say why.
+        if (last.exitCode === ExitCode.runFailed) err.write(failureLines(last, plan.summary.maxErrorRate));
+        setExitCode(last.exitCode);
+      }
     } finally {
-      progress?.line?.stop();
+      live.stop();
       releaseSignals();
     }
   });

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { describePlan, runSweep, type SweepPlan } from '../benchmark/sweep.js';
 import { ConfigError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { sweepOptions } from '../options/table/sweep.js';
-import { fmtNum } from '../report/html-util.js';
+import { fmtNum, fmtPercentileOf } from '../report/html-util.js';
+import { LiveView } from '../report/progress.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
@@ -45,9 +46,11 @@ export function registerSweepCommand(program: Command): void {
   command.action(async () => {
     const plan = planOf(sweepFlags(command));
     const { input } = runOptionsFromCommand(command, process.env);
-    const { quiet } = terminalFlags(command);
+    const { quiet, progress } = terminalFlags(command);
+    const live = new LiveView(process.stderr, progress);
+    // Status lines go above the live panel, so none lands inside it.
     const say = (line: string): void => {
-      if (!quiet) process.stderr.write(line);
+      if (!quiet) live.print(line);
     };
     const stop = new AbortController();
     const release = onStopSignals(() => stop.abort());
@@ -55,12 +58,23 @@ export function registerSweepCommand(program: Command): void {
       say(`chatload sweep: ${describePlan(plan)}\n`);
       const result = await runSweep(input, plan, {
         signal: stop.signal,
-        observer: { onWarning: (m) => say(`chatload: warning: ${m}\n`) },
+        onPointStart: (p) => live.setHeading(`point ${p.index}${p.atMost ? ` (of at most ${p.total})` : `/${p.total}`}: ${p.kind} ${p.value}`),
+        onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
+        onStart: (info) => live.start({ totalRequests: info.requests, durationMs: info.durationMs }),
+        observer: {
+          onWarning: (m) => say(`chatload: warning: ${m}\n`),
+          onSend: () => live.onSend(),
+          onQueued: (delta) => live.onQueued(delta),
+          onPhase: (phase) => live.onPhase(phase),
+          onRecord: (record) => live.onRecord(record),
+        },
         onPoint: (p) => {
           const ttft = p.summary.metrics.ttft_ms;
           const goodput = p.summary.goodput ? `, goodput ${fmtNum(p.summary.goodput.share * 100, 1)}%` : '';
+          live.stop();
           process.stdout.write(
-            `${p.kind} ${p.value}: ${fmtNum(p.summary.request_throughput)} req/s, TTFT p50 ${fmtNum(ttft?.p50)} ms p99 ${fmtNum(ttft?.p99)} ms, E2EL p50 ${fmtNum(p.summary.metrics.e2el_ms?.p50)} ms${goodput}\n`,
+            `${p.kind} ${p.value}: ${fmtNum(p.summary.request_throughput)} req/s, TTFT p50 ${fmtNum(ttft?.p50)} ms p99 ${fmtPercentileOf(ttft, 99)} ms, ` +
+              `TPOT p50 ${fmtNum(p.summary.metrics.tpot_ms?.p50)} ms, E2EL p50 ${fmtNum(p.summary.metrics.e2el_ms?.p50)} ms${goodput}\n`,
           );
         },
       });
@@ -69,6 +83,7 @@ export function registerSweepCommand(program: Command): void {
       }
       say(`chatload: wrote ${result.files.summary}, ${result.files.html}\n`);
     } finally {
+      live.stop();
       release();
     }
   });

@@ -1,11 +1,12 @@
 import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request } from 'undici';
+import { Agent, request, type AgentOptions } from '../util/undici.js';
 import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
 import { decodeContent } from './content-encoding.js';
 import { readBodyExcerpt, readJsonBody, readSseBody } from './read-body.js';
-import { encodeChatBody, normalizeBaseUrl } from './request-body.js';
+import { normalizeBaseUrl } from './request-body.js';
+import { ENDPOINTS, type ApiEndpoint, type EndpointName } from './endpoints/index.js';
 import { ResponseCollector, excerpt } from './response-collector.js';
 import { splitUrlCredentials, splitUrlTextCredentials } from './url-credentials.js';
 import { RequestTimer } from './request-timer.js';
@@ -41,6 +42,8 @@ export interface ChatClientOptions {
   idleTimeoutMs?: number;
   /** Host name resolver for the sockets (tests use it to fail DNS without sending a query). @default dns.lookup */
   lookup?: LookupFunction;
+  /** The API `send` speaks (--endpoint): chat completions, the Responses API, or completions. @default 'chat' */
+  endpoint?: EndpointName;
 }
 
 /** First and largest pause (ms) between `waitReady` polls. */
@@ -71,10 +74,12 @@ export class ChatClient {
   readonly #agent: Agent;
   /** Opens one connection per request (pipelining 0: `connection: close`). Made on first need. */
   #freshAgent: Agent | undefined;
-  readonly #agentOptions: Agent.Options;
+  readonly #agentOptions: AgentOptions;
   readonly #apiKeyReplacedByUrl: boolean;
   readonly #reuse: ConnectionReuse = { staleConnectionResends: 0, reuseConnections: true };
-  readonly #chatUrl: string;
+  readonly #endpoint: ApiEndpoint;
+  /** The URL requests go to: the endpoint's path under the base URL. */
+  readonly #generateUrl: string;
   readonly #modelsUrl: string;
   /** The base URL as shown in messages (no credentials). */
   readonly #displayUrl: string;
@@ -97,7 +102,9 @@ export class ChatClient {
     const credentials = splitUrlCredentials(parsed);
     const base = credentials.url;
     const root = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
-    this.#chatUrl = `${root}/v1/chat/completions`;
+    this.#endpoint = ENDPOINTS[options.endpoint ?? 'chat'];
+    if (this.#endpoint === undefined) throw new ConfigError(`ChatClient: unknown endpoint ${JSON.stringify(options.endpoint)}; known: ${Object.keys(ENDPOINTS).join(', ')}`);
+    this.#generateUrl = `${root}${this.#endpoint.path}`;
     this.#modelsUrl = `${root}/v1/models`;
     this.#displayUrl = root;
     // The run options' schema validated the timeouts (the plan's deadlines part): one cheap guard for library callers.
@@ -153,9 +160,17 @@ export class ChatClient {
     return { ...this.#reuse };
   }
 
-  /** Sends one chat completion. Never rejects: every failure is returned as `result.error` with its kind. */
+  /** Sends one turn to the endpoint. Never rejects: every failure is returned as `result.error` with its kind. */
   async send(chatRequest: ChatRequest, signal?: AbortSignal): Promise<StreamResult> {
-    const body = encodeChatBody(chatRequest);
+    const endpoint = this.#endpoint;
+    let body: string | Buffer;
+    try {
+      body = endpoint.encode?.(chatRequest) ?? JSON.stringify(endpoint.body(chatRequest));
+    } catch (error) {
+      const collector = new ResponseCollector(performance.now(), this.#secrets);
+      collector.fail({ kind: 'other', message: `cannot build the request: ${(error as Error).message}` }, collector.result.sentAtMs);
+      return collector.result;
+    }
     const headers =
       chatRequest.conversationId === undefined
         ? this.#headers
@@ -185,7 +200,7 @@ export class ChatClient {
       let dispatcher = this.#reuse.reuseConnections ? this.#agent : this.#fresh();
       while (response === undefined) {
         try {
-          response = await request(this.#chatUrl, { method: 'POST', headers, body, dispatcher, signal: controller.signal });
+          response = await request(this.#generateUrl, { method: 'POST', headers, body, dispatcher, signal: controller.signal });
         } catch (error) {
           const stale = dispatcher === this.#agent && stopKind === undefined ? this.#staleFailure(error) : undefined;
           if (stale === undefined) {
@@ -218,7 +233,7 @@ export class ChatClient {
       const contentType = headerText(response.headers['content-type']).toLowerCase();
       // Decide by what came back, not what was asked: a server may ignore `stream: true` and answer JSON.
       const asSse = contentType.includes('text/event-stream') || (chatRequest.stream && !contentType.includes('json'));
-      await (asSse ? readSseBody : readJsonBody)(decoded.body, collector, timer, classify, decoded.arrivalMs);
+      await (asSse ? readSseBody : readJsonBody)(decoded.body, collector, timer, classify, decoded.arrivalMs, endpoint.reader(collector));
       return result;
     } catch (error) {
       // Not expected (the readers never reject), but `send` must never reject.

@@ -1,3 +1,4 @@
+import { hideImageData } from './hide-image-data.js';
 import { redactText } from '../util/redact-text.js';
 import type { ErrorKind, RequestError } from './types.js';
 
@@ -18,7 +19,7 @@ const DNS_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_F
  * `secrets` entry (api key, header values) with `[redacted]` (redactText), and cuts it to `maxChars`.
  */
 export function sanitizeMessage(text: string, secrets: readonly string[], maxChars: number = MAX_MESSAGE_CHARS): string {
-  const line = redactText(text.replace(/\s+/g, ' ').trim(), secrets);
+  const line = redactText(hideImageData(text).replace(/\s+/g, ' ').trim(), secrets);
   return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
 }
 

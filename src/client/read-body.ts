@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { RequestError } from './types.js';
 import type { ResponseCollector } from './response-collector.js';
+import type { ResponseReader } from './endpoints/endpoint.js';
 import type { RequestTimer } from './request-timer.js';
 import { SseReader } from './sse-reader.js';
 import { MAX_RESPONSE_CHARS } from './response-collector.js';
@@ -21,9 +22,10 @@ export type ArrivalClock = () => number;
 const now: ArrivalClock = () => performance.now();
 
 /**
- * Reads an SSE body into `collector`, stamping each network read with `performance.now()` before parsing it.
- * Resolves (never rejects) when the stream is finished: `[DONE]`, an error, or the end of the body. After `[DONE]`
- * the rest of the body is drained in the background so the connection can be reused.
+ * Reads an SSE body into `collector`, stamping each network read with `performance.now()` before parsing it; `events`
+ * (the endpoint's reader, the collector itself for chat) interprets each event. Resolves (never rejects) when the
+ * stream is finished: `[DONE]` (or the endpoint's terminal event), an error, or the end of the body. After it the
+ * rest of the body is drained in the background so the connection can be reused.
  */
 export function readSseBody(
   body: Readable,
@@ -31,9 +33,10 @@ export function readSseBody(
   timer: RequestTimer,
   classify: BodyErrorClassifier,
   arrivalMs: ArrivalClock = now,
+  events: ResponseReader = collector,
 ): Promise<void> {
   return new Promise<void>((resolve) => {
-    const reader = new SseReader(collector.onSseEvent, { maxEventChars: MAX_RESPONSE_CHARS });
+    const reader = new SseReader((data, atMs) => events.onSseEvent(data, atMs), { maxEventChars: MAX_RESPONSE_CHARS });
     let firstTokenNoted = false;
     const finish = (): void => {
       detach();
@@ -64,7 +67,7 @@ export function readSseBody(
       reader.end(atMs);
       if (!collector.finished) {
         const where = midLine ? ' (it ended inside a line)' : '';
-        collector.fail({ kind: 'truncated_stream', message: `stream ended without data: [DONE]${where}` }, atMs);
+        collector.fail({ kind: 'truncated_stream', message: `stream ended without ${events.endMarker ?? 'data: [DONE]'}${where}` }, atMs);
       }
       finish();
     };
@@ -82,6 +85,7 @@ export function readJsonBody(
   timer: RequestTimer,
   classify: BodyErrorClassifier,
   arrivalMs: ArrivalClock = now,
+  events: ResponseReader = collector,
 ): Promise<void> {
   return new Promise<void>((resolve) => {
     const parts: Buffer[] = [];
@@ -105,7 +109,7 @@ export function readJsonBody(
     };
     const onEnd = (): void => {
       const atMs = arrivalMs();
-      collector.acceptJsonBody(Buffer.concat(parts, bytes).toString('utf8'), atMs);
+      events.acceptJsonBody(Buffer.concat(parts, bytes).toString('utf8'), atMs);
       finish();
     };
     const detach = attach(body, { data: onData, end: onEnd, error: failWith(collector, classify, () => finish()) });

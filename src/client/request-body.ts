@@ -34,7 +34,8 @@ export function messageJson(message: ChatMessage): string {
 export async function prepareMessageBytes(message: ChatMessage): Promise<void> {
   if (messageBytesCache.has(message)) return;
   const text = message.content;
-  if (text.length <= SLICE_CHARS || message.parts !== undefined) {
+  // Content parts (images) are encoded at once: a data URL is one JSON string with nothing to escape.
+  if (typeof text !== 'string' || text.length <= SLICE_CHARS) {
     messageBytes(message);
     return;
   }

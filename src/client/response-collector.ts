@@ -1,5 +1,6 @@
 import { redactText } from '../util/redact-text.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
+import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
 
 /**
@@ -15,7 +16,7 @@ export const MAX_RESPONSE_CHARS = 16 * 1024 * 1024;
 export const MAX_RESPONSE_CHUNKS = 4_000_000;
 
 /** The parts of an OpenAI chat completion chunk (or body) the collector reads. Everything is optional: servers vary. */
-interface CompletionJson {
+export interface CompletionJson {
   choices?: ChoiceJson[] | null;
   usage?: UsageJson | null;
   /** llama-server's per-request timings; `cache_n` is the prompt tokens it reused from its cache. */
@@ -36,7 +37,7 @@ interface TextFields {
   tool_calls?: unknown;
   function_call?: unknown;
 }
-interface UsageJson {
+export interface UsageJson {
   prompt_tokens?: unknown;
   completion_tokens?: unknown;
   prompt_tokens_details?: { cached_tokens?: unknown } | null;
@@ -161,7 +162,7 @@ export class ResponseCollector {
     if (this.finished && this.result.error) return;
     this.finished = true;
     this.result.doneAtMs = atMs;
-    this.result.error = { ...error, message: redactText(error.message, this.#secrets) };
+    this.result.error = { ...error, message: redactText(hideImageData(error.message), this.#secrets) };
   }
 
   /**
@@ -186,7 +187,18 @@ export class ResponseCollector {
     else if (typeof fields.reasoning === 'string') reasoning = fields.reasoning;
     // A tool-call delta is generated output too: it counts as a token chunk (TTFT, ITL) as text does.
     const toolCall = this.#toolCallDelta(fields.tool_calls, atMs);
-    if (content.length === 0 && reasoning.length === 0 && toolCall === undefined) return;
+    this.addText(content, reasoning, atMs, isChunk, toolCall !== undefined);
+  }
+
+  // ---- Recording, shared by every endpoint's reader (endpoints/*.ts): times and text, never parsing. ----
+
+  /**
+   * Records a chunk's content and reasoning text arrived at `atMs` (nothing when both are empty). `isChunk` false:
+   * a whole non-streamed body, which is no chunk (output_num_chunks stays 0, as in the reference). `toolCall`: the
+   * chunk also carried a tool call (already recorded), so it counts as a token chunk even without text.
+   */
+  addText(content: string, reasoning: string, atMs: number, isChunk = true, toolCall = false): void {
+    if (content.length === 0 && reasoning.length === 0 && !toolCall) return;
     const result = this.result;
     if (result.firstTokenAtMs === undefined) {
       result.firstTokenAtMs = atMs;
@@ -210,18 +222,61 @@ export class ResponseCollector {
     }
   }
 
-  #usage(usage: UsageJson, timings: CompletionJson['timings']): void {
-    const prompt = usage.prompt_tokens;
-    const completion = usage.completion_tokens;
-    if (typeof prompt !== 'number' || typeof completion !== 'number') return;
-    const parsed: ServerUsage = { promptTokens: prompt, completionTokens: completion };
-    // llama-server before prompt_tokens_details says what it reused from its cache only in `timings.cache_n`.
-    const cached = usage.prompt_tokens_details?.cached_tokens ?? timings?.cache_n;
-    if (typeof cached === 'number') parsed.cachedTokens = cached;
-    const reasoning = usage.completion_tokens_details?.reasoning_tokens;
-    if (typeof reasoning === 'number') parsed.reasoningTokens = reasoning;
-    this.result.usage = parsed;
+  /** Notes that the reply carried an answer (text, or an end at the length limit): it is not empty_answer. */
+  markAnswered(): void {
+    this.#answered = true;
   }
+
+  /** The reply ended as it should (`[DONE]`, `response.completed`, a whole body) at `atMs`; an empty one fails. */
+  complete(atMs: number): void {
+    if (this.finished) return;
+    this.sawDone = true;
+    this.finished = true;
+    this.result.doneAtMs = atMs;
+    this.#failIfEmpty(atMs);
+  }
+
+  /**
+   * Parses one JSON object of the reply (an event's data or a whole body): a text that is not a JSON object fails the
+   * request as malformed_stream and gives undefined. Error objects are the caller's to recognise.
+   */
+  parseObject(text: string, what: 'stream event' | 'response body', atMs: number): Record<string, unknown> | undefined {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      this.fail({ kind: 'malformed_stream', message: `${what} is not JSON: ${excerpt(text, 80)}` }, atMs);
+      return undefined;
+    }
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+      this.fail({ kind: 'malformed_stream', message: `${what} is not a JSON object: ${excerpt(text, 80)}` }, atMs);
+      return undefined;
+    }
+    return json as Record<string, unknown>;
+  }
+
+  #usage(usage: UsageJson, timings: CompletionJson['timings']): void {
+    const parsed = chatUsageOf(usage, timings);
+    if (parsed !== undefined) this.result.usage = parsed;
+  }
+}
+
+/**
+ * The token counts of a chat or completions `usage` object (`prompt_tokens`, `completion_tokens`, their details);
+ * undefined when it lacks the two counts. llama-server's `timings.cache_n` stands in for cached tokens when
+ * prompt_tokens_details is absent.
+ */
+export function chatUsageOf(usage: UsageJson, timings?: CompletionJson['timings']): ServerUsage | undefined {
+  const prompt = usage.prompt_tokens;
+  const completion = usage.completion_tokens;
+  if (typeof prompt !== 'number' || typeof completion !== 'number') return undefined;
+  const parsed: ServerUsage = { promptTokens: prompt, completionTokens: completion };
+  // llama-server before prompt_tokens_details says what it reused from its cache only in `timings.cache_n`.
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? timings?.cache_n;
+  if (typeof cached === 'number') parsed.cachedTokens = cached;
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+  if (typeof reasoning === 'number') parsed.reasoningTokens = reasoning;
+  return parsed;
 }
 
 /** True when some choice's `delta`/`message` has content, reasoning or a tool call, or the choice ended at its length limit. */
@@ -242,11 +297,13 @@ function nonEmptyText(value: unknown): boolean {
   return typeof value === 'string' && value.length > 0;
 }
 
-function isErrorObject(json: CompletionJson): boolean {
+/** True for an `{"error": …}` object or one with `object: "error"` (vLLM's stream error shape). */
+export function isErrorObject(json: CompletionJson): boolean {
   return (json.error !== undefined && json.error !== null) || json.object === 'error';
 }
 
-function errorText(json: CompletionJson): string {
+/** What an error object says, on one line, at most 200 characters. */
+export function errorText(json: CompletionJson): string {
   return excerpt(errorSaid(json) ?? JSON.stringify(json.error ?? json), 200);
 }
 

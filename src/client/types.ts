@@ -57,6 +57,15 @@ export interface ChatRequest {
   extraBody?: Readonly<Record<string, unknown>>;
   /** With --send-conversation-id: sent as body `conversation_id` and header `X-Session-ID`. */
   conversationId?: string;
+  /** /v1/completions: the prompt text, `messages` rendered by the run's chat template (the engine renders it). */
+  prompt?: string;
+  /**
+   * /v1/responses with the server keeping state: the previous response's id, and how many of `messages` the server
+   * already holds under it (the history up to and including that answer); only the rest is sent.
+   */
+  previousResponse?: { id: string; messagesHeld: number };
+  /** /v1/responses: ask the server to keep this response (`store: true`) so the next turn can continue from it. */
+  storeResponse?: boolean;
 }
 
 /** Token counts the server reported in `usage`. */
@@ -109,5 +118,7 @@ export interface StreamResult {
    * result is the resend on a fresh connection (its sentAtMs is the resend's). Absent otherwise.
    */
   staleConnectionResends?: number;
+  /** The Responses API's response id (`resp_…`), to continue from with previous_response_id. */
+  responseId?: string;
   error?: RequestError;
 }

@@ -1,41 +1,56 @@
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
-import type { ContentPart } from '../tokenizer/types.js';
+import type { ChatMessage, ContentPart } from '../tokenizer/types.js';
+import { formatCount, SIZE_BOUNDS } from './size-bounds.js';
 
 /*
- * Content as an array of parts (OpenAI's `content: [{type, ...}]`). Text parts are counted locally; image parts are
- * passed through to the server as they are and count 0 local tokens (the server's usage says what they cost).
- * Each part type has its own small checker so another part type is one more function.
+ * Message content as a list of parts (OpenAI's chat format): `{"type":"text","text"}` and
+ * `{"type":"image_url","image_url":{"url"}}`. Images pass through to the server as they are; local token counts see
+ * only the text (tokenizer/content.ts). Checked cheaply: the shape, the data URL's header and its length, never
+ * its bytes decoded, and no message ever quotes the bytes.
  */
 
-/** Checks one `{type: "text", text}` part. */
-function textPart(part: Record<string, unknown>, at: DatasetLocation, index: number): ContentPart {
-  if (typeof part.text !== 'string') throw new DatasetError(at, `expected "content[${index}].text" to be a string`);
-  return { type: 'text', text: part.text };
+/** Media types a data URL image may have: those OpenAI's and vLLM's image inputs take. */
+const IMAGE_DATA_URL = /^data:image\/(png|jpeg|jpg|gif|webp);base64,/;
+
+/**
+ * Why `url` is not an image URL chatload sends, or undefined when it is one: a base64 data URL of a PNG, JPEG, GIF or
+ * WebP image of at most `maxChars` characters, or an http(s) URL (the server fetches it). Never quotes the data.
+ */
+export function imageUrlProblem(url: unknown, maxChars: number = SIZE_BOUNDS.imageUrlChars): string | undefined {
+  if (typeof url !== 'string' || url.length === 0) return 'expected "image_url.url" to be a data URL or an http(s) URL';
+  if (url.startsWith('http://') || url.startsWith('https://')) return url.length > 8192 ? 'an http(s) image URL over 8,192 characters' : undefined;
+  if (!url.startsWith('data:')) return `expected "image_url.url" to be a data URL (data:image/png;base64,…) or an http(s) URL, got one starting ${JSON.stringify(url.slice(0, 12))}`;
+  const header = IMAGE_DATA_URL.exec(url.slice(0, 40));
+  if (header === null) return `expected a base64 image data URL (data:image/png|jpeg|gif|webp;base64,…), got one starting ${JSON.stringify(url.slice(0, Math.max(5, url.indexOf(',') + 1)).slice(0, 40))}`;
+  if (url.length > maxChars) return `an image data URL of ${formatCount(url.length)} characters, over the bound of ${formatCount(maxChars)}`;
+  if (url.length === header[0].length) return 'an image data URL with no data';
+  return undefined;
 }
 
-/** Checks one `{type: "image_url", image_url: {url}}` part: passed through, 0 local tokens. */
-function imageUrlPart(part: Record<string, unknown>, at: DatasetLocation, index: number): ContentPart {
-  const image = part.image_url as Record<string, unknown> | null | undefined;
-  if (typeof image !== 'object' || image === null || typeof image.url !== 'string') {
-    throw new DatasetError(at, `expected "content[${index}].image_url" to be an object {"url": string}`);
+/** One content part, checked and copied with only the fields chatload sends. Throws a DatasetError naming the part. */
+export function validateContentPart(value: unknown, index: number, at: DatasetLocation): ContentPart {
+  const where = `content[${index}]`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DatasetError(at, `${where}: expected a content part {"type", ...}`);
+  const part = value as { type?: unknown; text?: unknown; image_url?: unknown };
+  if (part.type === 'text') {
+    if (typeof part.text !== 'string') throw new DatasetError(at, `${where}: expected "text" to be a string`);
+    return { type: 'text', text: part.text };
   }
-  return typeof image.detail === 'string' ? { type: 'image_url', image_url: { url: image.url, detail: image.detail } } : { type: 'image_url', image_url: { url: image.url } };
+  if (part.type === 'image_url') {
+    const image = part.image_url;
+    // OpenAI's form is {"url": …}; a bare string is accepted as the URL, as vLLM does.
+    const url = typeof image === 'string' ? image : (image as { url?: unknown } | null)?.url;
+    const problem = imageUrlProblem(url);
+    if (problem !== undefined) throw new DatasetError(at, `${where}: ${problem}`);
+    const detail = (image as { detail?: unknown } | null)?.detail;
+    return { type: 'image_url', image_url: typeof detail === 'string' ? { url: url as string, detail } : { url: url as string } };
+  }
+  throw new DatasetError(at, `${where}: expected "type" to be "text" or "image_url", got ${JSON.stringify(part.type ?? null)}`);
 }
 
-const PART_CHECKERS: Readonly<Record<string, (part: Record<string, unknown>, at: DatasetLocation, index: number) => ContentPart>> = {
-  text: textPart,
-  image_url: imageUrlPart,
-};
-
-/** Checks a content array; throws a DatasetError naming the bad part (`content[2].text`). */
-export function validateContentParts(value: readonly unknown[], at: DatasetLocation): ContentPart[] {
-  return value.map((raw, index) => {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new DatasetError(at, `expected "content[${index}]" to be a part object {"type", ...}`);
-    const part = raw as Record<string, unknown>;
-    const check = typeof part.type === 'string' ? PART_CHECKERS[part.type] : undefined;
-    if (check === undefined) {
-      throw new DatasetError(at, `expected "content[${index}].type" to be ${Object.keys(PART_CHECKERS).map((t) => `"${t}"`).join(' or ')}, got ${JSON.stringify(part.type) ?? 'nothing'}`);
-    }
-    return check(part, at, index);
-  });
+/** A message's content: a string, or a non-empty list of text and image parts. Undefined when it is neither. */
+export function validateContent(value: unknown, at: DatasetLocation): ChatMessage['content'] | undefined {
+  if (typeof value === 'string') return value;
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  return value.map((part, i) => validateContentPart(part, i, at));
 }

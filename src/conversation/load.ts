@@ -7,11 +7,12 @@ import { generateConversations, type GeneratedDataset } from '../synth/generate.
 import { isGenerationConfig, parseGenerationConfig } from '../synth/generation-config.js';
 import { isAgenticConfig, parseAgenticConfig } from '../synth/agentic/config.js';
 import { generateAgenticSessions, type AgenticDataset } from '../synth/agentic/generate.js';
-import { defaultTokenCounter, type TokenCounter } from '../tokenizer/index.js';
+import { defaultTokenCounter, messageText, type TokenCounter } from '../tokenizer/index.js';
 import { readUtf8File, utf8Lines } from '../util/utf8-text.js';
 import { streamJsonList } from './json-stream.js';
 import { formatCount, sizeBounds, type SizeBounds } from './size-bounds.js';
 import { describeShareGptReport, isShareGptItem, ShareGptConverter, type ShareGptReport } from './sharegpt.js';
+import { detectTraceFormat, TraceReader, type TraceReadOptions } from './trace.js';
 import type { Conversation, ForkPoint } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
 
@@ -85,10 +86,14 @@ export interface LoadOptions {
   allowInvalidUtf8?: boolean;
   /** Tighter size bounds than SIZE_BOUNDS (docs/DATASETS.md), e.g. for tests. */
   bounds?: Partial<SizeBounds>;
+  /** How a production trace is read (--input-format, --trace-block-size, --trace-window). */
+  trace?: TraceReadOptions;
+  /** Accept only a Mooncake or Bailian trace (JSONL): anything else is a DatasetError (`chatload trace stats`). */
+  traceOnly?: boolean;
 }
 
 /** The formats loadDataset recognises. */
-export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate';
+export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate' | 'mooncake' | 'bailian';
 
 /** A loaded dataset: the conversations and how they were obtained. */
 export interface LoadedDataset {
@@ -131,7 +136,7 @@ class ItemSink {
     if (this.#chars > this.#bounds.totalChars) {
       throw new DatasetError(at, `the dataset holds more than ${formatCount(this.#bounds.totalChars)} characters (the bound of a streamed dataset)`);
     }
-    if (index === 0 && isShareGptItem(value)) this.#sharegpt = new ShareGptConverter();
+    if (index === 0 && isShareGptItem(value)) this.#sharegpt = new ShareGptConverter({ imageDir: dirname(this.#file), source: this.#file });
     if (this.#sharegpt !== null) return this.#sharegpt.add(value, index);
     const conversation = validateConversation(value, at);
     this.#ids.check(conversation, at);
@@ -156,9 +161,10 @@ class ItemSink {
 
   #checkMessages(conversation: Conversation, at: DatasetLocation): void {
     const max = this.#bounds.messageChars;
-    const messageIndex = conversation.messages.findIndex((m) => m.content.length > max);
+    // The text's characters: images have their own bound (imageUrlChars), checked with the part.
+    const messageIndex = conversation.messages.findIndex((m) => messageText(m.content).length > max);
     if (messageIndex === -1) return;
-    const length = conversation.messages[messageIndex]!.content.length;
+    const length = messageText(conversation.messages[messageIndex]!.content).length;
     throw new DatasetError(
       { ...at, conversationId: conversation.id, messageIndex },
       `"content" has ${formatCount(length)} characters, over the bound of ${formatCount(max)} per message`,
@@ -201,17 +207,35 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
   const bounds = sizeBounds(options.bounds);
   const lines = utf8Lines(file, { ...utf8Options(options), maxLineChars: bounds.itemChars });
   const sink = new ItemSink(file, bounds);
+  let trace: TraceReader | undefined;
   let lineNumber = 0;
   for await (const line of lines) {
     lineNumber += 1;
     if (line.trim() === '') continue;
     const value = parseJsonWithLocation(line, file, lineNumber - 1);
-    if (sink.count === 0 && (isGenerationConfig(value) || isAgenticConfig(value))) {
-      await lines.return(undefined);
-      return loadGenerationConfig(value, file, options);
+    if (trace !== undefined) {
+      trace.add(value, lineNumber);
+      continue;
+    }
+    if (sink.count === 0) {
+      if ((isGenerationConfig(value) || isAgenticConfig(value)) && options.trace?.format === undefined) {
+        await lines.return(undefined);
+        return loadGenerationConfig(value, file, options);
+      }
+      const format = options.trace?.format ?? detectTraceFormat(value);
+      if (format !== undefined) {
+        trace = new TraceReader(file, format, options.trace);
+        trace.add(value, lineNumber);
+        continue;
+      }
+      if (options.traceOnly === true) {
+        await lines.return(undefined);
+        throw new DatasetError({ file, line: lineNumber }, 'not a Mooncake or Bailian trace (no hash_ids and input_length, nor chat_id and parent_chat_id); name the format with --input-format');
+      }
     }
     sink.add(value, lineNumber, line.length);
   }
+  if (trace !== undefined) return { conversations: trace.finish(), format: trace.format };
   if (sink.count === 0) throw new DatasetError({ file }, 'the file has no conversations; expected one JSON conversation per line');
   const loaded = sink.finish(options.warn ?? (() => {}));
   return loaded.format === 'json' ? { ...loaded, format: 'jsonl' } : loaded;
@@ -266,7 +290,7 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
   await checkReadable(file);
   const { size } = await stat(file);
-  if (/\.(jsonl|ndjson)$/i.test(file)) return loadJsonLines(file, options);
+  if (/\.(jsonl|ndjson)$/i.test(file) || options.trace?.format !== undefined || options.traceOnly === true) return loadJsonLines(file, options);
   const first = await firstChar(file);
   if (first === '') throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');
   if (first === '[') return loadJsonList(file, size, options);
@@ -280,6 +304,7 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
     } catch {
       return loadJsonLines(file, options);
     }
+    if (options.trace?.format !== undefined || detectTraceFormat(value) !== undefined) return loadJsonLines(file, options);
     if (isGenerationConfig(value) || isAgenticConfig(value)) return loadGenerationConfig(value, file, options);
     const record = value as Record<string, unknown>;
     if (!text.trim().includes('\n') && (isShareGptItem(value) || 'messages' in record)) return loadJsonLines(file, options);

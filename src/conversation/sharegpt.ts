@@ -1,5 +1,7 @@
 import { Rng } from '../synth/rng.js';
+import { messageText } from '../tokenizer/content.js';
 import type { ChatMessage } from '../tokenizer/types.js';
+import { imageDataUrl, itemImages, placeImages } from './sharegpt-images.js';
 import type { Conversation } from './types.js';
 
 /** ShareGPT speaker names and the chat role each maps to. */
@@ -29,6 +31,13 @@ export interface ShareGptOptions {
   minContentLen?: number;
   /** Drop conversations with a message longer than this many characters. */
   maxContentLen?: number;
+  /**
+   * The folder LLaVA-style items' `image` files are read from (each becomes a data URL image part). @default the
+   * current folder (the loaders pass the dataset file's folder)
+   */
+  imageDir?: string;
+  /** The dataset file, for error messages. */
+  source?: string;
 }
 
 /** Why conversations were dropped, with counts, and what else the conversion did. */
@@ -56,7 +65,7 @@ const PART = /^(.*)_(\d+)$/;
 
 interface Group {
   id: string;
-  parts: { part: number; turns: unknown[] }[];
+  parts: { part: number; turns: unknown[]; images: string[] }[];
 }
 
 /**
@@ -83,7 +92,9 @@ export class ShareGptConverter {
   add(item: unknown, index: number): void {
     this.#report.items += 1;
     if (!isShareGptItem(item)) return this.#drop('not a ShareGPT item');
-    const record = item as { id?: unknown; conversations: unknown[] };
+    const record = item as { id?: unknown; conversations: unknown[]; image?: unknown; images?: unknown };
+    const images = itemImages(record);
+    if (images === 'bad') return this.#drop('an "image" field that is not a file name or a list of them');
     const rawId = typeof record.id === 'string' || typeof record.id === 'number' ? String(record.id) : `sharegpt-${index}`;
     const match = PART.exec(rawId);
     const base = match ? match[1]! : rawId;
@@ -93,7 +104,7 @@ export class ShareGptConverter {
       group = { id: base, parts: [] };
       this.#groups.set(base, group);
     } else this.#report.mergedParts += 1;
-    group.parts.push({ part, turns: record.conversations });
+    group.parts.push({ part, turns: record.conversations, images });
   }
 
   /** The kept conversations and the report. */
@@ -107,16 +118,21 @@ export class ShareGptConverter {
         this.#drop(messages);
         continue;
       }
+      const images = group.parts.flatMap((p) => p.images);
+      if (images.length > 0) {
+        const { imageDir = '.', source = 'ShareGPT' } = o;
+        placeImages(messages, images.map((name) => imageDataUrl(name, imageDir, group.id, source)));
+      }
       const dialog = messages.filter((m) => m.role !== 'system').length;
       if (o.minTurns !== undefined && dialog < o.minTurns) {
         this.#drop('fewer turns than --min-turns');
         continue;
       }
-      if (o.minContentLen !== undefined && messages.some((m) => m.content.length < o.minContentLen!)) {
+      if (o.minContentLen !== undefined && messages.some((m) => messageText(m.content).length < o.minContentLen!)) {
         this.#drop('a message shorter than --min-content-len');
         continue;
       }
-      if (o.maxContentLen !== undefined && messages.some((m) => m.content.length > o.maxContentLen!)) {
+      if (o.maxContentLen !== undefined && messages.some((m) => messageText(m.content).length > o.maxContentLen!)) {
         this.#drop('a message longer than --max-content-len');
         continue;
       }

@@ -23,6 +23,8 @@ export interface SizeBounds {
   itemChars: number;
   /** Characters of a streamed dataset file (JSONL, or a JSON list over 64 MB): all conversations are held in memory. */
   totalChars: number;
+  /** Characters of one image's data URL (about 24 MB of image: 32 Mi base64 characters). */
+  imageUrlChars: number;
 }
 
 /** The bounds, as documented in docs/DATASETS.md. */
@@ -35,6 +37,7 @@ export const SIZE_BOUNDS: Readonly<SizeBounds> = Object.freeze({
   messageChars: 16_000_000,
   itemChars: 256 * 1024 * 1024,
   totalChars: 1_000_000_000,
+  imageUrlChars: 32 * 1024 * 1024,
 });
 
 /** `bounds` over the defaults (tests and small machines pass tighter ones). */

@@ -34,6 +34,12 @@ export interface Conversation {
   parent?: ForkPoint;
   /** On a session: the sub-agents it spawns, in dataset order (nested at load; separate items on disk). */
   forks?: Conversation[];
+  /**
+   * A production trace's session (Mooncake, Bailian; docs/DATASETS.md): its turns' schedule, token lengths and KV
+   * block hash ids. Its `messages` are then placeholders (empty user messages): the prompts are synthesised from the
+   * hash ids when each turn is sent, so a trace of any size costs memory for its ids only.
+   */
+  trace?: TraceSession;
 }
 
 /**
@@ -44,6 +50,38 @@ export interface Conversation {
 export interface ForkPoint {
   id: string;
   at: number;
+}
+
+/** One request of a trace. */
+export interface TraceTurn {
+  /** When to send it, ms from the start of the replay (trace time, before --trace-speed); absent: `delayMs` after the previous answer. */
+  atMs?: number;
+  /** ms after the previous turn's answer (Mooncake `delay`); used when `atMs` is absent. */
+  delayMs?: number;
+  /** Prompt tokens the trace says the request had (Mooncake/Bailian `input_length`). */
+  inputLength: number;
+  /** Output tokens (`output_length`): sent as max_tokens. */
+  outputLength: number;
+  /** KV block hash ids of the prompt, `blockSize` tokens each, the last one possibly partial. */
+  hashIds: number[];
+  /** A pre-formatted prompt (Mooncake `messages`), sent as it is instead of synthesised text. */
+  messages?: ChatMessage[];
+  /** Tool definitions (Mooncake `tools`), sent as they are. */
+  tools?: unknown[];
+}
+
+/** A trace's session: its format, block size, how its turns' context is built, and its turns. */
+export interface TraceSession {
+  format: 'mooncake' | 'bailian';
+  /** Tokens per hash block (--trace-block-size; 512 for Mooncake, 16 for Bailian by default). */
+  blockSize: number;
+  /**
+   * `history`: each turn's prompt is appended to the session's history with the server's answers, as every chatload
+   * conversation (Mooncake sessions). `self-contained`: each turn's prompt already holds its whole context and is
+   * sent alone (Bailian rows, pre-formatted `messages`).
+   */
+  context: 'history' | 'self-contained';
+  turns: TraceTurn[];
 }
 
 /** Counts of a dataset, for reports. */

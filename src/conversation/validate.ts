@@ -1,7 +1,6 @@
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
-import { partsText } from '../tokenizer/chat-message.js';
-import type { ChatMessage, ContentPart, ToolCall } from '../tokenizer/types.js';
-import { validateContentParts } from './content-parts.js';
+import type { ChatMessage, ToolCall } from '../tokenizer/types.js';
+import { validateContent } from './content-parts.js';
 import { validateToolCalls, validateTools } from './tool-calls.js';
 import type { Conversation, ForkPoint, TurnSettings } from './types.js';
 
@@ -20,16 +19,13 @@ function extensionNumber(value: unknown, key: string, at: DatasetLocation): numb
   return value;
 }
 
-/** The message's content: a string, an array of parts, or (assistant with tool calls only) null/absent. */
-function content(m: Record<string, unknown>, role: string, hasToolCalls: boolean, at: DatasetLocation): { text: string; parts?: ContentPart[] } {
+/** The message's content: a string, a non-empty list of parts, or '' for an assistant with tool calls and null/absent content. */
+function content(m: Record<string, unknown>, role: string, hasToolCalls: boolean, at: DatasetLocation): ChatMessage['content'] {
   const value = m.content;
-  if (typeof value === 'string') return { text: value };
-  if (Array.isArray(value)) {
-    const parts = validateContentParts(value, at);
-    return { text: partsText(parts), parts };
-  }
-  if ((value === null || value === undefined) && role === 'assistant' && hasToolCalls) return { text: '' };
-  const allowed = role === 'assistant' ? 'a string, an array of parts, or null with "tool_calls"' : 'a string or an array of parts';
+  if ((value === null || value === undefined) && role === 'assistant' && hasToolCalls) return '';
+  const checked = validateContent(value, at);
+  if (checked !== undefined) return checked;
+  const allowed = role === 'assistant' ? 'a string, a list of content parts, or null with "tool_calls"' : 'a string or a list of content parts';
   throw new DatasetError(at, `expected "content" to be ${allowed}, got ${value === undefined ? 'nothing' : describeValue(value)}`);
 }
 
@@ -96,9 +92,7 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
       throw new DatasetError(mAt, `expected "role" to be "user", "assistant", "system" or "tool", got ${role === undefined ? 'nothing' : describeValue(role)}`);
     }
     const toolCalls: ToolCall[] | undefined = role === 'assistant' && m.tool_calls !== undefined && m.tool_calls !== null ? validateToolCalls(m.tool_calls, mAt) : undefined;
-    const { text, parts } = content(m, role, toolCalls !== undefined, mAt);
-    const message: ChatMessage = { role: role as ChatMessage['role'], content: text };
-    if (parts !== undefined) message.parts = parts;
+    const message: ChatMessage = { role: role as ChatMessage['role'], content: content(m, role, toolCalls !== undefined, mAt) };
     if (toolCalls !== undefined) message.tool_calls = toolCalls;
     if (role === 'system') {
       if (i !== 0) throw new DatasetError(mAt, 'a "system" message is allowed only as the first message');

@@ -1,5 +1,7 @@
-import type { Conversation } from '../conversation/types.js';
+import type { Conversation, TraceTurn } from '../conversation/types.js';
 import type { ToolDivergence } from '../metrics/record.js';
+import type { HashBlockText } from '../synth/hash-blocks.js';
+import { messageText } from '../tokenizer/content.js';
 import type { ChatMessage, ToolCall } from '../tokenizer/types.js';
 
 /**
@@ -21,8 +23,19 @@ export interface ServerAnswer {
   reasoning?: string;
 }
 
-/** Splits a conversation's messages (after its system message) into steps; forks attach to the step they follow. */
+/** Where a sub-agent starts: its parent's id, the parent's history up to the fork point and that prompt's token count. */
+export interface ForkStart {
+  parentId: string;
+  prefix: readonly ChatMessage[];
+  prefixTokens: number;
+}
+
+/**
+ * Splits a conversation's messages (after its system message) into steps; forks attach to the step they follow. A
+ * trace session has one step per trace turn, its input made when the turn is sent (ActiveConversation.nextInput).
+ */
 function stepsOf(conversation: Conversation, first: number): DatasetStep[] {
+  if (conversation.trace !== undefined) return conversation.trace.turns.map(() => ({ input: [], recorded: undefined, forks: undefined }));
   const messages = conversation.messages;
   const forksAt = new Map<number, Conversation[]>();
   for (const child of conversation.forks ?? []) {
@@ -67,27 +80,55 @@ export class ActiveConversation {
   #lastCompletionTokens = 0;
   /** The sub-agents to run before the next step, and the history they share (the last request's prompt). */
   #pendingForks: { children: Conversation[]; prefix: ChatMessage[]; prefixTokens: number } | undefined;
+  /** --responses-state server: the last response's id and how many history messages the server holds under it. */
+  #held: { id: string; messagesHeld: number } | undefined;
+  /** A trace session's prompt maker (the text of a turn is made once, in nextInput). */
+  readonly #prompts: HashBlockText | undefined;
 
   /**
    * `maxTurns` caps messages as the reference's --max-turns does: user and assistant messages together (two per step).
-   * `fork` gives a sub-agent its parent's history up to the fork point and that prompt's token count.
+   * `fork` gives a sub-agent its parent's history up to the fork point and that prompt's token count; `prompts`
+   * makes a trace session's prompts from their hash ids (conversations with a `trace` need it).
    */
-  constructor(conversation: Conversation, index: number, maxTurns?: number, fork?: { parentId: string; prefix: readonly ChatMessage[]; prefixTokens: number }) {
+  constructor(conversation: Conversation, index: number, maxTurns?: number, start: { fork?: ForkStart; prompts?: HashBlockText } = {}) {
     this.conversation = conversation;
     this.index = index;
+    const fork = start.fork;
     this.parentId = fork?.parentId;
+    this.#prompts = start.prompts;
     const messages = conversation.messages;
     let first = 0;
     if (fork !== undefined) {
       this.#history.push(...fork.prefix);
       this.#lastPromptTokens = fork.prefixTokens;
     }
-    if (messages[0]?.role === 'system') {
+    if (conversation.trace === undefined && messages[0]?.role === 'system') {
       this.#history.push(messages[0]);
       first = 1;
     }
     const steps = stepsOf(conversation, first);
     this.#steps = maxTurns === undefined ? steps : steps.slice(0, Math.ceil(maxTurns / 2));
+  }
+
+  /** The next turn's trace request, for a trace session. */
+  get traceTurn(): TraceTurn | undefined {
+    return this.conversation.trace?.turns[this.#next];
+  }
+
+  /** True when the next request is sent alone, without the history (a self-contained trace turn). */
+  get #selfContained(): boolean {
+    return this.conversation.trace?.context === 'self-contained';
+  }
+
+  /**
+   * A trace turn's input: the text of its hash blocks as one user message, or for a pre-formatted prompt (sent as it
+   * is by requestMessages) its last message's text, which is what goes into the history.
+   */
+  #traceInput(turn: TraceTurn): ChatMessage[] {
+    const pre = turn.messages;
+    if (pre !== undefined) return [{ role: 'user', content: messageText(pre[pre.length - 1]?.content ?? '') }];
+    if (this.#prompts === undefined) throw new Error(`conversation ${this.id}: a trace session needs a prompt maker`);
+    return [{ role: 'user', content: this.#prompts.prompt(turn.hashIds, turn.inputLength, this.conversation.trace!.blockSize) }];
   }
 
   get id(): string {
@@ -125,6 +166,11 @@ export class ActiveConversation {
    */
   nextInput(): readonly ChatMessage[] {
     if (this.#input !== undefined) return this.#input;
+    const turn = this.traceTurn;
+    if (turn !== undefined) {
+      this.#input = this.#traceInput(turn);
+      return this.#input;
+    }
     const input = this.#steps[this.#next]!.input;
     const ids = this.#callIds;
     this.#input =
@@ -139,24 +185,32 @@ export class ActiveConversation {
 
   /** The messages of the next request: the whole history, then the next step's input. */
   requestMessages(): ChatMessage[] {
-    const messages = this.#history.slice();
+    const pre = this.traceTurn?.messages;
+    if (pre !== undefined) return pre.slice();
+    const messages = this.#selfContained ? [] : this.#history.slice();
     messages.push(...this.nextInput());
     return messages;
   }
 
-  /** The next step's input as text (the user message, or the tool results), for --print-content. */
+  /**
+   * The next step's input as text (the user message, or the tool results; image parts left out: what local counts and
+   * --print-content see); for a pre-formatted trace prompt, its last message.
+   */
   get nextUserMessage(): string {
-    return this.#steps[this.#next]!.input.map((m) => m.content).join('\n');
+    return this.nextInput()
+      .map((m) => messageText(m.content))
+      .join('\n');
   }
 
-  /** The dataset's own max_tokens for the next step (generated datasets set one per step), if any. */
+  /** The dataset's own max_tokens for the next step (generated datasets set one per step, traces their output_length), if any. */
   get datasetMaxTokens(): number | undefined {
-    return this.conversation.turns?.[this.#next]?.maxTokens;
+    return this.traceTurn?.outputLength ?? this.conversation.turns?.[this.#next]?.maxTokens;
   }
 
   /** The dataset's recorded answer to the next step (its text), if it has one. */
   get recordedAnswer(): string | undefined {
-    return this.#steps[this.#next]?.recorded?.content;
+    const recorded = this.#steps[this.#next]?.recorded;
+    return recorded === undefined ? undefined : messageText(recorded.content);
   }
 
   /** The dataset's recorded answer message to the next step, tool calls included. */
@@ -232,6 +286,19 @@ export class ActiveConversation {
     const forks = this.#pendingForks;
     this.#pendingForks = undefined;
     return forks;
+  }
+
+  /**
+   * --responses-state server: notes the id of the response to the step just answered (after `advance`), under which
+   * the server now holds the whole history; undefined (the server gave none) sends the whole history next time.
+   */
+  noteServerResponse(responseId: string | undefined): void {
+    this.#held = responseId === undefined ? undefined : { id: responseId, messagesHeld: this.#history.length };
+  }
+
+  /** The response the server holds this conversation's history under, and how many messages that is; if any. */
+  get heldByServer(): { id: string; messagesHeld: number } | undefined {
+    return this.#held;
   }
 
   /**

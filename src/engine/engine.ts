@@ -1,3 +1,5 @@
+import { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
+import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
 import { describeLoadModel, loadModelFor, runLoadModel } from './load/from-options.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
@@ -54,19 +56,27 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const unfollow = stop.followSignal(input.signal, deadlines.stopGraceMs);
   const unfollowStop = stop.followStopSignal(input.stopSignal);
 
+  // A trace's prompts are made from its hash ids under the run's tokenizer; its expected cache is counted on them.
+  const traced = input.conversations.some((c) => c.trace !== undefined);
+  const prompts = traced ? new HashBlockText(input.counter.tokenizer, load.seed) : undefined;
+  if (prompts !== undefined && !prompts.exact) {
+    warn(`the tokenizer ${input.counter.tokenizer.name} merges the trace's prompt words: hash blocks are not exactly --trace-block-size tokens, so prefix sharing is approximate`);
+  }
   const ctx: TurnContext = {
     request: input.request,
     client: input.client,
     model: input.model,
     counter: input.counter,
     stop,
-    observer,
+    // A turn's warnings are the run's: kept in its result as well as told to the observer.
+    observer: { ...observer, onWarning: warn },
     runStartMs: performance.now(),
     loadStartMs: performance.now(),
     onAnswerMismatch: () => {
       answerMismatches += 1;
     },
     onCrash,
+    traceCache: traced ? new BlockPrefixCache() : undefined,
   };
 
   try {
@@ -80,7 +90,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     input.conversations.forEach((c, i) => {
       const index = input.datasetIndices?.[i] ?? i;
       if (input.datasetIndices === undefined && part !== undefined && !ownsConversation(i, part.index, part.count)) return;
-      const active = new ActiveConversation(c, index, load.maxTurns);
+      const active = new ActiveConversation(c, index, load.maxTurns, { prompts });
       const resume = input.resumePoints?.get(index);
       if (resume !== undefined) active.resumeAt(resume.turnsDone, resume.lastInputTokens, resume.lastOutputTokens);
       conversations.push(active);
@@ -109,7 +119,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     }
     warmupOutcomes.length = 0;
 
-    const loadModel = loadModelFor(load, remaining, part);
+    const loadModel = loadModelFor(load, remaining, part, traced);
     if (loadModel.type === 'fixed-clients' && remaining < loadModel.config.numClients && !stop.stopping.aborted) {
       const earlyStop = loadModel.config.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : '';
       warn(`only ${remaining} conversations for ${loadModel.config.numClients} clients: some clients have no work${earlyStop}`);

@@ -45,7 +45,7 @@ export async function joinForks(ctx: ForkContext, parent: ActiveConversation, ru
     }
   };
   const children = forks.children.map(
-    (c) => new ActiveConversation(c, parent.index, undefined, { parentId: parent.id, prefix: forks.prefix, prefixTokens: forks.prefixTokens }),
+    (c) => new ActiveConversation(c, parent.index, undefined, { fork: { parentId: parent.id, prefix: forks.prefix, prefixTokens: forks.prefixTokens } }),
   );
   // A child that dies of a bug ends itself, not its siblings or the parent (the supervisor records it).
   await Promise.all(children.map((child) => runChild(child).catch((error: unknown) => ctx.onCrash?.(`sub-agent ${child.id} of ${parent.id}`, error))));

@@ -1,4 +1,5 @@
 import { renderedText } from '../tokenizer/chat-message.js';
+import { messageText } from '../tokenizer/content.js';
 import { countTextYielding } from '../tokenizer/sliced.js';
 import type { ChatMessage, TokenCounter, Tokenizer } from '../tokenizer/types.js';
 
@@ -55,7 +56,7 @@ function templateOverhead(counter: TokenCounter): { perMessage: number; generati
  */
 export function localPromptTokens(counter: TokenCounter, messages: readonly ChatMessage[]): number {
   let chars = 0;
-  for (const m of messages) chars += m.content.length;
+  for (const m of messages) chars += typeof m.content === 'string' ? m.content.length : messageText(m.content).length;
   if (chars <= EXACT_PROMPT_CHARS) return counter.tokenizer.count(counter.template.apply(messages, { addGenerationPrompt: true }));
   const cache = cacheOf(counter.tokenizer);
   const overhead = templateOverhead(counter);

@@ -3,6 +3,7 @@ import { prepareMessageBytes } from '../client/request-body.js';
 import { isRetryable, retryDelayMs } from '../client/retry.js';
 import type { ChatRequest, StreamResult } from '../client/types.js';
 import { buildRecord } from '../metrics/build-record.js';
+import type { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
@@ -33,7 +34,24 @@ export interface TurnContext {
   takeRequest?: () => boolean;
   /** A sub-agent task that died of a bug (the run records it and goes on). */
   onCrash?: (what: string, error: unknown) => void;
+  /** In a trace replay: the theoretical prefix cache over the trace's hash ids (expected cached tokens of trace turns). */
+  traceCache?: BlockPrefixCache;
 }
+
+/**
+ * What a perfect prefix cache could reuse for the conversation's next turn. A trace turn whose prompt is its hash
+ * blocks (a self-contained one, or the first of a session) is counted on the trace's hash ids, across sessions, as
+ * `chatload trace stats` counts it; every other turn by the conversation's own history (previous prompt + answer).
+ */
+function expectedCachedTokens(ctx: TurnContext, conversation: ActiveConversation): number {
+  const turn = conversation.traceTurn;
+  const trace = conversation.conversation.trace;
+  if (turn === undefined || trace === undefined || ctx.traceCache === undefined || turn.messages !== undefined) return conversation.expectedCachedTokens;
+  if (trace.context === 'history' && conversation.started) return conversation.expectedCachedTokens;
+  const full = Math.floor(turn.inputLength / trace.blockSize);
+  return ctx.traceCache.access(turn.hashIds, full) * trace.blockSize;
+}
+
 
 /** max_tokens of a turn: the plan's number, or with `recorded` the recorded answer's length (none without one). */
 function tokenLimit(limit: RequestPlan['maxTokens'], recordedAnswerTokens: () => number | undefined): number | undefined {
@@ -58,10 +76,30 @@ function buildRequest(ctx: TurnContext, conversation: ActiveConversation, messag
   if (template.minTokens !== undefined) request.minTokens = template.minTokens;
   if (template.ignoreEos) request.ignoreEos = true;
   if (template.temperature !== undefined) request.temperature = template.temperature;
-  if (template.extraBody !== undefined) request.extraBody = template.extraBody;
+  const traceTools = conversation.traceTurn?.tools;
+  // A trace's tool definitions go as they are; --extra-body still has the last word.
+  if (traceTools !== undefined) request.extraBody = { tools: traceTools, ...template.extraBody };
+  else if (template.extraBody !== undefined) request.extraBody = template.extraBody;
   if (template.sendConversationId) request.conversationId = conversation.id;
+  withEndpointFields(ctx, conversation, request);
   return request;
 }
+
+/**
+ * What the other endpoints need beyond the messages: /v1/completions the prompt text (the run's chat template applied
+ * here, client-side, as the server would apply it to `messages`); the Responses API with --responses-state server
+ * `store: true` and the response the server holds the history under. A template that fails throws (a crashed task).
+ */
+function withEndpointFields(ctx: TurnContext, conversation: ActiveConversation, request: ChatRequest): void {
+  const { endpoint, responsesState } = ctx.request;
+  if (endpoint === 'completions') request.prompt = ctx.counter.template.apply(request.messages, { addGenerationPrompt: true });
+  if (endpoint === 'responses' && responsesState === 'server') {
+    request.storeResponse = true;
+    const held = conversation.heldByServer;
+    if (held !== undefined) request.previousResponse = held;
+  }
+}
+
 
 /** Sends with up to --max-retries retries of retryable failures, with backoff that honours Retry-After. */
 async function sendWithRetries(
@@ -71,6 +109,7 @@ async function sendWithRetries(
 ): Promise<{ result: StreamResult; retries: number; staleConnectionResends: number }> {
   let retries = 0;
   let staleConnectionResends = 0;
+  ctx.observer.onSend?.();
   for (;;) {
     const result = await ctx.client.send(request, ctx.stop.abort);
     staleConnectionResends += result.staleConnectionResends ?? 0;
@@ -85,6 +124,28 @@ async function sendWithRetries(
       return { result, retries: retries - 1, staleConnectionResends };
     }
   }
+}
+
+/** Observers already told that a server lost stored responses: the run says it once. */
+const toldLostResponses = new WeakSet<EngineObserver>();
+
+/**
+ * --responses-state server: a server that no longer holds the previous response (400 `previous_response_not_found`,
+ * OpenAI's answer; vLLM's store is lost on restart and bounded) gets the whole history instead, at once, and the run
+ * says so once. The record is the resend's. Other requests go as sendWithRetries sends them.
+ */
+async function sendWithHistoryFallback(ctx: TurnContext, request: ChatRequest, rng: Rng): ReturnType<typeof sendWithRetries> {
+  const sent = await sendWithRetries(ctx, request, rng);
+  const error = sent.result.error;
+  if (request.previousResponse === undefined || error?.status !== 400 || !/previous_response|previous response/i.test(`${error.bodyExcerpt ?? ''} ${error.message}`)) return sent;
+  const held = request.previousResponse.id;
+  delete request.previousResponse;
+  if (!toldLostResponses.has(ctx.observer)) {
+    toldLostResponses.add(ctx.observer);
+    ctx.observer.onWarning?.(`the server no longer holds response ${held} (${error.message}): that turn, and any like it, sent the whole history instead of previous_response_id`);
+  }
+  const again = await sendWithRetries(ctx, request, rng);
+  return { ...again, retries: again.retries + sent.retries, staleConnectionResends: again.staleConnectionResends + sent.staleConnectionResends };
 }
 
 /** When the load model meant to send a turn (performance.now() ms) and how long it waited for a concurrency slot. */
@@ -106,16 +167,20 @@ export async function runTurn(
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
   const tokenizer = ctx.counter.tokenizer;
+  const expectedCached = expectedCachedTokens(ctx, conversation);
+  const traceTurn = conversation.traceTurn;
   // Local counts of what is new in this step, each message counted once and kept, in slices that let the loop go.
+  // A synthesised trace prompt is input_length tokens by construction: no need to count it.
   let newTokens = 0;
-  for (const m of conversation.nextInput()) newTokens += await messageTokens(tokenizer, m);
+  if (traceTurn !== undefined && traceTurn.messages === undefined) newTokens = traceTurn.inputLength;
+  else for (const m of conversation.nextInput()) newTokens += await messageTokens(tokenizer, m);
   const recorded = conversation.recordedMessage;
   const needRecordedCount = recorded !== undefined && ctx.request.maxTokens === 'recorded' && conversation.datasetMaxTokens === undefined;
   const messages = conversation.requestMessages();
   // Each message's JSON is made once; a large new one (or a large answer from the last step) in slices, before the send.
   for (const m of messages) await prepareMessageBytes(m);
   const request = buildRequest(ctx, conversation, messages, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
-  const { result, retries, staleConnectionResends } = await sendWithRetries(ctx, request, rng);
+  const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
   const record = buildRecord(
     {
@@ -129,9 +194,10 @@ export async function runTurn(
       runStartMs: ctx.runStartMs,
       inputNumTurns: request.messages.length,
       lastUserMessageTokens: newTokens,
-      expectedCachedTokens: conversation.expectedCachedTokens,
+      expectedCachedTokens: expectedCached,
       maxTokens: request.maxTokens ?? null,
-      countInputTokens: () => localPromptTokens(ctx.counter, request.messages),
+      // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
+      countInputTokens: () => (request.prompt === undefined ? localPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),
       countTextTokens: (text) => outputCounts?.get(text) ?? tokenizer.count(text),
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,
@@ -147,7 +213,8 @@ export async function runTurn(
       conversation.useRecorded(record.input_num_tokens, await messageTokens(tokenizer, recorded));
     } else {
       // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
-      const keep = ctx.request.keepReasoning && result.reasoning.length > 0;
+      // Only chat sends reasoning back (as reasoning_content): the Responses input items and a completions prompt leave it out.
+      const keep = ctx.request.keepReasoning && ctx.request.endpoint === 'chat' && result.reasoning.length > 0;
       const answerTokens = keep ? record.output_num_tokens : await sentBackTokens(record, result, tokenizer);
       const answer = { content: result.content, toolCalls: result.toolCalls, reasoning: keep ? result.reasoning : undefined };
       // The recorded answer's count is needed only when the server may diverge from it (a tool call on either side).
@@ -156,6 +223,7 @@ export async function runTurn(
       const divergence = conversation.answer(answer, record.input_num_tokens, answerTokens, () => recordedTokens);
       if (divergence !== null) record.tool_divergence = divergence;
     }
+    if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);
     // Sub-agents forked after this answer run now; the conversation's next step waits for them.
     await joinForks(ctx, conversation, (child) => runTurn(ctx, child, clientId, rng, warmup));
   }

@@ -21,6 +21,10 @@ export interface EngineObserver {
   onContent?(event: { conversationId: string; turn: number; user: string; answer: string }): void;
   /** Phase changes: warmup, benchmark, stopping (with the reason). */
   onPhase?(phase: 'warmup' | 'benchmark' | 'stopping', detail?: string): void;
+  /** A turn's request is about to be sent (once per turn, retries not counted): with onRecord, the live in-flight count. */
+  onSend?(): void;
+  /** A session starts (+1) or stops (-1) waiting for a --max-concurrency slot: the live queued count. */
+  onQueued?(delta: 1 | -1): void;
 }
 
 /** The deadlines the engine keeps (the per-request ones are the client's). */

@@ -60,8 +60,10 @@ export class Float64Column {
 
   /** Values [start, end): a view when they lie in one chunk, else a copy. */
   slice(start: number, end: number): Float64Array {
+    // An empty range of a column with no chunk yet (every record so far had no gaps): no chunk to view.
+    if (end === start) return new Float64Array(0);
     const chunk = start >>> CHUNK_BITS;
-    if (end === start || (end - 1) >>> CHUNK_BITS === chunk) return this.#chunks[chunk]!.subarray(start & CHUNK_MASK, (start & CHUNK_MASK) + end - start);
+    if ((end - 1) >>> CHUNK_BITS === chunk) return this.#chunks[chunk]!.subarray(start & CHUNK_MASK, (start & CHUNK_MASK) + end - start);
     const out = new Float64Array(end - start);
     for (let i = start; i < end; i++) out[i - start] = this.at(i);
     return out;

@@ -1,5 +1,5 @@
 // Recording into hdr-histogram-js@3's histograms without its recordValue(): see recordFast().
-import type * as hdr from 'hdr-histogram-js';
+import type { JsHistogram } from 'hdr-histogram-js/dist/JsHistogram.js';
 
 /**
  * How far past a value a growing histogram grows its range at once: 64 times (6 more buckets, 48 KB), so that it
@@ -27,7 +27,7 @@ interface HdrCounts {
  * past FAST_LIMIT_US or past the allocated range take recordValue(), which also resizes; a `growing` histogram first
  * grows GROWTH times past the value.
  */
-export function recordFast(h: hdr.JsHistogram, us: number, growing: boolean): void {
+export function recordFast(h: JsHistogram, us: number, growing: boolean): void {
   if (us < FAST_LIMIT_US) {
     // floor(log2(us)) - 10 for us >= 2048, else bucket 0; the index is bucket * 1024 + (us >> bucket).
     const bucket = us < 2048 ? 0 : 21 - Math.clz32(us);

@@ -1,7 +1,7 @@
 import { describeDefault, HELP_GROUPS, type HelpGroup, type OptionSpec, type OptionTable } from './define.js';
 import { RUN_OPTIONS } from './run-options.js';
 import { generateOptions } from './table/generate.js';
-import { terminalOptions } from './table/outputs.js';
+import { repeatOptions, terminalOptions } from './table/outputs.js';
 import { sweepOptions } from './table/sweep.js';
 
 /*
@@ -81,6 +81,11 @@ ${tables(RUN_OPTIONS, true)}
 Flags of \`run\` and \`sweep\` that change only what the terminal shows (not run options: the library has none of them).
 
 ${rows(Object.entries(terminalOptions), terminalOptions, false).join('\n')}
+### Repeated runs
+
+\`run\` only: the same benchmark several times, and the confidence interval of each key metric across them.
+
+${rows(Object.entries(repeatOptions), repeatOptions, false).join('\n')}
 ## chatload sweep
 
 \`chatload sweep\` takes every \`run\` option above, plus exactly one of \`--concurrency\`, \`--session-rates\` or

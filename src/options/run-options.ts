@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../errors/config-error.js';
 import { longFlag, type OptionSpec, type OptionTable } from './define.js';
 import { datasetOptions } from './table/dataset.js';
@@ -52,9 +52,16 @@ function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): vo
     problem('maxActiveConversations', `must be at least --num-clients (${o.numClients}), so that every client has a conversation`);
   }
   const openLoop = isOpenLoop(o);
-  if (!openLoop && (o.maxConcurrency !== undefined || o.thinkTime !== undefined)) {
-    problem(o.maxConcurrency !== undefined ? 'maxConcurrency' : 'thinkTime', 'applies to open-loop sessions: add --session-rate (or --ramp-up)');
+  // --max-concurrency also caps a trace replay; whether -i is a trace is known once it is read (benchmark/ checks it then).
+  if (!openLoop && o.thinkTime !== undefined) problem('thinkTime', 'applies to open-loop sessions: add --session-rate (or --ramp-up)');
+  if (!openLoop && o.maxConcurrency !== undefined && o.inputFile === undefined) {
+    problem('maxConcurrency', 'applies to open-loop sessions and trace replay: add --session-rate (or --ramp-up), or replay a trace with -i');
   }
+  if (o.responsesState === 'server' && o.endpoint !== 'responses') problem('responsesState', 'applies to --endpoint responses');
+  if (o.responsesState === 'server' && o.replayDatasetAnswers) {
+    problem('responsesState', "server keeps the server's own answers in the history: --replay-dataset-answers cannot replace them");
+  }
+  if (openLoop && o.inputFormat !== undefined) problem('inputFormat', 'a trace is replayed at its own timestamps: drop --session-rate and --ramp-up');
   if (o.resume && o.overwrite) problem('resume', 'continues the run in --output-dir; --overwrite replaces it: give one');
   if (o.resume && o.outputDir === undefined) problem('resume', 'needs the --output-dir of the run to continue');
   if (o.resume && o.outputFile !== undefined) problem('resume', "cannot write -o: the interrupted run's answers are not on disk");

@@ -3,6 +3,7 @@ import type { DistributionSpec } from './values/distribution-spec.js';
 import type { FaultRule } from './values/fault-spec.js';
 import type { Shard } from './values/shard.js';
 import type { Slos } from './values/slos.js';
+import type { TraceWindow } from './values/trace-window.js';
 
 /*
  * The RunPlan: the run options validated once and organized by the part of chatload that uses them, with units in
@@ -44,6 +45,16 @@ export interface DatasetPlan {
   readonly tokenizer: TokenizerChoice;
   /** --allow-invalid-utf8: read non-UTF-8 bytes as U+FFFD (with a warning) instead of refusing the file. */
   readonly allowInvalidUtf8: boolean;
+  /** How a production trace is read: --input-format (undefined: detected), --trace-block-size, --trace-window. */
+  readonly trace: { readonly format?: 'mooncake' | 'bailian'; readonly blockSize?: number; readonly window?: TraceWindow };
+}
+
+/** A trace's replay at its timestamps (the load model when -i is a trace, whatever the closed-loop flags say). */
+export interface TraceReplayPlan {
+  /** --trace-speed: trace time is divided by it. */
+  readonly speed: number;
+  /** --max-concurrency; undefined for no cap. */
+  readonly maxConcurrency?: number;
 }
 
 /** The reference's closed loop: `numClients` clients, each with one request in flight, over `maxActiveConversations`. */
@@ -72,6 +83,8 @@ export interface OpenSessionsPlan {
 /** The load the engine offers, for the whole run (the engine splits it between worker threads and shards). */
 export interface LoadPlan {
   readonly model: FixedClientsPlan | OpenSessionsPlan;
+  /** How a trace is replayed, when the dataset is one (known only once it is read). */
+  readonly trace: TraceReplayPlan;
   /** -p: the closed loop's clients; in either loop also the warmup step's concurrency. */
   readonly clients: number;
   /** -n: exact total of requests; undefined for no limit. */
@@ -89,6 +102,10 @@ export interface LoadPlan {
 
 /** The request template: what every request carries besides its messages, and how a turn's answer is used. */
 export interface RequestPlan {
+  /** --endpoint: which API the requests go to. */
+  readonly endpoint: Endpoint;
+  /** --responses-state: with the Responses API, whether each turn sends the whole history or previous_response_id. */
+  readonly responsesState: 'input' | 'server';
   readonly stream: boolean;
   /** max_tokens: a number, `recorded` (the recorded answer's length, none without one), or undefined for none. */
   readonly maxTokens: number | 'recorded' | undefined;
@@ -105,6 +122,9 @@ export interface RequestPlan {
   readonly keepReasoning: boolean;
   readonly verifyOutput: boolean;
 }
+
+/** The API requests go to: /v1/chat/completions, /v1/responses or /v1/completions. */
+export type Endpoint = 'chat' | 'responses' | 'completions';
 
 /** The three per-request timeouts, in ms, named as the client takes them. */
 export interface RequestDeadlines {
@@ -237,9 +257,16 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       scrapeMetrics: o.scrapeMetrics,
       scrapeIntervalMs: ms(o.scrapeIntervalSec),
     },
-    dataset: { inputFile: o.inputFile, seed: o.seed, allowInvalidUtf8: o.allowInvalidUtf8, tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode } },
+    dataset: {
+      inputFile: o.inputFile,
+      seed: o.seed,
+      allowInvalidUtf8: o.allowInvalidUtf8,
+      tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode },
+      trace: { format: o.inputFormat, blockSize: o.traceBlockSize, window: o.traceWindow },
+    },
     load: {
       model,
+      trace: { speed: o.traceSpeed, maxConcurrency: o.maxConcurrency },
       clients: o.numClients,
       maxNumRequests: o.maxNumRequests,
       maxTurns: o.maxTurns,
@@ -250,6 +277,8 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
       connections: open ? (o.maxConcurrency ?? 4096) : o.numClients,
     },
     request: {
+      endpoint: o.endpoint,
+      responsesState: o.responsesState,
       stream: o.stream,
       // The reference's --limit-max-tokens: negative = none, 0 = the recorded answer's length, else the value.
       maxTokens: o.limitMaxTokens < 0 ? undefined : o.limitMaxTokens === 0 ? 'recorded' : o.limitMaxTokens,

@@ -1,5 +1,6 @@
 import * as Plot from '@observablehq/plot';
 import { parseHTML } from 'linkedom';
+import { seriesColors } from './palette.js';
 
 /**
  * Charts as inline SVG, rendered at build time with @observablehq/plot on a linkedom document: the HTML report then
@@ -12,6 +13,8 @@ export interface SeriesPoint {
   x: number;
   y: number;
   series: string;
+  /** Text drawn beside the point when the chart labels its points (e.g. a sweep's load value). */
+  label?: string;
 }
 
 /** Options shared by the charts. */
@@ -27,6 +30,8 @@ export interface ChartOptions {
   yZero?: boolean;
   /** Logarithmic x axis (values must be > 0). */
   xLog?: boolean;
+  /** Logarithmic y axis (values must be > 0). */
+  yLog?: boolean;
   /** Format of y tick labels, e.g. '%' for fractions. */
   yPercent?: boolean;
   xPercent?: boolean;
@@ -36,8 +41,6 @@ export interface ChartOptions {
   xIntegers?: boolean;
 }
 
-/** The categorical palette (Plot's observable10), fixed so a series keeps its colour across charts. */
-export const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2', '#97bbf5', '#9c6b4e', '#9498a0'];
 
 // Typed loosely on purpose: the project compiles without the DOM lib; Plot only needs createElementNS and friends.
 type PlotDocument = NonNullable<Plot.PlotOptions['document']>;
@@ -46,10 +49,10 @@ function newDocument(): PlotDocument {
   return parseHTML('<!doctype html><html><head></head><body></body></html>').document as unknown as PlotDocument;
 }
 
+/** The series of a chart in legend order: those of `order` that have points, then the others as they first appear. */
 function seriesDomain(points: ReadonlyArray<{ series: string }>, order?: readonly string[]): string[] {
-  const seen = new Set<string>(order ?? []);
-  for (const p of points) seen.add(p.series);
-  return [...seen];
+  const present = new Set(points.map((p) => p.series));
+  return [...new Set([...(order ?? []).filter((s) => present.has(s)), ...present])];
 }
 
 function baseOptions(options: ChartOptions, xTicks?: number[]): Plot.PlotOptions {
@@ -66,9 +69,11 @@ function baseOptions(options: ChartOptions, xTicks?: number[]): Plot.PlotOptions
       type: options.xLog ? 'log' : 'linear',
       domain: options.xDomain === undefined ? undefined : [...options.xDomain],
       ticks: xTicks,
-      tickFormat: options.xPercent ? '.0%' : options.xIntegers ? 'd' : undefined,
+      tickFormat: options.xPercent ? '.0%' : options.xIntegers ? 'd' : options.xLog ? '~s' : undefined,
     },
-    y: { label: options.yLabel, zero: options.yZero ?? true, tickFormat: options.yPercent ? '.0%' : undefined },
+    y: options.yLog
+      ? { label: options.yLabel, type: 'log', tickFormat: '~s' }
+      : { label: options.yLabel, zero: options.yZero ?? true, tickFormat: options.yPercent ? '.0%' : undefined },
   };
 }
 
@@ -88,17 +93,26 @@ function serialize(node: unknown): string {
   return (node as { outerHTML: string }).outerHTML;
 }
 
-/** Lines (one per series) with a dot on every point when `dots` is true (useful with few points, e.g. per turn). */
-export function lineChart(points: readonly SeriesPoint[], options: ChartOptions & { dots?: boolean }): string {
+/**
+ * Lines (one per series) with a dot on every point when `dots` is true (useful with few points, e.g. per turn);
+ * series named in `dotsOnly` get dots and no line; `pointLabels` writes each point's label above it.
+ */
+export function lineChart(points: readonly SeriesPoint[], options: ChartOptions & { dots?: boolean; pointLabels?: boolean; dotsOnly?: readonly string[] }): string {
   const domain = seriesDomain(points, options.seriesOrder);
+  const dotsOnly = new Set(options.dotsOnly ?? []);
   const marks: Plot.Markish[] = [
-    Plot.lineY(points, { x: 'x', y: 'y', stroke: 'series', z: 'series', strokeWidth: 1.8 }),
+    Plot.lineY(dotsOnly.size === 0 ? points : points.filter((p) => !dotsOnly.has(p.series)), { x: 'x', y: 'y', stroke: 'series', z: 'series', strokeWidth: 1.8 }),
   ];
   if (options.dots) marks.push(Plot.dot(points, { x: 'x', y: 'y', fill: 'series', r: 2.5 }));
+  if (options.pointLabels) {
+    marks.push(Plot.text(points.filter((p) => p.label !== undefined), { x: 'x', y: 'y', text: 'label', fill: 'series', dy: -9, fontSize: 10 }));
+  }
   return serialize(
     Plot.plot({
       ...baseOptions(options, options.xIntegers ? integerTicks(points.map((p) => p.x)) : undefined),
-      color: { domain, range: PALETTE, legend: domain.length > 1 },
+      // Room above the highest point for its label.
+      ...(options.pointLabels ? { marginTop: 28 } : {}),
+      color: { domain, range: seriesColors(domain, options.seriesOrder), legend: domain.length > 1 },
       marks,
     }),
   );
@@ -111,7 +125,7 @@ export function dotsAndLinesChart(
   options: ChartOptions & { dotLabel: string },
 ): string {
   const domain = [options.dotLabel, ...seriesDomain(lines, options.seriesOrder)];
-  const range = ['#9498a0', ...PALETTE];
+  const range = seriesColors(domain);
   return serialize(
     Plot.plot({
       ...baseOptions(options),
@@ -138,7 +152,7 @@ export function stackedBarChart(bars: readonly StackedBar[], options: ChartOptio
   return serialize(
     Plot.plot({
       ...baseOptions(options),
-      color: { domain, range: PALETTE, legend: true },
+      color: { domain, range: seriesColors(domain, options.seriesOrder), legend: true },
       marks: [Plot.rectY(bars, { x1: 'x1', x2: 'x2', y: 'y', fill: 'series', insetLeft: 0.5, insetRight: 0.5 }), Plot.ruleY([0])],
     }),
   );
@@ -146,3 +160,30 @@ export function stackedBarChart(bars: readonly StackedBar[], options: ChartOptio
 
 /** Mark names (aria-label of a mark's <g>) that draw data: the browser test looks for these inside each chart. */
 export const DATA_MARK_LABELS = ['line', 'dot', 'rect'] as const;
+
+/** The nines a percentile plot marks on its x axis: p50, p90, p99, p99.9, p99.99, p99.999. */
+const NINES = [50, 90, 99, 99.9, 99.99, 99.999] as const;
+
+/** x position of percentile p on the "nines" axis: -log10(1 - p/100), so p90 is 1, p99 is 2, p99.9 is 3. */
+export function ninesX(p: number): number {
+  return -Math.log10(1 - p / 100);
+}
+
+/**
+ * A percentile plot as HdrHistogram draws it: the value at each percentile against a "nines" x axis (p50, p90, p99,
+ * p99.9 equally spaced), y logarithmic, so the body and the tail are both readable. Points: x = ninesX(p).
+ */
+export function ninesChart(points: readonly SeriesPoint[], options: Omit<ChartOptions, 'xLabel'>): string {
+  const domain = seriesDomain(points, options.seriesOrder);
+  const maxX = Math.max(...points.map((p) => p.x), ninesX(90));
+  const ticks = NINES.map(ninesX).filter((x) => x <= maxX + 1e-9);
+  const base = baseOptions({ ...options, xLabel: 'percentile', yLog: true });
+  return serialize(
+    Plot.plot({
+      ...base,
+      x: { label: 'percentile', ticks, tickFormat: (x: number) => `p${Number((100 * (1 - 10 ** -x)).toPrecision(6))}` },
+      color: { domain, range: seriesColors(domain, options.seriesOrder), legend: domain.length > 1 },
+      marks: [Plot.lineY(points, { x: 'x', y: 'y', stroke: 'series', z: 'series', strokeWidth: 1.8 })],
+    }),
+  );
+}

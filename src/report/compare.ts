@@ -2,7 +2,11 @@ import Table from 'cli-table3';
 import type { StatField } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import { lineChart, type SeriesPoint } from './charts.js';
-import { chartFigure, escapeHtml, fmtNum, htmlPage, htmlTable, type Cell } from './html-util.js';
+import { chartFigure, escapeHtml, fmtNum, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
+import { beyondNoise, rateHalfWidth, ratioHalfWidth, statHalfWidth, withFloor } from './noise.js';
+import type { RepeatInterval } from './repeats.js';
+import { flagNameOf } from '../options/command-line.js';
+import { percentileSupported } from '../metrics/percentile-support.js';
 import type { RunData } from '../store/run-data.js';
 import { cdfPoints, latencySamples, type LatencySamples } from './series.js';
 import { chatloadVersion } from '../util/version.js';
@@ -16,6 +20,8 @@ export interface ComparisonRow {
   unit: string;
   better: Better;
   values: Array<number | null>;
+  /** Each run's noise: the half-width of the value's 95% interval from the run's own spread (null: unknown). */
+  noise: Array<number | null>;
 }
 
 /** The change from `base` to `value`: absolute and relative (fraction of base; null when base is 0 or either is null). */
@@ -54,14 +60,23 @@ export function runLabels(runs: readonly RunData[]): string[] {
   });
 }
 
-/** The key metrics of each run side by side: counts, throughputs, latency mean and percentiles, cache ratios. */
-export function compareRuns(runs: readonly RunData[]): ComparisonRow[] {
+/** The key metrics of each run side by side: counts, throughputs, latency mean and percentiles, cache ratios, each with its noise. */
+export function compareRuns(runs: readonly RunData[], repeats: ReadonlyArray<readonly RepeatInterval[] | undefined> = []): ComparisonRow[] {
   const summaries: Summary[] = runs.map((r) => r.summary);
+  const samples = runs.map((r) => sortedSamples(latencySamples(r.records)));
+  const rateNoise = (key: SummaryScalar, s: Summary): number | null => {
+    const value = typeof s[key] === 'number' ? s[key] : null;
+    if (key === 'request_throughput' || key === 'output_throughput' || key === 'total_token_throughput' || key === 'completed') return rateHalfWidth(value, s.completed);
+    if (key === 'failed') return rateHalfWidth(value, Math.max(1, s.failed));
+    if (key === 'error_rate') return ratioHalfWidth(value, s.completed + s.failed);
+    return null;
+  };
   const rows: ComparisonRow[] = SCALAR_ROWS.map(([key, unit, better]) => ({
     key,
     unit,
     better,
     values: summaries.map((s) => (typeof s[key] === 'number' ? s[key] : null)),
+    noise: summaries.map((s) => rateNoise(key, s)),
   }));
   for (const [metric, fields] of LATENCY_ROWS) {
     for (const field of fields) {
@@ -69,15 +84,63 @@ export function compareRuns(runs: readonly RunData[]): ComparisonRow[] {
         key: `${metric.replace('_ms', '')} ${field}`,
         unit: 'ms',
         better: 'lower',
-        values: summaries.map((s) => s.metrics?.[metric]?.[field] ?? null),
+        // A p99 from fewer than 100 values is not shown, as in the terminal and the report.
+        values: summaries.map((s) => {
+          const stats = s.metrics?.[metric];
+          if (stats === null || stats === undefined) return null;
+          return field === 'p99' && !percentileSupported(99, stats.count) ? null : stats[field];
+        }),
+        // ITL gaps come in one correlated group per request: the request count is the independent observations.
+        noise: summaries.map((s, i) =>
+          withFloor(statHalfWidth(s.metrics?.[metric], field, samples[i]![metric], metric === 'itl_ms' ? s.completed : undefined), s.metrics?.[metric]?.[field] ?? null),
+        ),
       });
     }
   }
   rows.push(
-    { key: 'cache_hit_ratio', unit: 'fraction', better: 'higher', values: summaries.map((s) => s.cache_hit_ratio ?? null) },
-    { key: 'cache_efficiency', unit: 'fraction', better: 'higher', values: summaries.map((s) => s.cache_efficiency ?? null) },
+    { key: 'cache_hit_ratio', unit: 'fraction', better: 'higher', values: summaries.map((s) => s.cache_hit_ratio ?? null), noise: summaries.map((s) => ratioHalfWidth(s.cache_hit_ratio ?? null, s.completed)) },
+    { key: 'cache_efficiency', unit: 'fraction', better: 'higher', values: summaries.map((s) => s.cache_efficiency ?? null), noise: summaries.map((s) => ratioHalfWidth(s.cache_efficiency ?? null, s.completed)) },
   );
+  // A --repeat folder: the mean across its repetitions, and their 95% interval as the band, for the metrics it has.
+  repeats.forEach((intervals, i) => {
+    for (const interval of intervals ?? []) {
+      const row = rows.find((r) => r.key === interval.key);
+      if (row === undefined || interval.mean === null) continue;
+      row.values[i] = interval.mean;
+      row.noise[i] = interval.ci95_half_width;
+    }
+  });
   return rows;
+}
+
+function sortedSamples(s: LatencySamples): Record<keyof LatencySamples, Float64Array> {
+  return { ttft_ms: Float64Array.from(s.ttft_ms).sort(), tpot_ms: Float64Array.from(s.tpot_ms).sort(), itl_ms: Float64Array.from(s.itl_ms).sort(), e2el_ms: Float64Array.from(s.e2el_ms).sort() };
+}
+
+/** Stop reasons of a run that did not do what it was asked: the comparison flags them. */
+const CUT_SHORT = new Set(['interrupted', 'benchmark_timeout', 'output_error']);
+
+/** Why a run's numbers may not be comparable (interrupted, timed out, no results.json), or undefined. */
+export function runCaveat(run: RunData): string | undefined {
+  const reason = typeof run.facts.stop_reason === 'string' ? run.facts.stop_reason : undefined;
+  if (!run.finished) return 'did not finish (no results.json): summarized from requests.jsonl';
+  if (reason !== undefined && CUT_SHORT.has(reason)) return `stopped early: ${reason}`;
+  return undefined;
+}
+
+/** Options that say where a run wrote, not how it ran: left out of the config differences. */
+const PLACE_KEYS = new Set(['outputDir', 'overwrite', 'resume', 'outputFile', 'statsJsonOutput', 'excelOutput', 'csv', 'report']);
+
+/** The options whose values differ between runs, by flag name, with each run's value as text ('-' when unset). */
+export function configDifferences(runs: readonly RunData[]): Array<{ flag: string; values: string[] }> {
+  const keys = new Set(runs.flatMap((r) => Object.keys(r.config)));
+  const out: Array<{ flag: string; values: string[] }> = [];
+  for (const key of keys) {
+    if (PLACE_KEYS.has(key)) continue;
+    const values = runs.map((r) => (r.config[key] === undefined ? '-' : typeof r.config[key] === 'string' ? (r.config[key] as string) : JSON.stringify(r.config[key])));
+    if (new Set(values).size > 1) out.push({ flag: flagNameOf(key) ?? key, values });
+  }
+  return out;
 }
 
 function valueText(value: number | null, unit: string): string {
@@ -86,7 +149,7 @@ function valueText(value: number | null, unit: string): string {
   return fmtNum(value, unit === 'requests' ? 0 : 2);
 }
 
-function deltaTexts(row: ComparisonRow, base: number | null, value: number | null): { abs: string; rel: string; verdict: Better | 'same' } {
+function deltaTexts(row: ComparisonRow, base: number | null, value: number | null, i: number): { abs: string; rel: string; verdict: Better | 'same' } {
   const d = delta(base, value);
   if (d.abs === null) return { abs: '-', rel: '-', verdict: null };
   const sign = d.abs > 0 ? '+' : d.abs < 0 ? '-' : '';
@@ -94,7 +157,12 @@ function deltaTexts(row: ComparisonRow, base: number | null, value: number | nul
   const abs = row.unit === 'fraction' ? `${sign}${(magnitude * 100).toFixed(1)} pt` : `${sign}${fmtNum(magnitude, row.unit === 'requests' ? 0 : 2)}`;
   const rel = d.rel === null ? '-' : `${d.rel > 0 ? '+' : d.rel < 0 ? '-' : ''}${Math.abs(d.rel * 100).toFixed(1)}%`;
   let verdict: Better | 'same' = null;
-  if (row.better !== null) verdict = d.abs === 0 ? 'same' : (d.abs < 0) === (row.better === 'lower') ? 'higher' : 'lower';
+  // Coloured only beyond the noise band: a change inside the runs' own spread is 'same' (issue 18: a +0.2% TPOT
+  // change was red). Unknown noise (no requests.jsonl for a percentile) leaves it uncoloured.
+  const significant = beyondNoise(base, value, row.noise[0] ?? null, row.noise[i] ?? null);
+  if (row.better !== null && significant !== null) {
+    verdict = d.abs === 0 || !significant ? 'same' : (d.abs < 0) === (row.better === 'lower') ? 'higher' : 'lower';
+  }
   return { abs, rel, verdict };
 }
 
@@ -103,9 +171,9 @@ function deltaTexts(row: ComparisonRow, base: number | null, value: number | nul
  * (Δ, absolute; percentage points for ratios) and the relative change (%). With colour, better changes are green and
  * worse ones red (ANSI), decided by the caller.
  */
-export function formatComparison(runs: readonly RunData[], options: { color: boolean }): string {
+export function formatComparison(runs: readonly RunData[], options: { color: boolean; repeats?: ReadonlyArray<readonly RepeatInterval[] | undefined> }): string {
   const labels = runLabels(runs);
-  const rows = compareRuns(runs);
+  const rows = compareRuns(runs, options.repeats);
   const head = ['metric', 'unit', labels[0]!];
   for (const label of labels.slice(1)) head.push(label, 'Δ', 'Δ%');
   const style = options.color ? { head: ['cyan'], border: ['grey'], compact: true } : { head: [], border: [], compact: true };
@@ -120,13 +188,22 @@ export function formatComparison(runs: readonly RunData[], options: { color: boo
     const cells = [row.key, row.unit === 'fraction' ? '%' : row.unit, valueText(base, row.unit)];
     for (let i = 1; i < runs.length; i++) {
       const value = row.values[i] ?? null;
-      const d = deltaTexts(row, base, value);
+      const d = deltaTexts(row, base, value, i);
       cells.push(valueText(value, row.unit), paint(d.abs, d.verdict), paint(d.rel, d.verdict));
     }
     table.push(cells);
   }
-  const notes = runs.map((r, i) => `  ${labels[i]}: ${r.dir}${r.finished ? '' : ` (did not finish: summarized from requests.jsonl${r.sampled ? '; percentiles from histograms' : ''})`}`);
-  return `chatload compare (baseline: ${labels[0]})\n${table.toString()}\n${notes.join('\n')}\n`;
+  const notes = runs.map((r, i) => {
+    const caveat = runCaveat(r);
+    const repeated = options.repeats?.[i] === undefined ? '' : ` (--repeat: means across its repetitions, band = their 95% interval; charts from repetition 1)`;
+    return `  ${labels[i]}: ${r.dir}${repeated}${caveat === undefined ? '' : ` (${caveat}${r.sampled ? '; percentiles from histograms' : ''})`}`;
+  });
+  const diffs = configDifferences(runs).map((d) => `  ${d.flag}: ${d.values.map((v, i) => `${labels[i]} ${v}`).join(' | ')}`);
+  const diffText = diffs.length === 0 ? '  none (same options)' : diffs.join('\n');
+  return (
+    `chatload compare (baseline: ${labels[0]}; a change is coloured only beyond both runs' 95% noise band)\n${table.toString()}\n${notes.join('\n')}\n` +
+    `options that differ:\n${diffText}\n`
+  );
 }
 
 const TURN_METRICS = [
@@ -140,15 +217,15 @@ const TURN_METRICS = [
  * loaded as a sample (RunData.sampled) has its CDF drawn from the sample, and the page says so; its table values come
  * from its summary (all records).
  */
-export function renderCompareHtml(runs: readonly RunData[]): string {
+export function renderCompareHtml(runs: readonly RunData[], options: { repeats?: ReadonlyArray<readonly RepeatInterval[] | undefined> } = {}): string {
   const labels = runLabels(runs);
-  const rows = compareRuns(runs);
+  const rows = compareRuns(runs, options.repeats);
   const head = ['metric', labels[0]!, ...labels.slice(1).flatMap((l) => [l, 'Δ', 'Δ%'])];
   const tableRows = rows.map((row): Cell[] => {
     const base = row.values[0] ?? null;
     const cells: Cell[] = [`${row.key} (${row.unit === 'fraction' ? '%' : row.unit})`, { text: valueText(base, row.unit), className: 'num' }];
     for (let i = 1; i < runs.length; i++) {
-      const d = deltaTexts(row, base, row.values[i] ?? null);
+      const d = deltaTexts(row, base, row.values[i] ?? null, i);
       const cls = d.verdict === 'higher' ? 'num good' : d.verdict === 'lower' ? 'num bad' : 'num';
       cells.push({ text: valueText(row.values[i] ?? null, row.unit), className: 'num' }, { text: d.abs, className: cls }, { text: d.rel, className: cls });
     }
@@ -176,7 +253,17 @@ export function renderCompareHtml(runs: readonly RunData[]): string {
   for (const [key, name] of [['ttft_ms', 'TTFT'], ['tpot_ms', 'TPOT'], ['itl_ms', 'ITL'], ['e2el_ms', 'E2EL']] as const) {
     const points: SeriesPoint[] = samples.flatMap((s, i) => cdfPoints(s[key]).map((p) => ({ x: p.value, y: p.fraction, series: labels[i]! })));
     if (points.length > 0) {
-      distributions.push(chartFigure(`compare-${key.replace('_ms', '')}-cdf`, `${name}: distribution (CDF, ms)`, lineChart(points, { xLabel: `${name} (ms)`, yLabel: 'fraction ≤ x', yPercent: true, seriesOrder: labels })));
+      const xs = points.map((p) => p.x);
+      const lo = xs.reduce((a, b) => Math.min(a, b), Infinity);
+      const hi = xs.reduce((a, b) => Math.max(a, b), -Infinity);
+      const log = lo > 0 && hi >= 10 * lo; // as the run report: a log axis when the values span a decade
+      distributions.push(
+        chartFigure(
+          `compare-${key.replace('_ms', '')}-cdf`,
+          `${name}: distribution (CDF, ms${log ? ', log scale' : ''})`,
+          lineChart(points, { xLabel: `${name} (ms${log ? ', log' : ''})`, yLabel: 'fraction ≤ x', yPercent: true, seriesOrder: labels, xLog: log }),
+        ),
+      );
     }
   }
   const grid = (figures: string[]): string =>
@@ -186,26 +273,41 @@ export function renderCompareHtml(runs: readonly RunData[]): string {
     sampledRuns.length === 0 ? '' : `<p class="note">CDFs from samples (they estimate the full distributions): ${escapeHtml(sampledRuns.join('; '))}.</p>`;
   const runList = runs
     .map((r, i) => {
-      const notes = `${r.finished ? '' : ' <em>(did not finish)</em>'}${r.sampled ? ` <em>(${r.recordsTotal} records, charted from a sample of ${r.records.length})</em>` : ''}`;
-      return `<li><strong>${escapeHtml(labels[i])}</strong>: ${escapeHtml(String(r.facts.model ?? 'model unknown'))}${notes}</li>`;
+      const caveat = runCaveat(r);
+      const notes = `${caveat === undefined ? '' : ` <strong class="bad">(${escapeHtml(caveat)})</strong>`}${r.sampled ? ` <em>(${r.recordsTotal} records, charted from a sample of ${r.records.length})</em>` : ''}`;
+      const stop =
+        (typeof r.facts.stop_reason === 'string' ? `, stopped: ${r.facts.stop_reason}` : '') +
+        (options.repeats?.[i] === undefined ? '' : '; a --repeat folder: the table shows the means across its repetitions, its band their 95% interval; charts from repetition 1');
+      return `<li><strong>${escapeHtml(labels[i])}</strong>: ${escapeHtml(String(r.facts.model ?? 'model unknown'))}${escapeHtml(stop)}${notes}</li>`;
     })
     .join('');
-  const body = [
-    `<section id="runs"><h2>Runs</h2><ul>${runList}</ul><p class="note">Baseline: ${escapeHtml(labels[0])}. Δ is each run minus the baseline; green is better, red worse.</p></section>`,
-    `<section id="table"><h2>Key metrics</h2>${htmlTable(head, tableRows)}</section>`,
-    `<section id="per-turn"><h2>Per turn</h2>${grid(perTurn)}</section>`,
-    `<section id="distributions"><h2>Distributions</h2>${sampleNote}${grid(distributions)}</section>`,
-  ].join('\n');
+  const cut = runs.flatMap((r, i) => (runCaveat(r) === undefined ? [] : [`${labels[i]}: ${runCaveat(r)}`]));
+  const cutBanner = cut.length === 0 ? '' : `<div class="banner bad"><strong>Not every run finished as asked.</strong> Its numbers cover only what it measured: ${escapeHtml(cut.join('; '))}.</div>`;
+  const diffs = configDifferences(runs);
+  const diffHtml =
+    diffs.length === 0
+      ? '<p>The runs used the same options (output places aside).</p>'
+      : htmlTable(['option', ...labels], diffs.map((d): Cell[] => [d.flag, ...d.values.map((v) => ({ html: `<pre class="value">${escapeHtml(v)}</pre>` }))]));
+  const sections: PageSection[] = [
+    {
+      id: 'runs',
+      title: 'Runs',
+      html:
+        `${cutBanner}<ul>${runList}</ul><p class="note">Baseline: ${escapeHtml(labels[0])}. Δ is each run minus the baseline; green is better, red worse, ` +
+        "coloured only when the change is larger than both runs' 95% noise bands combined (from each run's own spread: a mean's std/√n, " +
+        "a percentile's order-statistic interval, a rate's √n); uncoloured when it is within them or unknown.</p>",
+    },
+    { id: 'config', title: 'Options that differ', html: diffHtml },
+    { id: 'table', title: 'Key metrics', html: htmlTable(head, tableRows) },
+    { id: 'per-turn', title: 'Per turn', html: grid(perTurn) },
+    { id: 'distributions', title: 'Distributions', html: sampleNote + grid(distributions) },
+  ];
+  const page = pageSections(sections);
   return htmlPage({
     title: `chatload compare: ${labels.join(' vs ')}`,
     subtitle: `${runs.length} runs`,
-    nav: [
-      ['runs', 'Runs'],
-      ['table', 'Key metrics'],
-      ['per-turn', 'Per turn'],
-      ['distributions', 'Distributions'],
-    ],
-    body,
+    nav: page.nav,
+    body: page.body,
     footer: `Generated by chatload ${chatloadVersion()}.`,
   });
 }

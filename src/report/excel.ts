@@ -3,7 +3,9 @@ import { dirname } from 'node:path';
 import { tempPathFor } from '../store/atomic-write.js';
 import ExcelJS from 'exceljs';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
-import type { StatField } from '../metrics/stats.js';
+import type { StatField, Stats } from '../metrics/stats.js';
+import { percentileSupported } from '../metrics/percentile-support.js';
+import { commandLineOf, flagNameOf } from '../options/command-line.js';
 import { columnValue, recordColumns } from './record-columns.js';
 import { SUMMARY_METRIC_ROWS } from '../metrics/summary.js';
 import type { RunData } from '../store/run-data.js';
@@ -59,8 +61,8 @@ function cell(value: unknown): ExcelJS.CellValue {
 }
 
 /**
- * Writes the run as an .xlsx workbook: "Summary" (the run's parameters, then the statistics table with the reference's
- * pandas-describe headers, then runtime and throughputs), "Raw data" (one row per request record, header in row 1,
+ * Writes the run as an .xlsx workbook: "Summary" (the statistics table with the reference's pandas-describe headers,
+ * then runtime, throughputs and totals, then the command line and parameters by flag name; rounded; headers frozen), "Raw data" (one row per request record, header in row 1,
  * warmup and failed records included; when `data.sampled`, one row per record of the sample, and the Summary sheet's
  * `raw_data` row says "uniform sample of M of N records") and "Per turn". Streams rows to disk, so memory stays bounded on large runs;
  * written to a temporary file and renamed into place.
@@ -71,9 +73,15 @@ export async function writeExcelReport(path: string, data: RunData): Promise<voi
   try {
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: true, useSharedStrings: false });
     workbook.creator = 'chatload';
-    writeSummarySheet(workbook.addWorksheet(EXCEL_SHEETS[0]), data);
-    writeRawDataSheet(workbook.addWorksheet(EXCEL_SHEETS[1]), data);
-    writePerTurnSheet(workbook.addWorksheet(EXCEL_SHEETS[2]), data);
+    // Header rows (and the metric column of the statistics) stay in view while scrolling; the tables get filters.
+    writeSummarySheet(workbook.addWorksheet(EXCEL_SHEETS[0], { views: [{ state: 'frozen', xSplit: 1, ySplit: 2 }] }), data);
+    const columns = recordColumns(data.records);
+    const raw = workbook.addWorksheet(EXCEL_SHEETS[1], { views: [{ state: 'frozen', xSplit: 0, ySplit: 1 }] });
+    raw.autoFilter = filterRange(columns.length);
+    writeRawDataSheet(raw, data, columns);
+    const perTurn = workbook.addWorksheet(EXCEL_SHEETS[2], { views: [{ state: 'frozen', xSplit: 1, ySplit: 1 }] });
+    perTurn.autoFilter = filterRange(PER_TURN_HEADERS.length);
+    writePerTurnSheet(perTurn, data);
     await workbook.commit();
     renameSync(tmp, path);
   } catch (error) {
@@ -90,28 +98,25 @@ function boldRow(row: ExcelJS.Row): void {
   row.font = { bold: true };
 }
 
-function writeSummarySheet(sheet: ExcelJS.Worksheet, data: RunData): void {
-  sheet.columns = [{ width: 28 }, ...STATS_HEADERS.map(() => ({ width: 12 }))];
-  const title = sheet.addRow(['Parameters']);
-  boldRow(title);
-  title.commit();
-  const params: Array<[string, unknown]> = [
-    ['run', data.label],
-    ['finished', data.finished],
-    // A large run's Raw data sheet holds a sample (Excel's row limit is 1,048,576 anyway): say so where it is read.
-    ...(data.sampled
-      ? ([
-          ['records', data.recordsTotal],
-          ['raw_data', `uniform sample of ${data.records.length} of ${data.recordsTotal} records (requests.jsonl and the CSV hold every record)`],
-        ] as Array<[string, unknown]>)
-      : []),
-    ...Object.entries(data.facts),
-    ...Object.entries(data.conversations).map(([k, v]): [string, unknown] => [`conversations_${k}`, v]),
-    ...Object.entries(data.config).filter(([, v]) => v !== undefined),
-  ];
-  for (const [key, value] of params) sheet.addRow([key, cell(value)]).commit();
-  sheet.addRow([]).commit();
+/**
+ * A derived figure rounded for reading (issue 18: 29.652639999999998): 3 decimals, or 4 below 1 (ratios). The raw
+ * records keep the values as recorded.
+ */
+export function rounded(value: unknown): ExcelJS.CellValue {
+  if (typeof value !== 'number' || !Number.isFinite(value) || Number.isInteger(value)) return cell(value);
+  const factor = Math.abs(value) < 1 ? 1e4 : 1e3;
+  return Math.round(value * factor) / factor;
+}
 
+/** A stats field for the sheet: p99 and p99.9 only where the count supports them (100 and 1,000 values), as the terminal. */
+function statCell(stats: Stats, field: StatField): ExcelJS.CellValue {
+  const p = field === 'p99' ? 99 : field === 'p99_9' ? 99.9 : null;
+  return p !== null && !percentileSupported(p, stats.count) ? null : rounded(stats[field]);
+}
+
+function writeSummarySheet(sheet: ExcelJS.Worksheet, data: RunData): void {
+  sheet.columns = [{ width: 30 }, ...STATS_HEADERS.map(() => ({ width: 12 }))];
+  // The statistics first (the answer), then the totals, then the parameters (issue 18: they started at row ~55).
   const statsTitle = sheet.addRow(['Statistics']);
   boldRow(statsTitle);
   statsTitle.commit();
@@ -121,7 +126,7 @@ function writeSummarySheet(sheet: ExcelJS.Worksheet, data: RunData): void {
   const s = data.summary;
   for (const metric of SUMMARY_METRICS) {
     const stats = s.metrics?.[metric] ?? null;
-    sheet.addRow([metric, ...STATS_HEADERS.map(([field]) => (stats === null ? null : cell(stats[field])))]).commit();
+    sheet.addRow([metric, ...STATS_HEADERS.map(([field]) => (stats === null ? null : statCell(stats, field)))]).commit();
   }
   sheet.addRow([]).commit();
   const totals: Array<[string, unknown]> = [
@@ -143,12 +148,49 @@ function writeSummarySheet(sheet: ExcelJS.Worksheet, data: RunData): void {
     ['cache_hit_ratio', s.cache_hit_ratio],
     ['cache_efficiency', s.cache_efficiency],
   ];
-  for (const [key, value] of totals) sheet.addRow([key, cell(value)]).commit();
+  const totalsTitle = sheet.addRow(['Totals']);
+  boldRow(totalsTitle);
+  totalsTitle.commit();
+  for (const [key, value] of totals) sheet.addRow([key, rounded(value)]).commit();
+  sheet.addRow([]).commit();
+
+  const title = sheet.addRow(['Parameters']);
+  boldRow(title);
+  title.commit();
+  const params: Array<[string, unknown]> = [
+    ['run', data.label],
+    ['finished', data.finished],
+    // A large run's Raw data sheet holds a sample (Excel's row limit is 1,048,576 anyway): say so where it is read.
+    ...(data.sampled
+      ? ([
+          ['records', data.recordsTotal],
+          ['raw_data', `uniform sample of ${data.records.length} of ${data.recordsTotal} records (requests.jsonl and the CSV hold every record)`],
+        ] as Array<[string, unknown]>)
+      : []),
+    ...Object.entries(data.facts),
+    ...Object.entries(data.conversations).map(([k, v]): [string, unknown] => [`conversations_${k}`, v]),
+    ...(Object.keys(data.config).length > 0 ? ([['command', commandLineOf(data.config)]] as Array<[string, unknown]>) : []),
+    ...Object.entries(data.config)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]): [string, unknown] => [flagNameOf(k) ?? k, v]),
+  ];
+  for (const [key, value] of params) sheet.addRow([key, cell(value)]).commit();
   sheet.commit();
 }
 
-function writeRawDataSheet(sheet: ExcelJS.Worksheet, data: RunData): void {
-  const columns = recordColumns(data.records);
+/** The autofilter over a header row of `columns` columns in row 1, e.g. A1:Q1. */
+function filterRange(columns: number): string {
+  let n = Math.max(1, columns);
+  let name = '';
+  while (n > 0) {
+    const r = (n - 1) % 26;
+    name = String.fromCharCode(65 + r) + name;
+    n = Math.floor((n - 1) / 26);
+  }
+  return `A1:${name}1`;
+}
+
+function writeRawDataSheet(sheet: ExcelJS.Worksheet, data: RunData, columns: string[]): void {
   sheet.columns = columns.map((c) => ({ width: Math.max(10, Math.min(24, c.length + 2)) }));
   const head = sheet.addRow(columns);
   boldRow(head);
@@ -167,20 +209,20 @@ function writePerTurnSheet(sheet: ExcelJS.Worksheet, data: RunData): void {
         t.turn,
         t.completed,
         t.failed,
-        cell(t.ttft_ms?.mean),
-        cell(t.ttft_ms?.p50),
-        cell(t.ttft_ms?.p90),
-        cell(t.ttft_ms?.p99),
-        cell(t.tpot_ms?.p50),
-        cell(t.tpot_ms?.p90),
-        cell(t.tpot_ms?.p99),
-        cell(t.e2el_ms?.p50),
-        cell(t.e2el_ms?.p90),
-        cell(t.e2el_ms?.p99),
-        cell(t.input_num_tokens?.mean),
-        cell(t.cached_tokens?.mean),
-        cell(t.expected_cached_tokens?.mean),
-        cell(t.cache_hit_ratio),
+        rounded(t.ttft_ms?.mean),
+        rounded(t.ttft_ms?.p50),
+        rounded(t.ttft_ms?.p90),
+        rounded(t.ttft_ms?.p99),
+        rounded(t.tpot_ms?.p50),
+        rounded(t.tpot_ms?.p90),
+        rounded(t.tpot_ms?.p99),
+        rounded(t.e2el_ms?.p50),
+        rounded(t.e2el_ms?.p90),
+        rounded(t.e2el_ms?.p99),
+        rounded(t.input_num_tokens?.mean),
+        rounded(t.cached_tokens?.mean),
+        rounded(t.expected_cached_tokens?.mean),
+        rounded(t.cache_hit_ratio),
       ])
       .commit();
   }

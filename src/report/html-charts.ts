@@ -1,8 +1,9 @@
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
-import { dotsAndLinesChart, lineChart, stackedBarChart, type SeriesPoint, type StackedBar } from './charts.js';
+import { percentileSupported } from '../metrics/percentile-support.js';
+import { dotsAndLinesChart, lineChart, ninesChart, stackedBarChart, type SeriesPoint, type StackedBar } from './charts.js';
 import { chartFigure } from './html-util.js';
-import { cdfPoints, latencySamples, timeSeries } from './series.js';
+import { cdfPoints, latencySamples, ninesPoints, timeSeries } from './series.js';
 
 /** A uniform sample of a run's records (RunData.sampled): how many records it holds and how many the run has. */
 export interface RecordSample {
@@ -39,7 +40,8 @@ export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
     for (const t of perTurn) {
       const stats = t[key];
       if (stats === null) continue;
-      for (const [field, series] of PERCENTILE_SERIES) points.push({ x: t.turn, y: stats[field], series });
+      // A turn's p99 is drawn only from 100 requests, as the terminal shows it (fewer: it is just the max).
+      for (const [field, series] of PERCENTILE_SERIES) if (percentileSupported(Number(field.slice(1)), stats.count)) points.push({ x: t.turn, y: stats[field], series });
     }
     if (points.length === 0) continue;
     figures.push(
@@ -47,7 +49,7 @@ export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
         `${key.replace('_ms', '')}-per-turn`,
         `${name} by turn (ms)`,
         lineChart(points, { xLabel: 'turn', xIntegers: true, yLabel: `${name} (ms)`, dots: true, seriesOrder: ['p50', 'p90', 'p99'] }),
-        'Completed requests of each user turn across conversations. p99 of a turn with fewer than 100 requests is close to its max.',
+        'Completed requests of each user turn across conversations. p99 is drawn only for turns with 100 requests or more.',
       ),
     );
   }
@@ -79,11 +81,11 @@ export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
   for (const t of perTurn) {
     const input = t.input_num_tokens?.mean ?? 0;
     if (input > 0 && t.expected_cached_tokens !== null) {
-      ratio.push({ x: t.turn, y: Math.min(1, t.expected_cached_tokens.mean / input), series: 'expected (perfect cache)' });
+      ratio.push({ x: t.turn, y: Math.min(1, t.expected_cached_tokens.mean / input), series: 'expected cached' });
     }
-    if (t.cache_hit_ratio !== null) ratio.push({ x: t.turn, y: t.cache_hit_ratio, series: 'actual (server)' });
+    if (t.cache_hit_ratio !== null) ratio.push({ x: t.turn, y: t.cache_hit_ratio, series: 'cached (server)' });
   }
-  if (ratio.some((p) => p.series === 'actual (server)')) {
+  if (ratio.some((p) => p.series === 'cached (server)')) {
     figures.push(
       chartFigure(
         'cache-hit-per-turn',
@@ -94,8 +96,9 @@ export function perTurnCharts(perTurn: readonly TurnSummary[]): string[] {
           yLabel: 'cached / prompt',
           dots: true,
           yPercent: true,
-          seriesOrder: ['expected (perfect cache)', 'actual (server)'],
+          seriesOrder: ['expected cached', 'cached (server)'],
         }),
+        'Expected: what a perfect prefix cache could reuse. Cached: what the server reported.',
       ),
     );
   }
@@ -132,14 +135,38 @@ export function distributionCharts(records: readonly RequestRecord[], sample: Re
     if (values.some((v) => v !== 0)) sets.push([key.replace('_ms', ''), name, values]);
   }
   const figures: string[] = [];
+  const nines: SeriesPoint[] = [];
+  for (const [key, name] of [['ttft_ms', 'TTFT'], ['tpot_ms', 'TPOT'], ['itl_ms', 'ITL'], ['e2el_ms', 'E2EL']] as const) {
+    for (const p of ninesPoints(samples[key].filter((v) => v > 0))) nines.push({ x: p.x, y: p.value, series: name });
+  }
+  if (nines.length > 0) {
+    figures.push(
+      chartFigure(
+        'latency-nines',
+        'Latency by percentile (ms)',
+        ninesChart(nines, { yLabel: 'ms (log)', seriesOrder: ['TTFT', 'TPOT', 'ITL', 'E2EL'] }),
+        'Each curve runs up to the highest percentile its count supports (p99 needs 100 values, p99.9 1,000). ' +
+          `The nines axis spaces p50, p90, p99, p99.9 evenly; values of 0 are left out (log axis)${sample === null ? '.' : `; ${sampleText(sample)}.`}`,
+      ),
+    );
+  }
   for (const [id, name, values] of sets) {
     if (values.length === 0) continue;
+    // A log x axis when every value is positive and they span a decade or more: the body and the tail both readable
+    // (a linear axis squashes the body under the tail); a narrower range reads better, and gets ticks, on a linear one.
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const v of values) {
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+    }
+    const log = lo > 0 && hi >= 10 * lo;
     const points = cdfPoints(values).map((p) => ({ x: p.value, y: p.fraction, series: name }));
     figures.push(
       chartFigure(
         `${id}-cdf`,
-        `${name}: distribution (CDF, ms)`,
-        lineChart(points, { xLabel: `${name.split(' ')[0]} (ms)`, yLabel: 'fraction of values ≤ x', yPercent: true }),
+        `${name}: distribution (CDF, ms${log ? ', log scale' : ''})`,
+        lineChart(points, { xLabel: `${name.split(' ')[0]} (ms${log ? ', log' : ''})`, yLabel: 'fraction of values ≤ x', yPercent: true, xLog: log }),
         `${values.length} values from ${OPTIONAL_DISTRIBUTIONS.some(([k]) => k.replace('_ms', '') === id) ? '' : 'completed, '}non-warmup requests` +
           (sample === null ? '.' : ` of ${sampleText(sample)}.`),
       ),
@@ -159,8 +186,10 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
   const sampleNote =
     sample === null ? '' : ` Estimated from ${sampleText(sample)}: counts, rates and in-flight levels are scaled by ${fmtScale(scale)}.`;
   const binNote = `Bins of ${ts.bin_sec} s; time since the run's start.${sampleNote}`;
+  const rollNote = `Over a trailing ${ts.window_sec} s window, every ${ts.bin_sec} s; time since the run's start.${sampleNote}`;
   const last = ts.bins[ts.bins.length - 1]!;
   const xDomain = [Math.min(0, ts.bins[0]!.t_sec), last.t_sec + ts.bin_sec] as const;
+  const roll = ts.rolling;
   const figures: string[] = [];
 
   figures.push(
@@ -168,10 +197,10 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
       'request-throughput-over-time',
       'Completed requests per second',
       lineChart(
-        ts.bins.map((b) => ({ x: b.t_sec, y: b.request_rate, series: 'requests/s' })),
+        roll.map((b) => ({ x: b.t_sec, y: b.request_rate, series: 'requests/s' })),
         { xLabel: 'time (s)', xDomain, yLabel: 'requests/s' },
       ),
-      binNote,
+      rollNote,
     ),
   );
   figures.push(
@@ -179,10 +208,10 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
       'token-throughput-over-time',
       'Output tokens per second',
       lineChart(
-        ts.bins.map((b) => ({ x: b.t_sec, y: b.output_token_rate, series: 'output tokens/s' })),
+        roll.map((b) => ({ x: b.t_sec, y: b.output_token_rate, series: 'output tokens/s' })),
         { xLabel: 'time (s)', xDomain, yLabel: 'tokens/s' },
       ),
-      binNote,
+      rollNote,
     ),
   );
   figures.push(
@@ -190,20 +219,20 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
       'in-flight-over-time',
       'Requests in flight',
       lineChart(
-        ts.bins.flatMap((b) => [
+        roll.flatMap((b) => [
           { x: b.t_sec, y: b.in_flight_mean, series: 'mean' },
           { x: b.t_sec, y: b.in_flight_max, series: 'max' },
         ]),
         { xLabel: 'time (s)', xDomain, yLabel: 'requests', seriesOrder: ['mean', 'max'] },
       ),
-      `${binNote} Mean is time-weighted within each bin.`,
+      `${rollNote} Mean is time-weighted.`,
     ),
   );
 
   const ttftLines: SeriesPoint[] = [];
-  for (const b of ts.bins) {
-    if (b.ttft_p50_ms !== null) ttftLines.push({ x: b.t_sec + ts.bin_sec / 2, y: b.ttft_p50_ms, series: 'p50' });
-    if (b.ttft_p90_ms !== null) ttftLines.push({ x: b.t_sec + ts.bin_sec / 2, y: b.ttft_p90_ms, series: 'p90' });
+  for (const b of roll) {
+    if (b.ttft_p50_ms !== null) ttftLines.push({ x: b.t_sec, y: b.ttft_p50_ms, series: 'p50' });
+    if (b.ttft_p90_ms !== null) ttftLines.push({ x: b.t_sec, y: b.ttft_p90_ms, series: 'p90' });
   }
   if (ttftLines.length > 0) {
     const dots = ts.ttft_points.map((p) => ({ x: p.t_sec, y: p.ttft_ms }));
@@ -214,20 +243,20 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
         dots.length > 0
           ? dotsAndLinesChart(dots, ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', dotLabel: 'request', seriesOrder: ['p50', 'p90'] })
           : lineChart(ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', seriesOrder: ['p50', 'p90'] }),
-        `Bins of ${ts.bin_sec} s; time since the run's start. Percentiles of the requests sent in each bin` +
+        `Percentiles of the requests sent in a trailing ${ts.window_sec} s window; time since the run's start` +
           (sample === null ? '.' : ` (of ${sampleText(sample)}).`),
       ),
     );
   }
 
-  const hit = ts.bins.flatMap((b) => (b.cache_hit_ratio === null ? [] : [{ x: b.t_sec, y: b.cache_hit_ratio, series: 'hit ratio' }]));
+  const hit = roll.flatMap((b) => (b.cache_hit_ratio === null ? [] : [{ x: b.t_sec, y: b.cache_hit_ratio, series: 'cached (server)' }]));
   if (hit.length > 0) {
     figures.push(
       chartFigure(
         'cache-hit-over-time',
         'Cache hit ratio over time',
         lineChart(hit, { xLabel: 'send time (s)', xDomain, yLabel: 'cached / prompt', yPercent: true }),
-        `Bins of ${ts.bin_sec} s; time since the run's start. Σ cached / Σ prompt tokens of the requests sent in each bin (server-reported` +
+        `Σ cached / Σ prompt tokens of the requests sent in a trailing ${ts.window_sec} s window (server-reported` +
           (sample === null ? ').' : `; ${sampleText(sample)}).`),
       ),
     );

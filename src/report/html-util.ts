@@ -1,4 +1,6 @@
 /** Small helpers for building the HTML reports as strings: escaping, number formatting, tables, the page shell. */
+import { percentileSupported } from '../metrics/percentile-support.js';
+import type { Stats } from '../metrics/stats.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -11,6 +13,12 @@ export function escapeHtml(value: unknown): string {
 export function fmtNum(value: number | null | undefined, digits = 2): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '-';
   return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+}
+
+/** Percentile p of `stats` for display: '-' when absent or when its count does not support p (p99 needs 100 values). */
+export function fmtPercentileOf(stats: Stats | null | undefined, p: 50 | 90 | 99, digits = 2): string {
+  if (stats === null || stats === undefined || !percentileSupported(p, stats.count)) return '-';
+  return fmtNum(p === 50 ? stats.p50 : p === 90 ? stats.p90 : stats.p99, digits);
 }
 
 /** A ratio in [0, 1] as a percentage with one decimal, '-' when null. */
@@ -47,6 +55,22 @@ export function chartFigure(id: string, title: string, svg: string, note?: strin
   return `<figure class="chart" data-chart="${escapeHtml(id)}"><figcaption>${escapeHtml(title)}</figcaption>${svg}${noteHtml}</figure>`;
 }
 
+/** A section of a report page: its anchor, heading, nav label (default: the heading) and HTML. */
+export interface PageSection {
+  id: string;
+  title: string;
+  nav?: string;
+  html: string;
+}
+
+/** The sections as the page's body and nav: adding a section to a page is adding one PageSection to its list. */
+export function pageSections(sections: readonly PageSection[]): { nav: Array<[string, string]>; body: string } {
+  return {
+    nav: sections.map((s) => [s.id, s.nav ?? s.title]),
+    body: sections.map((s) => `<section id="${escapeHtml(s.id)}"><h2>${escapeHtml(s.title)}</h2>\n${s.html}\n</section>`).join('\n'),
+  };
+}
+
 /**
  * The Content-Security-Policy of every report: nothing may load from anywhere and no script may run; only inline
  * styles and data: images are allowed. A defence in depth behind the escaping.
@@ -66,13 +90,15 @@ main { padding: 8px 28px 40px; max-width: 1500px; }
 section { margin-top: 26px; }
 h2 { font-size: 18px; margin: 0 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 18px 0 8px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; margin-bottom: 14px; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
-.card .k { color: var(--muted); font-size: 12px; }
-.card .v { font-size: 19px; font-weight: 600; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; margin-bottom: 14px; }
+.card { flex: 1 0 auto; min-width: 150px; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
+.card .k { color: var(--muted); font-size: 12px; white-space: nowrap; }
+.card .v { font-size: 19px; font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .card.bad .v { color: var(--bad); }
-.card.wide { grid-column: span 2; }
 .card.wide .v { font-size: 15px; font-weight: 500; }
+.cmd { margin: 14px 0 0; background: #1d2330; color: #e6e9ef; border-radius: 6px; padding: 8px 12px; overflow-x: auto; }
+.cmd code { font: 12.5px/1.5 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
+.charts.full { grid-template-columns: 1fr; }
 table.kv th:first-child { width: 28%; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 14px; }
 figure.chart { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; min-width: 0; }
@@ -85,7 +111,7 @@ th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: le
 thead th { background: #eef1f5; position: sticky; top: 0; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 td.msg { overflow-wrap: anywhere; max-width: 60ch; }
-td.bad { color: var(--bad); font-weight: 600; }
+td.bad, strong.bad { color: var(--bad); font-weight: 600; }
 td.good { color: #067647; font-weight: 600; }
 tbody tr:hover { background: #f3f6fb; }
 .banner { border-radius: 6px; padding: 10px 14px; margin: 14px 0 0; border: 1px solid #e8c66a; background: var(--warnbg); color: var(--warn); }

@@ -2,7 +2,7 @@
 // Reading and writing a run's own files (requests.jsonl, results.json, atomic writes) is store/'s job.
 export { toReferenceStats, writeReferenceStatsFile, REFERENCE_STATS_KEYS } from './stats-json.js';
 export { formatSummary, type TerminalOptions, type TerminalSummaryInput } from './terminal.js';
-export { ProgressLine, type ProgressLineOptions } from './progress.js';
+export { LiveView, type ProgressMode } from './progress.js';
 export { writeRunReports, writeReportsFor, REPORT_FILES, type ReportOutputs, type WrittenReports } from './write-reports.js';
 export { renderHtmlReport } from './html.js';
 export { writeExcelReport, EXCEL_SHEETS, PER_TURN_HEADERS } from './excel.js';

@@ -1,70 +1,176 @@
 import type { RequestRecord } from '../metrics/record.js';
-import { percentile } from '../metrics/stats.js';
+import { LiveModel } from './live-model.js';
+import { fitLine, panelLines, plainLine, waitingLine } from './live-panel.js';
 
-/** Options of ProgressLine. */
-export interface ProgressLineOptions {
-  /** Requests expected in all (shown as done/total), when known. */
-  total?: number;
-  /** Minimum time between redraws (milliseconds). Default 500. */
-  intervalMs?: number;
+/** How the live view draws: a redrawn panel (a TTY), a line every PLAIN_INTERVAL_MS (logs), or nothing. */
+export type ProgressMode = 'panel' | 'plain' | 'off';
+
+/** The panel's redraw period (ms): about 4 frames a second. */
+export const PANEL_INTERVAL_MS = 250;
+/** A plain progress line every this many ms. */
+export const PLAIN_INTERVAL_MS = 10_000;
+/** The waiting countdown appears only when the server has not answered within this (ms): a quick start shows nothing. */
+const WAIT_QUIET_MS = 1_000;
+
+/** The writable side of a terminal: `columns` when it is one (undefined otherwise). */
+export interface LiveStream {
+  write(chunk: string): boolean;
+  columns?: number;
 }
 
-/** TTFT p50 is over the most recent records only, so the line shows the present rather than the whole run. */
-const TTFT_WINDOW = 256;
-const CLEAR_LINE = '\r\x1b[2K';
+/** What a run starts with: the totals its progress counts against. */
+export interface LiveRunInfo {
+  totalRequests?: number;
+  durationMs?: number;
+  rampUpMs?: number;
+}
 
 /**
- * The live progress line on a TTY: "requests 120/200 | 14.2 req/s | TTFT p50 48.1 ms | errors 2", redrawn in place at
- * most every intervalMs. The caller creates it only when the stream is a TTY. Its timer is unref'd so it never keeps
- * the process alive. Reads the clock (for req/s): it is a live view, not a result.
+ * The live view of a run (issue 18): a LiveModel fed by the run's events, drawn on its own unref'd timer. In 'panel'
+ * mode it redraws a few lines in place at ~4 fps; every other text (warnings, status lines) must go through print(),
+ * which clears the panel, writes the text above it and draws the panel again, so nothing lands inside it. Hand-written
+ * ANSI on purpose: four escape sequences (cursor up and down, carriage return, erase line) do the job that a TUI library
+ * would do with a dependency tree and start-up cost (issue 17 keeps `run` start-up small).
  */
-export class ProgressLine {
-  readonly #stream: NodeJS.WritableStream;
-  readonly #total: number | undefined;
-  readonly #startMs = performance.now();
-  readonly #ttftRing = new Float64Array(TTFT_WINDOW);
-  #ttftCount = 0;
-  #done = 0;
-  #errors = 0;
-  #dirty = false;
-  #timer: NodeJS.Timeout | null;
+export class LiveView {
+  readonly #stream: LiveStream;
+  readonly #mode: ProgressMode;
+  readonly #now: () => number;
+  #model: LiveModel | undefined;
+  #heading: string | undefined;
+  #waiting: { url: string; deadlineMs: number; sinceMs: number } | undefined;
+  /** Lengths of the lines on screen now (panel mode), to know how many rows to clear at the current width. */
+  #drawn: number[] = [];
+  #timer: NodeJS.Timeout | null = null;
+  #lastPlainMs = 0;
+  #lastTickMs = 0;
+  #worstDelayMs = 0;
+  #healthFromMs = 0;
+  #cpu = process.cpuUsage();
 
-  constructor(stream: NodeJS.WriteStream, options: ProgressLineOptions = {}) {
+  constructor(stream: LiveStream, mode: ProgressMode, options: { now?: () => number } = {}) {
     this.#stream = stream;
-    this.#total = options.total;
-    this.#timer = setInterval(() => this.#draw(), options.intervalMs ?? 500);
+    this.#mode = mode;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** `sweep`: the heading over the panel, e.g. "point 2/5: concurrency 8". Kept for the next run's model too. */
+  setHeading(heading: string | undefined): void {
+    this.#heading = heading;
+    if (this.#model !== undefined) this.#model.heading = heading;
+  }
+
+  /** Waiting for the server (at most timeoutMs): a countdown line once it has taken a second. */
+  waitingForServer(url: string, timeoutMs: number): void {
+    const now = this.#now();
+    this.#waiting = { url, deadlineMs: now + timeoutMs, sinceMs: now };
+    this.#lastPlainMs = now;
+    this.#ensureTimer();
+  }
+
+  /** The run starts: a fresh model against these totals. */
+  start(info: LiveRunInfo): void {
+    this.#clear();
+    this.#waiting = undefined;
+    const now = this.#now();
+    this.#model = new LiveModel(now, { ...info, heading: this.#heading });
+    this.#lastPlainMs = now;
+    this.#healthFromMs = now;
+    this.#lastTickMs = now;
+    this.#cpu = process.cpuUsage();
+    this.#ensureTimer();
+  }
+
+  onSend(): void {
+    this.#model?.onSend();
+  }
+
+  onQueued(delta: 1 | -1): void {
+    this.#model?.onQueued(delta);
+  }
+
+  onPhase(phase: 'warmup' | 'benchmark' | 'stopping'): void {
+    this.#model?.onPhase(phase, this.#now());
+  }
+
+  onRecord(record: RequestRecord): void {
+    this.#model?.onRecord(record, this.#now());
+  }
+
+  /** The panel's lines as they would be drawn now at `columns` (no control characters); [] before start(). */
+  lines(columns = 80): string[] {
+    const now = this.#now();
+    if (this.#waiting !== undefined) return [fitLine(waitingLine(this.#waiting.url, this.#waiting.deadlineMs - now), columns - 1)];
+    return this.#model === undefined ? [] : panelLines(this.#model.snapshot(now), columns);
+  }
+
+  /** Writes text (whole lines) above the panel: the panel is cleared first and drawn again after. */
+  print(text: string): void {
+    this.#clear();
+    this.#stream.write(text);
+    if (this.#timer !== null && this.#mode === 'panel') this.#draw();
+  }
+
+  /** The run ended: the panel is cleared and the timer stopped (start() may begin another). Safe to call twice. */
+  stop(): void {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    this.#clear();
+    this.#model = undefined;
+    this.#waiting = undefined;
+  }
+
+  #ensureTimer(): void {
+    if (this.#mode === 'off' || this.#timer !== null) return;
+    this.#timer = setInterval(() => this.#tick(), PANEL_INTERVAL_MS);
     this.#timer.unref();
   }
 
-  /** Counts a finished request; the next tick redraws. Warmup requests count too: they are progress. */
-  onRecord(record: RequestRecord): void {
-    this.#done++;
-    if (record.status === 'error') this.#errors++;
-    else if (record.ttft_ms !== null) this.#ttftRing[this.#ttftCount++ % TTFT_WINDOW] = record.ttft_ms;
-    this.#dirty = true;
+  #tick(): void {
+    const now = this.#now();
+    // Client health as the panel sees it: how late this timer fired (event-loop delay) and the process's CPU.
+    if (this.#lastTickMs > 0) this.#worstDelayMs = Math.max(this.#worstDelayMs, now - this.#lastTickMs - PANEL_INTERVAL_MS);
+    this.#lastTickMs = now;
+    if (this.#model !== undefined && now - this.#healthFromMs >= 1000) {
+      const cpu = process.cpuUsage(this.#cpu);
+      this.#model.onHealth(Math.max(0, this.#worstDelayMs), ((cpu.user + cpu.system) / 1000 / (now - this.#healthFromMs)) * 100);
+      this.#cpu = process.cpuUsage();
+      this.#healthFromMs = now;
+      this.#worstDelayMs = 0;
+    }
+    if (this.#mode === 'panel') {
+      if (this.#waiting !== undefined && now - this.#waiting.sinceMs < WAIT_QUIET_MS) return;
+      this.#draw();
+    } else if (now - this.#lastPlainMs >= (this.#waiting !== undefined && this.#lastPlainMs === this.#waiting.sinceMs ? WAIT_QUIET_MS : PLAIN_INTERVAL_MS)) {
+      this.#lastPlainMs = now;
+      const line = this.#waiting !== undefined ? waitingLine(this.#waiting.url, this.#waiting.deadlineMs - now) : this.#model === undefined ? undefined : plainLine(this.#model.snapshot(now));
+      if (line !== undefined) this.#stream.write(`${line}\n`);
+    }
   }
 
-  /** The text of the line as it would be drawn now (no control characters). */
-  render(): string {
-    const elapsedSec = (performance.now() - this.#startMs) / 1000;
-    const rate = elapsedSec > 0 ? this.#done / elapsedSec : 0;
-    const n = Math.min(this.#ttftCount, TTFT_WINDOW);
-    const ttft = n > 0 ? `${percentile(this.#ttftRing.slice(0, n).sort(), 50).toFixed(1)} ms` : '-';
-    const done = this.#total === undefined ? String(this.#done) : `${this.#done}/${this.#total}`;
-    return `requests ${done} | ${rate.toFixed(1)} req/s | TTFT p50 ${ttft} | errors ${this.#errors}`;
+  #columns(): number {
+    return this.#stream.columns !== undefined && this.#stream.columns > 0 ? this.#stream.columns : 80;
   }
 
-  /** Stops redrawing and clears the line. Safe to call twice. */
-  stop(): void {
-    if (this.#timer === null) return;
-    clearInterval(this.#timer);
-    this.#timer = null;
-    this.#stream.write(CLEAR_LINE);
+  /**
+   * Moves to the panel's first row and blanks its rows one by one, counting rows at the current width (a resize
+   * re-wraps). Erase-in-line on each row, not erase-below: tmux moves the screen into its scrollback when the screen
+   * is erased from the top-left corner, where the panel sits once the text above it has scrolled away.
+   */
+  #clear(): void {
+    if (this.#drawn.length === 0) return;
+    const columns = this.#columns();
+    const rows = this.#drawn.reduce((n, len) => n + Math.max(1, Math.ceil(len / columns)), 0);
+    const up = rows > 1 ? `\x1b[${rows - 1}A` : '';
+    this.#stream.write(`\r${up}${'\x1b[2K\x1b[1B'.repeat(rows - 1)}\x1b[2K${up}`);
+    this.#drawn = [];
   }
 
   #draw(): void {
-    if (!this.#dirty || this.#timer === null) return;
-    this.#dirty = false;
-    this.#stream.write(`${CLEAR_LINE}${this.render()}`);
+    const lines = this.lines(this.#columns());
+    this.#clear();
+    if (lines.length === 0) return;
+    this.#stream.write(lines.map((l) => `\x1b[2K${l}`).join('\n'));
+    this.#drawn = lines.map((l) => l.length);
   }
 }

@@ -25,6 +25,26 @@ export function cdfPoints(values: ArrayLike<number>, points = CDF_POINTS): CdfPo
   return out;
 }
 
+/** Points per percentile ("nines") curve. */
+export const NINES_POINTS = 120;
+
+/**
+ * The value at percentiles from p50 up to the highest that `values` support (n values support 1 - 1/n: p99 needs
+ * 100, p99.9 needs 1,000), spaced evenly on the nines axis: x = -log10(1 - p/100). Empty for fewer than 2 values.
+ */
+export function ninesPoints(values: ArrayLike<number>, points = NINES_POINTS): Array<{ x: number; value: number }> {
+  if (values.length < 2) return [];
+  const sorted = Float64Array.from(values).sort();
+  const lo = Math.log10(2);
+  const hi = Math.log10(values.length);
+  const out: Array<{ x: number; value: number }> = [];
+  for (let i = 0; i < points; i++) {
+    const x = lo + ((hi - lo) * i) / (points - 1);
+    out.push({ x, value: percentile(sorted, 100 * (1 - 10 ** -x)) });
+  }
+  return out;
+}
+
 /** The latency samples of the distributions, over completed non-warmup records (milliseconds). */
 export interface LatencySamples {
   ttft_ms: number[];
@@ -67,17 +87,41 @@ export interface TimeBin {
   errors: Record<string, number>;
 }
 
+/**
+ * One point of the rolling-window series: what happened in the trailing window ending at `t_sec` (seconds since the
+ * run's start). Smoother than single bins, which at a fraction of a second look like sawtooth noise (issue 18).
+ */
+export interface RollingPoint {
+  /** End of the window, seconds since the run's start. */
+  t_sec: number;
+  request_rate: number;
+  output_token_rate: number;
+  in_flight_mean: number;
+  in_flight_max: number;
+  ttft_p50_ms: number | null;
+  ttft_p90_ms: number | null;
+  cache_hit_ratio: number | null;
+}
+
 /** Time bins of a run, and the width chosen. */
 export interface TimeSeries {
   /** Width of one bin, seconds. */
   bin_sec: number;
   bins: TimeBin[];
+  /** Width of the rolling window (seconds): span / 10 held to 1-5 s, a whole number of bins (at least one). */
+  window_sec: number;
+  /** One point per bin, over the trailing window_sec. */
+  rolling: RollingPoint[];
   /** Per-request TTFT points (x: send time in s, y: ms), only when there are at most MAX_TTFT_DOTS of them. */
   ttft_points: Array<{ t_sec: number; ttft_ms: number }>;
 }
 
 /** Target number of bins over a run; the bin width is rounded to a "nice" step (1, 2, 5 × 10^k seconds). */
-const TARGET_BINS = 60;
+const TARGET_BINS = 150;
+/** The rolling window's bounds (seconds) and its share of the run's span. */
+const MIN_WINDOW_SEC = 1;
+const MAX_WINDOW_SEC = 5;
+const WINDOW_SHARE = 1 / 10;
 /** Above this many requests the TTFT-over-time chart shows only per-bin percentiles (an SVG dot each would be heavy). */
 export const MAX_TTFT_DOTS = 4000;
 
@@ -111,7 +155,7 @@ export interface TimeSeriesOptions {
 export function timeSeries(records: readonly RequestRecord[], options: TimeSeriesOptions = {}): TimeSeries {
   const scale = options.scale ?? 1;
   const rs = records.filter((r) => !r.warmup);
-  if (rs.length === 0) return { bin_sec: 1, bins: [], ttft_points: [] };
+  if (rs.length === 0) return { bin_sec: 1, bins: [], window_sec: 1, rolling: [], ttft_points: [] };
   let startMs = Infinity;
   let endMs = -Infinity;
   for (const r of rs) {
@@ -173,11 +217,44 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
       errors: scale === 1 ? errors[i]! : Object.fromEntries(Object.entries(errors[i]!).map(([kind, n]) => [kind, n * scale])),
     });
   }
+  const windowBins = Math.max(1, Math.round(Math.min(MAX_WINDOW_SEC, Math.max(MIN_WINDOW_SEC, ((endMs - originMs) / 1000) * WINDOW_SHARE)) / binSec));
+  const rolling: RollingPoint[] = [];
+  for (let i = 0; i < count; i++) {
+    let width = 0;
+    let done = 0;
+    let tokens = 0;
+    let area = 0;
+    let peak = 0;
+    let hit = 0;
+    let hitInput = 0;
+    const ttft: number[] = [];
+    for (let j = Math.max(0, i - windowBins + 1); j <= i; j++) {
+      width += widthSec(j);
+      done += completed[j]!;
+      tokens += outputTokens[j]!;
+      area += inFlightMean[j]! * binSec;
+      peak = Math.max(peak, inFlightMax[j]!);
+      hit += cached[j]!;
+      hitInput += cachedInput[j]!;
+      for (const v of ttftByBin[j]!) ttft.push(v);
+    }
+    const sorted = Float64Array.from(ttft).sort();
+    rolling.push({
+      t_sec: Number(((originMs + i * binMs) / 1000 + widthSec(i)).toFixed(6)),
+      request_rate: (done * scale) / width,
+      output_token_rate: (tokens * scale) / width,
+      in_flight_mean: (area * scale) / width,
+      in_flight_max: peak * scale,
+      ttft_p50_ms: sorted.length > 0 ? percentile(sorted, 50) : null,
+      ttft_p90_ms: sorted.length > 0 ? percentile(sorted, 90) : null,
+      cache_hit_ratio: hitInput > 0 ? hit / hitInput : null,
+    });
+  }
   const ttftPoints: TimeSeries['ttft_points'] = [];
   if (rs.length <= MAX_TTFT_DOTS) {
     for (const r of rs) if (r.status === 'ok' && r.ttft_ms !== null) ttftPoints.push({ t_sec: r.sent_at_ms / 1000, ttft_ms: r.ttft_ms });
   }
-  return { bin_sec: binSec, bins, ttft_points: ttftPoints };
+  return { bin_sec: binSec, bins, window_sec: Number((windowBins * binSec).toPrecision(6)), rolling, ttft_points: ttftPoints };
 }
 
 /** Time-weighted mean and max of the in-flight count per bin, from +1 (send) / -1 (end) events. */

@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent, request } from '../util/undici.js';
 import { redactText } from '../util/redact-text.js';
 
 /** What a probe got back: the status, the headers (lower-case names) and the first `maxBytes` of the body as text. */

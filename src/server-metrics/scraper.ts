@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { request } from '../util/undici.js';
 import { splitUrlTextCredentials } from '../client/url-credentials.js';
 import { engineDisplayName, type EngineName } from '../server-engine/profiles.js';
 import { metricPrefixes, readServerMetrics, type ServerMetricsReading, type ServerMetricsSnapshot } from './parse.js';

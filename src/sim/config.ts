@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../errors/index.js';
 
 /**
@@ -41,6 +41,10 @@ export interface SimConfig {
    * stream as the call's `function.arguments` in OpenAI's delta format, with finish_reason `tool_calls`.
    */
   tool_call_rate: number;
+  /** Prompt tokens one image part stands for (LLaVA-1.5's 576 = 24x24 patches); each image's ids hash its URL. */
+  tokens_per_image: number;
+  /** Responses kept for `previous_response_id` (least recently used dropped first); 0 keeps none. */
+  responses_store_size: number;
 }
 
 const positiveInt = z.number().int().positive();
@@ -66,6 +70,8 @@ const simConfigSchema = z.object({
     .refine((e) => e.min <= e.max, { message: 'eos.min must be <= eos.max' })
     .nullable(),
   tool_call_rate: z.number().min(0).max(1),
+  tokens_per_image: z.number().int().nonnegative(),
+  responses_store_size: z.number().int().nonnegative(),
 });
 
 const h100Base: SimConfig = {
@@ -87,6 +93,8 @@ const h100Base: SimConfig = {
   attention_ms_per_token: 0.00004,
   eos: null,
   tool_call_rate: 0.8,
+  tokens_per_image: 576,
+  responses_store_size: 10_000,
 };
 
 /**
@@ -110,6 +118,8 @@ export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.fr
     attention_ms_per_token: 0.000002,
     eos: null,
     tool_call_rate: 0.8,
+    tokens_per_image: 576,
+    responses_store_size: 10_000,
   }),
   'h100-8b': Object.freeze({ ...h100Base }),
   // An alias of h100-8b: 16 clients x 25 turns of the reference's generated conversations (1.6k-token first turn,

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Engine, EngineRequest, EngineRequestListener } from './engine.js';
 import type { Fault } from './faults.js';
 import type { OutputPump } from './output-pump.js';
+import { ResponsesEvents } from './responses-events.js';
 import type { TraceLine } from './trace.js';
 
 /** What an Exchange needs from its server. */
@@ -18,12 +19,14 @@ export interface ExchangeContext {
 /** The fixed parts of one generation exchange. Token counts in tokens; `arrivalMs` is performance.now() ms. */
 export interface ExchangeInit {
   id: string;
-  kind: 'chat' | 'completion';
+  kind: 'chat' | 'completion' | 'responses';
   stream: boolean;
   includeUsage: boolean;
   promptTokens: number;
   arrivalMs: number;
   fault: Fault | null;
+  /** Called with the whole answer when the exchange ends normally (the Responses API stores it). */
+  onAnswer?: (content: string) => void;
   /** The tool a chat answer calls (its tokens become the call's arguments), or null for a text answer. */
   toolCall?: string | null;
 }
@@ -50,6 +53,8 @@ export class Exchange implements EngineRequestListener {
   readonly #init: ExchangeInit;
   readonly #created = Math.floor(Date.now() / 1000);
   readonly #chunkHead: string;
+  /** The Responses API's event formatter (kind 'responses'). */
+  readonly #responses: ResponsesEvents | null;
   #engineReq: EngineRequest | null = null;
   #content = '';
   #tokensWritten = 0;
@@ -65,6 +70,7 @@ export class Exchange implements EngineRequestListener {
     this.#res = res;
     this.#init = init;
     const object = init.kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+    this.#responses = init.kind === 'responses' ? new ResponsesEvents(init.id, ctx.modelName, this.#created) : null;
     this.#chunkHead = `{"id":${JSON.stringify(init.id)},"object":"${object}","created":${this.#created},"model":${JSON.stringify(ctx.modelName)},"choices":[`;
   }
 
@@ -79,7 +85,8 @@ export class Exchange implements EngineRequestListener {
   /** Sends the headers now (streams and stalls), so the client sees the 200 before the first token. */
   openStream(): void {
     this.#res.writeHead(200, this.#init.stream ? SSE_HEADERS : { 'content-type': 'application/json' });
-    this.#res.flushHeaders();
+    if (this.#responses !== null && this.#init.stream && this.#init.fault?.kind !== 'stall') this.#res.write(this.#responses.opened());
+    else this.#res.flushHeaders();
   }
 
   /** The server is closing: end the response where it stands. */
@@ -126,6 +133,7 @@ export class Exchange implements EngineRequestListener {
       if (finishReason !== null) this.#sendBody(finishReason);
       return;
     }
+    if (this.#responses !== null) return this.#deliverResponses(this.#responses, text, finishReason);
     const tool = this.#init.kind === 'chat' ? (this.#init.toolCall ?? null) : null;
     const finish = finishReason === null ? 'null' : tool !== null ? '"tool_calls"' : `"${finishReason}"`;
     let choice: string;
@@ -164,6 +172,31 @@ export class Exchange implements EngineRequestListener {
     tail += 'data: [DONE]\n\n';
     this.#finish(this.#faultFired ? `fault:${fault!.kind}` : 'ok');
     this.#res.end(tail);
+  }
+
+  /** #deliver for the Responses API: typed events, the whole response at the end, no [DONE]. */
+  #deliverResponses(events: ResponsesEvents, text: string, finishReason: 'stop' | 'length' | null): void {
+    const fault = this.#init.fault;
+    this.#content += text;
+    this.#res.write(events.delta(text, this.#tokensWritten === 0));
+    this.#tokensWritten += 1;
+    if (this.#firstTokenMs === null) {
+      this.#firstTokenMs = performance.now();
+      process.nextTick(this.#stampFirstTokenFlush);
+    }
+    const strikeNow = fault !== null && !this.#faultFired && (this.#tokensWritten >= fault.afterTokens || finishReason !== null);
+    if (strikeNow && this.#strike(fault)) return;
+    if (finishReason === null) return;
+    const usage = this.#usage() as { prompt_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+    const tail = events.finished(this.#content, finishReason, { inputTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details.cached_tokens, outputTokens: usage.completion_tokens });
+    this.#answered();
+    this.#finish(this.#faultFired ? `fault:${fault!.kind}` : 'ok');
+    this.#res.end(tail);
+  }
+
+  /** The answer is complete and sent in full: hand it to whoever keeps it (the Responses API's store). */
+  #answered(): void {
+    if (!this.#faultFired) this.#init.onAnswer?.(this.#content);
   }
 
   readonly #stampFirstTokenFlush = (): void => {
@@ -209,7 +242,7 @@ export class Exchange implements EngineRequestListener {
     const kind = this.#init.fault?.kind;
     const res = this.#res;
     this.#firstTokenMs = performance.now();
-    const tool = this.#init.toolCall ?? null;
+    const tool = this.#init.kind === 'chat' ? (this.#init.toolCall ?? null) : null;
     const toolCalls = tool === null ? undefined : [{ id: `call_${this.#init.id}`, type: 'function', function: { name: tool, arguments: JSON.stringify({ input: this.#content }) } }];
     const choice =
       this.#init.kind !== 'chat'
@@ -217,13 +250,16 @@ export class Exchange implements EngineRequestListener {
         : toolCalls === undefined
           ? { index: 0, message: { role: 'assistant', content: this.#content }, logprobs: null, finish_reason: finishReason }
           : { index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, logprobs: null, finish_reason: 'tool_calls' };
-    const body = JSON.stringify({
+    const usage = this.#usage() as { prompt_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+    const counts = { inputTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details.cached_tokens, outputTokens: usage.completion_tokens };
+    const status = finishReason === 'length' ? 'incomplete' : 'completed';
+    const body = this.#responses !== null ? JSON.stringify(this.#responses.response(status, this.#content, finishReason, counts)) : JSON.stringify({
       id: this.#init.id,
       object: this.#init.kind === 'chat' ? 'chat.completion' : 'text_completion',
       created: this.#created,
       model: this.#ctx.modelName,
       choices: [choice],
-      usage: this.#usage(),
+      usage,
     });
     if (kind === 'reset') {
       this.#faultFired = true;
@@ -240,6 +276,7 @@ export class Exchange implements EngineRequestListener {
       res.write(text.slice(0, Math.floor(text.length / 2)), () => res.socket?.destroy());
       return;
     }
+    this.#answered();
     this.#finish(this.#faultFired ? `fault:${kind!}` : 'ok');
     res.end(text);
   }

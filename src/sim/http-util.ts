@@ -9,14 +9,17 @@ export class HttpError extends Error {
   readonly type: string;
   readonly param: string | null;
   readonly headers: Readonly<Record<string, string>>;
+  /** The error's `code`; default: the status, as vLLM sends it. */
+  readonly code: string | number;
 
-  constructor(status: number, message: string, options: { type?: string; param?: string | null; headers?: Record<string, string> } = {}) {
+  constructor(status: number, message: string, options: { type?: string; param?: string | null; headers?: Record<string, string>; code?: string } = {}) {
     super(message);
     this.name = 'HttpError';
     this.status = status;
     this.type = options.type ?? defaultType(status);
     this.param = options.param ?? null;
     this.headers = options.headers ?? {};
+    this.code = options.code ?? status;
   }
 }
 
@@ -52,7 +55,7 @@ export function sendError(res: ServerResponse, error: HttpError): void {
     res.destroy();
     return;
   }
-  sendJson(res, error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.status } }, { ...error.headers });
+  sendJson(res, error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.code } }, { ...error.headers });
 }
 
 /** Reads the whole request body up to MAX_BODY_BYTES; rejects with a 413 HttpError beyond it. */

@@ -1,10 +1,20 @@
 import type { ChatMessage, ToolCall } from '../tokenizer/index.js';
 import { HttpError } from './http-util.js';
 
+/** A content part the simulator reads: text, or an image (counted as `tokens_per_image` tokens, docs/SIMULATOR.md). */
+export type SimContentPart = { type: 'text'; text: string } | { type: 'image_url'; url: string };
+
+/** A chat message as the simulator reads it: its content a string or a list of text and image parts; an assistant's tool calls. */
+export interface SimMessage {
+  role: ChatMessage['role'];
+  content: string | SimContentPart[];
+  tool_calls?: ToolCall[];
+}
+
 /** A validated generation request (chat or plain completion), as the server uses it. Token counts in tokens. */
 export interface GenerationParams {
   /** Chat messages (chat endpoint) or null (completions endpoint, see `prompt`). */
-  messages: ChatMessage[] | null;
+  messages: SimMessage[] | null;
   /** The completion prompt (completions endpoint). */
   prompt: string | null;
   model: string | undefined;
@@ -47,7 +57,23 @@ function optionalBool(body: Record<string, unknown>, key: string): boolean | und
   return v;
 }
 
-function parseMessages(value: unknown): ChatMessage[] {
+/**
+ * A chat content part list (OpenAI's `[{type:"text",text}, {type:"image_url",image_url:{url}}]`) as SimContentParts;
+ * 400 naming the part otherwise.
+ */
+function parseParts(parts: unknown[], where: string, param: string): SimContentPart[] {
+  return parts.map((part: unknown, j) => {
+    const p = (part ?? {}) as Record<string, unknown>;
+    if (p.type === 'text' && typeof p.text === 'string') return { type: 'text', text: p.text };
+    if (p.type === 'image_url') {
+      const url = typeof p.image_url === 'string' ? p.image_url : (p.image_url as { url?: unknown } | null)?.url;
+      if (typeof url === 'string' && url.length > 0) return { type: 'image_url', url };
+    }
+    throw bad(`${where}.content[${j}] must be a text part {type:"text",text} or an image part {type:"image_url",image_url:{url}}`, param);
+  });
+}
+
+function parseMessages(value: unknown): SimMessage[] {
   if (!Array.isArray(value)) throw bad("'messages' is required and must be a non-empty list", 'messages');
   if (value.length === 0) throw bad("'messages' must not be empty", 'messages');
   return value.map((m: unknown, i) => {
@@ -56,29 +82,16 @@ function parseMessages(value: unknown): ChatMessage[] {
     if (typeof role !== 'string' || !ROLES.has(role)) {
       throw bad(`messages[${i}].role must be one of system, user, assistant, tool; got ${JSON.stringify(role)}`, 'messages');
     }
-    const message: ChatMessage = { role: role as ChatMessage['role'], content: messageText(content, role, Array.isArray(toolCalls), i) };
+    const message: SimMessage = { role: role as ChatMessage['role'], content: messageContent(content, role, Array.isArray(toolCalls), i) };
     if (Array.isArray(toolCalls)) message.tool_calls = toolCalls.map((call, j) => toolCall(call, i, j));
     return message;
   });
 }
 
-/** A message's text: a string, the text parts of a content array (images count nothing), or '' beside tool calls. */
-function messageText(content: unknown, role: string, hasToolCalls: boolean, i: number): string {
+/** A message's content: a string, a list of text and image parts, or '' (null or absent) beside tool calls. */
+function messageContent(content: unknown, role: string, hasToolCalls: boolean, i: number): SimMessage['content'] {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part: unknown, j) => {
-        const p = part as { type?: unknown; text?: unknown } | null;
-        if (p === null || typeof p !== 'object') throw bad(`messages[${i}].content[${j}] must be an object`, 'messages');
-        if (p.type === 'text') {
-          if (typeof p.text !== 'string') throw bad(`messages[${i}].content[${j}].text must be a string`, 'messages');
-          return p.text;
-        }
-        return '';
-      })
-      .filter((t) => t !== '')
-      .join('\n');
-  }
+  if (Array.isArray(content)) return parseParts(content, `messages[${i}]`, 'messages');
   if ((content === null || content === undefined) && role === 'assistant' && hasToolCalls) return '';
   throw bad(`messages[${i}].content must be a string or a list of content parts`, 'messages');
 }
@@ -112,7 +125,7 @@ function toolNames(body: Record<string, unknown>): string[] {
 export function parseGenerationBody(body: unknown, kind: 'chat' | 'completion'): GenerationParams {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('The request body must be a JSON object');
   const b = body as Record<string, unknown>;
-  let messages: ChatMessage[] | null = null;
+  let messages: SimMessage[] | null = null;
   let prompt: string | null = null;
   if (kind === 'chat') messages = parseMessages(b.messages);
   else {
@@ -150,5 +163,90 @@ export function parseGenerationBody(body: unknown, kind: 'chat' | 'completion'):
     temperature,
     seed,
     toolNames: kind === 'chat' ? toolNames(b) : [],
+  };
+}
+
+/** A validated `/v1/responses` body: the generation fields, plus the Responses API's state fields. */
+export interface ResponsesParams extends GenerationParams {
+  /** The new messages of this request: `instructions` (as a system message) and the `input` items. */
+  messages: SimMessage[];
+  /** The stored response whose history comes before `messages`, if any. */
+  previousResponseId: string | undefined;
+  /** Keep this response for a later previous_response_id (OpenAI's default: true). */
+  store: boolean;
+}
+
+const RESPONSES_ROLES: Readonly<Record<string, ChatMessage['role']>> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
+const TEXT_PARTS = new Set(['input_text', 'output_text', 'text']);
+
+/** One Responses input item (`{role, content}`, `type: "message"` optional) as a chat message; 400 on anything else. */
+function responsesItem(item: unknown, i: number): SimMessage {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) throw bad(`input[${i}] must be an object`, 'input');
+  const { type, role, content } = item as Record<string, unknown>;
+  if (type !== undefined && type !== 'message') throw bad(`input[${i}]: the simulator accepts message, function_call and function_call_output items, got type ${JSON.stringify(type)}`, 'input');
+  const chatRole = typeof role === 'string' ? RESPONSES_ROLES[role] : undefined;
+  if (chatRole === undefined) throw bad(`input[${i}].role must be one of system, developer, user, assistant; got ${JSON.stringify(role)}`, 'input');
+  if (typeof content === 'string') return { role: chatRole, content };
+  if (!Array.isArray(content)) throw bad(`input[${i}].content must be a string or a list of content parts`, 'input');
+  const parts = content.map((part: unknown, j): SimContentPart => {
+    const p = (part ?? {}) as Record<string, unknown>;
+    if (typeof p.type === 'string' && TEXT_PARTS.has(p.type) && typeof p.text === 'string') return { type: 'text', text: p.text };
+    if (p.type === 'input_image' && typeof p.image_url === 'string' && p.image_url.length > 0) return { type: 'image_url', url: p.image_url };
+    throw bad(`input[${i}].content[${j}] must be an input_text, output_text or input_image part`, 'input');
+  });
+  return { role: chatRole, content: parts };
+}
+
+/**
+ * Adds one Responses input item to `messages`: a message item; a `function_call` item as a tool call of an assistant
+ * message (the one just before when it is an assistant's, as the client splits one message's calls into items); a
+ * `function_call_output` item as a `tool` message. 400 on anything else.
+ */
+function addResponsesItem(messages: SimMessage[], item: unknown, i: number): void {
+  const { type, call_id: callId, name, arguments: args, output } = (item ?? {}) as Record<string, unknown>;
+  if (type === 'function_call') {
+    if (typeof callId !== 'string' || typeof name !== 'string' || typeof args !== 'string') throw bad(`input[${i}]: a function_call item needs "call_id", "name" and "arguments" strings`, 'input');
+    const call: ToolCall = { id: callId, type: 'function', function: { name, arguments: args } };
+    const last = messages[messages.length - 1];
+    if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
+    else messages.push({ role: 'assistant', content: '', tool_calls: [call] });
+    return;
+  }
+  if (type === 'function_call_output') {
+    if (typeof callId !== 'string' || typeof output !== 'string') throw bad(`input[${i}]: a function_call_output item needs "call_id" and "output" strings`, 'input');
+    messages.push({ role: 'tool', content: output });
+    return;
+  }
+  messages.push(responsesItem(item, i));
+}
+
+/**
+ * Validates a `/v1/responses` body: `input` (a string, or a list of message items), `instructions`,
+ * `previous_response_id`, `store`, `max_output_tokens`, and the sampling fields chat takes. Throws a 400 HttpError.
+ */
+export function parseResponsesBody(body: unknown): ResponsesParams {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('The request body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  const messages: SimMessage[] = [];
+  if (b.instructions !== undefined && b.instructions !== null) {
+    if (typeof b.instructions !== 'string') throw bad("'instructions' must be a string", 'instructions');
+    messages.push({ role: 'system', content: b.instructions });
+  }
+  if (typeof b.input === 'string') messages.push({ role: 'user', content: b.input });
+  else if (Array.isArray(b.input)) b.input.forEach((item: unknown, i) => addResponsesItem(messages, item, i));
+  else throw bad("'input' is required and must be a string or a list of items", 'input');
+  const previous = b.previous_response_id;
+  if (previous !== undefined && previous !== null && typeof previous !== 'string') throw bad("'previous_response_id' must be a string", 'previous_response_id');
+  if (messages.length === 0 && (previous === undefined || previous === null)) throw bad("'input' must not be empty", 'input');
+  // The chat fields under their chat names; max_output_tokens is the Responses API's max_tokens.
+  const { max_output_tokens: maxOutput, input: _input, messages: _messages, ...rest } = b;
+  const params = parseGenerationBody({ ...rest, messages: [{ role: 'user', content: '' }], max_tokens: maxOutput, stream_options: undefined }, 'chat');
+  return {
+    ...params,
+    messages,
+    // The Responses API always reports usage, streamed or not.
+    includeUsage: true,
+    previousResponseId: typeof previous === 'string' ? previous : undefined,
+    store: optionalBool(b, 'store') ?? true,
   };
 }

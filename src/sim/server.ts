@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ChatloadError, ConfigError } from '../errors/index.js';
-import { defaultTokenCounter, encodePrompt, encodeTextYielding, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
+import { defaultTokenCounter, encodeTextYielding, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
 import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
@@ -12,8 +12,10 @@ import { HttpError, parseJsonBody, readBody, sendError, sendJson } from './http-
 import { SimMetrics } from './metrics.js';
 import { OutputPump } from './output-pump.js';
 import { wordVocabulary } from './words.js';
-import { parseGenerationBody } from './request-parse.js';
 import { Rng } from '../synth/rng.js';
+import { encodeSimMessages, encodeSimMessagesYielding } from './prompt-ids.js';
+import { parseGenerationBody, parseResponsesBody, type GenerationParams, type SimMessage } from './request-parse.js';
+import { ResponseStore } from './response-store.js';
 import type { TraceLine } from './trace.js';
 import { TraceWriter } from './trace.js';
 
@@ -46,6 +48,8 @@ export class SimServer implements ExchangeContext {
   /** X-Session-ID of each exchange, for the trace (clients send it with --send-conversation-id). */
   readonly #sessions = new WeakMap<Exchange, string | null>();
   readonly #exchanges = new Set<Exchange>();
+  /** The Responses API's stored responses, for previous_response_id. */
+  readonly #responses: ResponseStore;
   readonly #created = Math.floor(Date.now() / 1000);
   #nextId = 0;
   #port = 0;
@@ -61,6 +65,7 @@ export class SimServer implements ExchangeContext {
     this.engine = new Engine(options.config, realClock, { seed: options.seed, observer: this.metrics, vocabulary: wordVocabulary(this.#counter.tokenizer) });
     this.#faults = new FaultInjector(options.faults, options.seed);
     this.#toolRng = Rng.derive(options.seed ?? 0, 0x746f6f6c);
+    this.#responses = new ResponseStore(options.config.responses_store_size);
     this.#trace = trace;
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
@@ -147,6 +152,8 @@ export class SimServer implements ExchangeContext {
         return this.#generate(req, res, 'chat', arrivalMs);
       case '/v1/completions':
         return this.#generate(req, res, 'completion', arrivalMs);
+      case '/v1/responses':
+        return this.#generate(req, res, 'responses', arrivalMs);
       case '/v1/models':
         return sendJson(res, 200, {
           object: 'list',
@@ -193,19 +200,19 @@ export class SimServer implements ExchangeContext {
   }
 
   /** The prompt ids of a chat request. A chat template that rejects the messages is the client's error: 400, as vLLM. */
-  #encodeChat(messages: readonly ChatMessage[]): number[] {
+  #encodeChat(messages: readonly SimMessage[]): number[] {
     try {
-      return encodePrompt(this.#counter, messages);
+      return encodeSimMessages(this.#counter, messages, this.#options.config.tokens_per_image);
     } catch (error) {
       if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
       throw error;
     }
   }
 
-  /** The prompt text of a chat request (the chat template applied), with #encodeChat's 400 for a rejected template. */
-  #renderChat(messages: readonly ChatMessage[]): string {
+  /** #encodeChat in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14). */
+  async #encodeChatYielding(messages: readonly SimMessage[]): Promise<number[]> {
     try {
-      return this.#counter.template.apply(messages, { addGenerationPrompt: true });
+      return await encodeSimMessagesYielding(this.#counter, messages, this.#options.config.tokens_per_image);
     } catch (error) {
       if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
       throw error;
@@ -218,17 +225,42 @@ export class SimServer implements ExchangeContext {
     return names[this.#toolRng.int(0, names.length - 1)]!;
   }
 
-  async #generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion', arrivalMs: number): Promise<void> {
+  /**
+   * A Responses API request as a generation: the stored history of its previous_response_id (400
+   * previous_response_not_found when unknown or dropped, as OpenAI answers) before its own input, and, with `store`,
+   * a function that keeps the answered history under this response's id.
+   */
+  #responsesRequest(body: unknown, id: string): { params: GenerationParams; onAnswer?: (content: string) => void } {
+    const params = parseResponsesBody(body);
+    let messages: SimMessage[] = params.messages;
+    if (params.previousResponseId !== undefined) {
+      const held = this.#responses.get(params.previousResponseId);
+      if (held === undefined) {
+        throw new HttpError(400, `Previous response with id '${params.previousResponseId}' not found.`, {
+          type: 'invalid_request_error',
+          param: 'previous_response_id',
+          code: 'previous_response_not_found',
+        });
+      }
+      messages = [...held, ...messages];
+    }
+    if (!params.store) return { params: { ...params, messages } };
+    return { params: { ...params, messages }, onAnswer: (content) => this.#responses.set(id, [...messages, { role: 'assistant', content }]) };
+  }
+
+  async #generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion' | 'responses', arrivalMs: number): Promise<void> {
     const sessionHeader = req.headers['x-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : null;
-    const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-sim-${this.#port}-${this.#nextId++}`;
+    const serial = this.#nextId++;
+    const id = kind === 'responses' ? `resp_sim${this.#port}x${serial}` : `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-sim-${this.#port}-${serial}`;
     let promptTokens = 0;
     let outcome = 'rejected';
     try {
-      const params = parseGenerationBody(parseJsonBody(await readBody(req)), kind);
+      const body = parseJsonBody(await readBody(req));
+      const { params, onAnswer } = kind === 'responses' ? this.#responsesRequest(body, id) : { params: parseGenerationBody(body, kind), onAnswer: undefined };
       this.#checkModel(params.model);
       // Encoded in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14).
-      const promptIds = await encodeTextYielding(this.#counter.tokenizer, params.messages !== null ? this.#renderChat(params.messages) : params.prompt!);
+      const promptIds = params.messages !== null ? await this.#encodeChatYielding(params.messages) : await encodeTextYielding(this.#counter.tokenizer, params.prompt!);
       promptTokens = promptIds.length;
       if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);
@@ -239,8 +271,9 @@ export class SimServer implements ExchangeContext {
         if (fault.kind === '500') throw new HttpError(500, 'Injected fault: internal server error.');
         throw new HttpError(429, 'Injected fault: rate limited.', { headers: { 'retry-after': String(fault.param) } });
       }
-      const toolCall = this.#drawToolCall(params.toolNames);
-      const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault, toolCall });
+      // Only chat answers call tools (the Responses API's function-call items are not simulated).
+      const toolCall = kind === 'chat' ? this.#drawToolCall(params.toolNames) : null;
+      const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault, toolCall, onAnswer });
       this.#sessions.set(exchange, sessionId);
       if (fault?.kind === 'stall') {
         // 200 and headers, then silence until the client goes away.
@@ -291,6 +324,7 @@ export class SimServer implements ExchangeContext {
 const ROUTES: Readonly<Record<string, string>> = {
   '/v1/chat/completions': 'POST',
   '/v1/completions': 'POST',
+  '/v1/responses': 'POST',
   '/v1/models': 'GET',
   '/health': 'GET',
   '/version': 'GET',

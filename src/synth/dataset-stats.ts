@@ -1,5 +1,6 @@
 import type { Conversation } from '../conversation/types.js';
 import { describe, type Stats } from '../metrics/stats.js';
+import { messageText } from '../tokenizer/content.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 
 /** One row of dataset statistics: the reference's pandas `describe()` columns for one quantity (metrics/stats.ts). */
@@ -35,7 +36,7 @@ export function datasetStats(conversations: readonly Conversation[], tokenizer: 
     turns.push(c.messages.filter((m) => m.role !== 'system').length);
     let history = 0;
     for (const m of c.messages) {
-      const n = count(m.content);
+      const n = count(messageText(m.content));
       history += n;
       if (m.role === 'user') {
         user.push(n);

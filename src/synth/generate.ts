@@ -7,6 +7,7 @@ import { BUILTIN_CORPUS } from './corpus.js';
 import { sampleMany, type Distribution } from './distributions.js';
 import type { GenerationConfig } from './generation-config.js';
 import { Rng } from './rng.js';
+import { addSyntheticImages } from './synthetic-images.js';
 import { decodingTokenizer, realize, TokenStream, type Segment } from './token-stream.js';
 import { readUtf8File, type Utf8ReadOptions } from '../util/utf8-text.js';
 
@@ -228,6 +229,7 @@ export async function generateConversations(config: GenerationConfig, options: G
     userTurns.push(turnTokens);
     answerTokens.push(answers);
   }
+  if (config.images !== undefined) addSyntheticImages(conversations, config.images, options.seed ?? 0);
   return { conversations, userTurns, answerTokens, commonPrefixTokens: commonTokens, maxDrift, corpusTokens: stream.length };
 }
 

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { formatCount, sizeBounds, type SizeBounds } from '../conversation/size-bounds.js';
 import { ConfigError } from '../errors/index.js';
 import { parseDistribution, type Distribution } from './distributions.js';
+import type { ImageSpec } from './synthetic-images.js';
 
 /** A system prompt of a generation config: literal text, or corpus text of a sampled token length. */
 export type SystemPromptSpec =
@@ -34,6 +35,38 @@ export interface GenerationConfig {
   /** Seconds before each user turn after the first (extension). */
   thinkTime: Distribution | undefined;
   systemPrompt: SystemPromptSpec | undefined;
+  /** Synthetic PNG images in the user messages (extension); undefined for none. */
+  images: ImageSpec | undefined;
+}
+
+/** Largest side of a synthetic image (pixels), and most images in one message. */
+const MAX_IMAGE_SIDE = 4096;
+const MAX_IMAGES_PER_MESSAGE = 64;
+
+/**
+ * The `images` extension: `{"num_images": N or DISTRIBUTION (default 1), "width": W, "height": H (default 336),
+ * "turns": "first" | "all" (default "first")}`. ConfigError naming the key otherwise.
+ */
+function parseImageSpec(value: unknown, at: (key: string) => string, limits: Readonly<SizeBounds>): ImageSpec {
+  const o = object(value, at('images'));
+  const side = (key: 'width' | 'height'): number => {
+    const v = o[key] ?? 336;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_IMAGE_SIDE) throw new ConfigError(`${at(`images.${key}`)}: expected an integer from 1 to ${MAX_IMAGE_SIDE}, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const width = side('width');
+  const height = side('height');
+  // A PNG is at most its raw pixels plus a little; base64 takes 4 characters per 3 bytes.
+  const worstChars = Math.ceil((width * height * 3 + height + 1024) / 3) * 4;
+  if (worstChars > limits.imageUrlChars) throw new ConfigError(`${at('images')}: ${width}x${height} images may be over the bound of ${formatCount(limits.imageUrlChars)} data URL characters`);
+  const raw = o.num_images ?? 1;
+  const where = at('images.num_images');
+  const numImages = typeof raw === 'number' ? parseDistribution({ distribution: 'constant', value: raw }, where) : parseDistribution(raw, where);
+  const [low, high] = numImages.range;
+  if (low < 0 || high > MAX_IMAGES_PER_MESSAGE) throw new ConfigError(`${where}: ${numImages.describe} must stay within 0 to ${MAX_IMAGES_PER_MESSAGE} images per message`);
+  const turns = o.turns ?? 'first';
+  if (turns !== 'first' && turns !== 'all') throw new ConfigError(`${at('images.turns')}: expected "first" or "all", got ${JSON.stringify(turns)}`);
+  return { numImages, width, height, turns };
 }
 
 /** True when `value` is a generation config (`"filetype": "generate_conversations"`). */
@@ -124,5 +157,6 @@ export function parseGenerationConfig(value: unknown, file: string, baseDir: str
     outputNumTokens: dist(output, 'num_tokens', 'prompt_output'),
     thinkTime: root.think_time === undefined ? undefined : parseDistribution(root.think_time, at('think_time')),
     systemPrompt,
+    images: root.images === undefined ? undefined : parseImageSpec(root.images, at, limits),
   };
 }

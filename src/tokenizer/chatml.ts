@@ -3,7 +3,7 @@ import type { ChatMessage, ChatTemplate } from './types.js';
 
 /**
  * ChatML, the template of Qwen and many other chat models:
- * `<|im_start|>{role}\n{content}<|im_end|>\n` per message, then `<|im_start|>assistant\n` as the generation prompt.
+ * `<|im_start|>{role}\n{content}<|im_end|>\n` per message (image parts left out), then `<|im_start|>assistant\n` as the generation prompt.
  * An assistant's tool calls follow its text as `<tool_call>{json}</tool_call>` lines (Qwen's form).
  * It is the default until a model's own template is loaded (datasets issue).
  */

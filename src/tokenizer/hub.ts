@@ -1,6 +1,7 @@
 import { access, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import type * as Hub from '@huggingface/hub';
 import { ConfigError } from '../errors/index.js';
 
 /** The tokenizer files chatload fetches from a model repository; only tokenizer.json is required. */
@@ -133,6 +134,22 @@ async function quietly<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * @huggingface/hub, an optional dependency (with its wasm hashers, ~11 MB installed): only a tokenizer download needs
+ * it, so an install without it (`--omit=optional`) runs everything else and says what is missing here.
+ */
+async function loadHub(repo: string): Promise<typeof Hub> {
+  try {
+    return await import('@huggingface/hub');
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new ConfigError(`--tokenizer ${repo}: downloading it from the Hugging Face Hub needs the optional package @huggingface/hub, which is not installed`, {
+      cause: error,
+      hint: 'npm install @huggingface/hub beside chatload, or pass a local folder or a cached repo to --tokenizer',
+    });
+  }
+}
+
+/**
  * Downloads the tokenizer files of `repo` into the standard HF cache (blobs, snapshots, refs, as huggingface_hub
  * lays them out) and returns the snapshot folder. tokenizer.json must exist; the other TOKENIZER_FILES are fetched
  * when the repository has them.
@@ -147,10 +164,10 @@ export async function downloadTokenizer(repo: string, revision: string, settings
     ...(settings.token ? { accessToken: settings.token } : {}),
   };
   let snapshot: string | undefined;
+  // Loaded on first download only: @huggingface/hub and its wasm hashers cost every start ~40 ms (issue 17).
+  const { downloadFileToCacheDir } = await loadHub(repo);
   for (const file of TOKENIZER_FILES) {
     try {
-      // Loaded on first download only: @huggingface/hub and its wasm hashers cost every start ~40 ms (issue 17).
-      const { downloadFileToCacheDir } = await import('@huggingface/hub');
       const path = await quietly(() => downloadFileToCacheDir({ ...common, path: file }));
       snapshot ??= dirname(path);
     } catch (error) {

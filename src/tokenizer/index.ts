@@ -3,13 +3,14 @@ import { chatmlTemplate } from './chatml.js';
 import type { ChatMessage, TokenCounter } from './types.js';
 
 export type { ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
-export { partsText, renderedText, wireMessage } from './chat-message.js';
+export { renderedText, wireMessage } from './chat-message.js';
 export { countTextYielding, encodeTextYielding } from './sliced.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
-export { HfTokenizer } from './hf.js';
+export { imagePartCount, messageText } from './content.js';
 export { TiktokenTokenizer, TIKTOKEN_ENCODINGS, type TiktokenEncodingName } from './tiktoken.js';
-export { jinjaChatTemplate, type TemplateSpecialTokens } from './jinja-template.js';
+// HfTokenizer (./hf.js) and jinjaChatTemplate (./jinja-template.js) are not re-exported: their libraries
+// (@huggingface/tokenizers, @huggingface/jinja) load only when resolve.ts needs them, not at every start (issue 17).
 export { hubSettingsFromEnv, downloadTokenizer, findCachedSnapshot, type HubSettings } from './hub.js';
 export { resolveTokenCounter, loadTokenizerPath, type TokenizerSpec } from './resolve.js';
 

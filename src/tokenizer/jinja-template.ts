@@ -50,7 +50,8 @@ export function jinjaChatTemplate(name: string, source: string, specials: Templa
     apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
       try {
         return compiled.render({
-          // Tool calls go in as text (renderedText): templates differ on the shape they expect, and counts need only the text.
+          // Text only, tool calls as text (renderedText): templates differ on the tool shape they expect, a text model's
+          // template cannot render image parts, and local counts need only the text.
           messages: messages.map((m) => ({ role: m.role, content: renderedText(m) })),
           add_generation_prompt: options.addGenerationPrompt,
           bos_token: specials.bos_token ?? '',

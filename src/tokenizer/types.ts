@@ -5,31 +5,30 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-/** A text part of a message whose content is an array of parts. */
+/** A text part of a message's content (OpenAI's content-part list). */
 export interface TextPart {
   type: 'text';
   text: string;
 }
 
-/** An image part (`{type: "image_url", image_url: {url}}`): passed through to the server, counted as 0 local tokens. */
+/** An image part: `url` is a data URL (`data:image/png;base64,…`) or an http(s) URL, sent as it is; 0 local tokens. */
 export interface ImageUrlPart {
   type: 'image_url';
   image_url: { url: string; detail?: string };
 }
 
-/** One part of a message's content array. */
+/** One part of a message's content, as OpenAI's chat API takes it. */
 export type ContentPart = TextPart | ImageUrlPart;
 
 /**
- * One chat message. `content` is always the message's text (text parts joined; '' for an assistant message that only
- * calls tools), so every counter and template reads a string; `parts`, `tool_calls` and `tool_call_id` say how it goes
- * on the wire (tokenizer/chat-message.ts `wireMessage`: parts as the content array, null content beside tool calls).
+ * One chat message, in OpenAI's chat shape: `content` is text or a list of text and image parts (images pass through
+ * to the server; local counts see only the text, tokenizer/content.ts `messageText`). An assistant message that only
+ * calls tools has content '' (null on the wire: tokenizer/chat-message.ts `wireMessage`).
  */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string;
-  /** The content as the dataset gave it, an array of parts; sent instead of `content`. */
-  parts?: ContentPart[];
+  /** Text, or a list of text and image parts. */
+  content: string | ContentPart[];
   /** An assistant message's tool calls (its content is null on the wire when it has no text). */
   tool_calls?: ToolCall[];
   /** A `tool` message's answer to this call id. */

@@ -26,7 +26,7 @@ interface Layer {
  */
 const LAYERS: readonly Layer[] = [
   { folder: 'errors', why: 'the error hierarchy and exit codes: the bottom', may: [] },
-  { folder: 'util', why: 'helpers that know no part: UTF-8 text reading, module workers, the version, redactText', may: ['errors'] },
+  { folder: 'util', why: "helpers that know no part: UTF-8 text reading, module workers, the version, redactText, undici's Agent and request", may: ['errors'] },
   { folder: 'options', why: 'the option table and the RunPlan: it describes the parts, so it imports none of them', may: ['errors'] },
   { folder: 'tokenizer', why: 'tokenizers and chat templates', may: ['errors'] },
   { folder: 'client', why: 'HTTP + SSE, error kinds: knows no load, no metrics, no files; messages in their wire shape (tokenizer/chat-message)', may: ['errors', 'tokenizer', 'util'] },
@@ -42,9 +42,9 @@ const LAYERS: readonly Layer[] = [
   },
   { folder: 'synth', why: 'seeded RNG, distributions, the conversation generator', may: ['conversation', 'errors', 'metrics', 'options', 'tokenizer', 'util'] },
   { folder: 'sim', why: 'the simulated server: never the engine, client or benchmark that test against it', may: ['errors', 'options', 'synth', 'tokenizer', 'util'] },
-  { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine'], types: ['metrics', 'options'] },
+  { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine', 'util'], types: ['metrics', 'options'] },
   { folder: 'store', why: "a run's files: requests.jsonl, results.json, atomic writes, loading a run, redaction", may: ['errors', 'metrics', 'synth', 'util'], types: ['options'] },
-  { folder: 'report', why: 'renderers only: never the network (client), the engine, or who runs them', may: ['metrics', 'store', 'util'], types: ['conversation'] },
+  { folder: 'report', why: 'renderers only: never the network (client), the engine, or who runs them; the option table for flag names', may: ['metrics', 'options', 'store', 'util'], types: ['conversation'] },
   { folder: 'engine', why: 'the load: sessions, load models, deadlines, worker threads; never prints or stores', may: ['client', 'metrics', 'options', 'synth', 'tokenizer', 'util'], types: ['conversation'] },
   {
     folder: 'benchmark',

@@ -97,7 +97,7 @@ describe('streamed tool calls', () => {
   test('the request carries the tools and messages in their wire shape (null content beside tool calls, tool_call_id)', TEST_TIMEOUT, async () => {
     const tools = [{ type: 'function', function: { name: 'ls', parameters: { type: 'object' } } }];
     const messages = [
-      { role: 'user' as const, content: 'a\nb', parts: [{ type: 'text' as const, text: 'a' }, { type: 'text' as const, text: 'b' }] },
+      { role: 'user' as const, content: [{ type: 'text' as const, text: 'a' }, { type: 'text' as const, text: 'b' }] },
       { role: 'assistant' as const, content: '', tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'ls', arguments: '{}' } }] },
       { role: 'tool' as const, content: 'x.ts', tool_call_id: 'c1' },
     ];

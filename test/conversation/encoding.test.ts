@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { loadDataset, streamJsonList } from '../../src/conversation/index.js';
 import { ConfigError, DatasetError } from '../../src/errors/index.js';
+import { messageText } from '../../src/tokenizer/index.js';
 import { firstInvalidUtf8, utf8Chunks, utf8Lines } from '../../src/util/utf8-text.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -55,7 +56,7 @@ describe('a UTF-8 byte order mark is dropped', () => {
     for (const [text, ext, format] of cases) {
       const loaded = await loadDataset(file(withBom(text), ext));
       assert.equal(loaded.format, format, text);
-      assert.ok(!loaded.conversations[0]!.messages[0]!.content.startsWith('\uFEFF'));
+      assert.ok(!messageText(loaded.conversations[0]!.messages[0]!.content).startsWith('\uFEFF'));
     }
   });
 
@@ -68,7 +69,7 @@ describe('a UTF-8 byte order mark is dropped', () => {
     }
     const corpus = file(withBom('Plain words of the corpus, enough of them to generate from. '.repeat(40)), 'txt');
     const loaded = await loadDataset(file(JSON.stringify({ ...GEN, text_files: [corpus] }), 'json'));
-    assert.ok(loaded.conversations.every((c) => c.messages.every((m) => !m.content.includes('\uFEFF'))));
+    assert.ok(loaded.conversations.every((c) => c.messages.every((m) => !messageText(m.content).includes('\uFEFF'))));
   });
 
   test('only at the start: U+FEFF inside the text is kept', async () => {

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { loadConversations } from '../../src/conversation/index.js';
 import { writeConversations } from '../../src/conversation/write.js';
 import { DatasetError } from '../../src/errors/index.js';
+import { messageText } from '../../src/tokenizer/content.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatload-tools-'));
 let n = 0;
@@ -53,9 +54,9 @@ describe('tool-calling datasets', () => {
     assert.equal(c!.messages[2]!.content, '');
     assert.equal(c!.messages[2]!.tool_calls![0]!.function.name, 'read_file');
     assert.equal(c!.messages[3]!.tool_call_id, 'c1');
-    // Text parts: the text for counting, the parts for the wire.
-    assert.equal(c!.messages[1]!.content, 'Fix the bug\nin src/a.ts');
-    assert.equal(c!.messages[1]!.parts!.length, 2);
+    // Text parts: kept as parts for the wire; their text (joined) is what local counts see.
+    assert.deepEqual(c!.messages[1]!.content, [{ type: 'text', text: 'Fix the bug' }, { type: 'text', text: 'in src/a.ts' }]);
+    assert.equal(messageText(c!.messages[1]!.content), 'Fix the bugin src/a.ts');
     // One step per request: the user turn, then each group of tool results.
     assert.deepEqual(c!.turns, [{}, { maxTokens: 20 }, { thinkTimeSec: 0.5 }]);
   });
@@ -63,8 +64,8 @@ describe('tool-calling datasets', () => {
   test('image_url parts pass through and add no text', async () => {
     const image = { id: 'i', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }, { type: 'text', text: 'what is it?' }] }] };
     const [c] = await loadConversations(file([image]));
-    assert.equal(c!.messages[0]!.content, 'what is it?');
-    assert.equal(c!.messages[0]!.parts![0]!.type, 'image_url');
+    assert.equal(messageText(c!.messages[0]!.content), 'what is it?');
+    assert.equal((c!.messages[0]!.content as Array<{ type: string }>)[0]!.type, 'image_url');
   });
 
   test('written back, a tool-calling dataset reads the same', async () => {
@@ -87,9 +88,9 @@ describe('tool-calling datasets', () => {
     assert.match(await loadError(file(bad((m) => m.splice(3, 1)))), /message 3: expected role "tool" .*got "assistant"/);
     assert.match(await loadError(file(bad((m) => m.splice(6, 1)))), /message 6: expected role "tool", "assistant" or "user" after a tool result, got "assistant"; calls "c2" have no result yet/);
     assert.match(await loadError(file(bad((m) => delete (m[2]!.tool_calls as Array<Record<string, unknown>>)[0]!.id))), /message 2: expected "tool_calls\[0\]\.id" to be a non-empty string/);
-    assert.match(await loadError(file(bad((m) => (m[1]!.content = [{ type: 'text' }])))), /message 1: expected "content\[0\]\.text" to be a string/);
-    assert.match(await loadError(file(bad((m) => (m[1]!.content = [{ type: 'audio' }])))), /message 1: expected "content\[0\]\.type" to be "text" or "image_url", got "audio"/);
-    assert.match(await loadError(file(bad((m) => (m[7]!.content = null)))), /message 7: expected "content" to be a string, an array of parts, or null with "tool_calls", got null/);
+    assert.match(await loadError(file(bad((m) => (m[1]!.content = [{ type: 'text' }])))), /message 1: content\[0\]: expected "text" to be a string/);
+    assert.match(await loadError(file(bad((m) => (m[1]!.content = [{ type: 'audio' }])))), /message 1: content\[0\]: expected "type" to be "text" or "image_url", got "audio"/);
+    assert.match(await loadError(file(bad((m) => (m[7]!.content = null)))), /message 7: expected "content" to be a string, a list of content parts, or null with "tool_calls", got null/);
     assert.match(await loadError(file([{ ...agentic, tools: {} }])), /conversation 0 \(id "agent-1"\): expected "tools" to be an array/);
   });
 

@@ -1,5 +1,6 @@
 // The compiled CLI (dist/) for tests and benches that start chatload processes. Through tsx a chatload process costs
-// ~1 s of CPU to start here, compiled ~0.4 s (issue 17, part 5), so CLI tests run `node dist/cli/entry.js`.
+// ~1 s of CPU to start here, compiled ~0.4 s (issue 17, part 5), so CLI tests run the compiled CLI: the esbuild
+// bundle the package ships, `node dist/bundle/chatload.js` (tools/bundle.mjs, after tsc).
 //
 // A stale dist would test old code, so ensureDist() rebuilds whenever any source is newer than the last build.
 // `npm test` calls it once before the files start (pretest), so under `npm test` every file finds dist fresh and no
@@ -19,8 +20,10 @@ const lock = join(dist, '.build-lock');
 /** A lock older than this was left by a build that died: taken over. */
 const STALE_LOCK_MS = 120_000;
 
-/** `node dist/cli/entry.js` is the `chatload` command (bin/chatload.js imports it). */
-export const DIST_CLI = join(dist, 'cli', 'entry.js');
+/** `node dist/bundle/chatload.js` is the `chatload` command (bin/chatload.js imports it): esbuild's bundle of src/cli/entry.ts. */
+export const DIST_CLI = join(dist, 'bundle', 'chatload.js');
+/** tsc's unbundled output of the same entry (bench/startup.ts compares the two). */
+export const DIST_CLI_UNBUNDLED = join(dist, 'cli', 'entry.js');
 
 /** Absolute path of a compiled module, e.g. distModule('report/requests-jsonl.js'). */
 export function distModule(relative: string): string {
@@ -35,9 +38,9 @@ function mtimeMs(path: string): number {
   }
 }
 
-/** The newest mtime of the build's inputs: every file under src/ and the two tsconfig files. */
+/** The newest mtime of the build's inputs: every file under src/, the two tsconfig files and the bundler. */
 function newestSourceMs(dir = join(root, 'src')): number {
-  let newest = Math.max(mtimeMs(join(root, 'tsconfig.json')), mtimeMs(join(root, 'tsconfig.build.json')));
+  let newest = Math.max(mtimeMs(join(root, 'tsconfig.json')), mtimeMs(join(root, 'tsconfig.build.json')), mtimeMs(join(root, 'tools', 'bundle.mjs')));
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     newest = Math.max(newest, entry.isDirectory() ? newestSourceMs(path) : mtimeMs(path));
@@ -47,7 +50,7 @@ function newestSourceMs(dir = join(root, 'src')): number {
 
 function isFresh(): boolean {
   // tsc --incremental does not re-emit an output deleted by hand (its state says it is current), so check the entry.
-  return mtimeMs(DIST_CLI) >= 0 && mtimeMs(buildInfo) >= newestSourceMs();
+  return mtimeMs(DIST_CLI_UNBUNDLED) >= 0 && mtimeMs(DIST_CLI) >= 0 && mtimeMs(buildInfo) >= newestSourceMs();
 }
 
 function sleepSync(ms: number): void {
@@ -80,7 +83,7 @@ export function ensureDist(): void {
   if (isFresh()) return;
   withLock(() => {
     if (isFresh()) return; // another process built it while this one waited
-    if (mtimeMs(DIST_CLI) < 0) rmSync(buildInfo, { force: true });
+    if (mtimeMs(DIST_CLI_UNBUNDLED) < 0) rmSync(buildInfo, { force: true });
     const startedAt = new Date();
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     try {
@@ -92,6 +95,13 @@ export function ensureDist(): void {
       // typecheck`'s to fail on (the tests under tsx never checked types either); say so and test the code.
       if (status !== 2) throw new Error(`npm run build failed, so dist/ cannot be tested:\n${out}`, { cause: error });
       process.stderr.write(`dist/ was built with type errors (npm run typecheck fails):\n${out}`);
+    }
+    // Then the bundle the package ships (tools/bundle.mjs, the second half of `npm run build`).
+    try {
+      execFileSync(process.execPath, [join(root, 'tools', 'bundle.mjs')], { cwd: root, stdio: 'pipe', timeout: 120_000 });
+    } catch (error) {
+      const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
+      throw new Error(`tools/bundle.mjs failed, so dist/bundle/ cannot be tested:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? String(error)}`, { cause: error });
     }
     // A source saved during the build is newer than this, so the next call builds again.
     utimesSync(buildInfo, startedAt, startedAt);

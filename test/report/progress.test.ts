@@ -1,46 +1,133 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ProgressLine } from '../../src/report/progress.js';
+import { LiveModel } from '../../src/report/live-model.js';
+import { panelLines, plainLine, waitingLine } from '../../src/report/live-panel.js';
+import { LiveView } from '../../src/report/progress.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
 
-/** A stand-in for a TTY stream that keeps what was written. */
-function fakeStream(): { stream: NodeJS.WriteStream; writes: string[] } {
+/** A stand-in for a terminal stream that keeps what was written. */
+function fakeStream(columns = 80): { stream: { write(chunk: string): boolean; columns: number }; writes: string[] } {
   const writes: string[] = [];
-  const stream = { write: (chunk: string) => writes.push(chunk) > 0 } as unknown as NodeJS.WriteStream;
-  return { stream, writes };
+  return { stream: { write: (chunk: string) => writes.push(chunk) > 0, columns }, writes };
 }
 
-describe('ProgressLine', () => {
-  test('renders counts, TTFT p50 over the last 256 records and errors', () => {
-    const { stream, writes } = fakeStream();
-    const line = new ProgressLine(stream, { total: 300 });
-    assert.match(line.render(), /^requests 0\/300 \| \d+\.\d req\/s \| TTFT p50 - \| errors 0$/);
-    // 300 records: the first 44 (ttft 1000) fall out of the window, leaving ttft 1..256.
-    for (let i = 0; i < 44; i++) line.onRecord(makeRecord({ ttft_ms: 1000 }));
-    for (let i = 1; i <= 254; i++) line.onRecord(makeRecord({ ttft_ms: i }));
-    line.onRecord(makeFailed('timeout_ttft'));
-    line.onRecord(makeFailed('dns'));
-    assert.match(line.render(), /^requests 300\/300 \| .* \| TTFT p50 (\d+\.\d) ms \| errors 2$/);
-    const p50 = Number(/TTFT p50 ([\d.]+)/.exec(line.render())![1]);
-    // Window = the last 254 ok ttfts plus the last 2 of the 1000s: median of {1..254, 1000, 1000} = 128.5.
-    assert.equal(p50, 128.5);
-    line.stop();
-    line.stop();
-    assert.deepEqual(writes, ['\r\x1b[2K'], 'no draw before the first tick; stop clears once');
+describe('LiveModel', () => {
+  test('counts progress, in flight, errors by kind, and the rates of the last whole seconds', () => {
+    const model = new LiveModel(0, { totalRequests: 200 });
+    for (let i = 0; i < 5; i++) model.onSend();
+    // 30 completed requests of 10 output tokens each, spread over seconds 0, 1 and 2; two failures.
+    for (let i = 0; i < 30; i++) model.onRecord(makeRecord({ ttft_ms: 10 + i, output_num_tokens: 10 }), (i % 3) * 1000 + 10);
+    model.onRecord(makeFailed('timeout_ttft'), 2500);
+    model.onRecord(makeFailed('timeout_ttft'), 2600);
+    const s = model.snapshot(3_100);
+    assert.equal(s.done, 32);
+    assert.equal(s.totalRequests, 200);
+    assert.equal(s.inFlight, 0, 'never below 0 when more records than sends arrive (warmup, worker threads)');
+    // Window: seconds 0, 1 and 2 (second 3 is partial and left out): 30 requests over 3 s.
+    assert.equal(s.requestRate, 10);
+    assert.equal(s.outputTokenRate, 100);
+    assert.deepEqual(s.errors, [['timeout_ttft', 2]]);
+    assert.equal(s.ttft!.n, 30);
+    assert.equal(s.ttft!.p99, null, 'p99 of 30 values is not shown, as in the terminal');
+    assert.equal(s.ttft!.p50, 24.5);
   });
 
-  test('redraws on its timer only when something changed, and stops cleanly', { timeout: 5000 }, async () => {
+  test('p99 appears once the window holds 100 values; cache ratios are actual and expected', () => {
+    const model = new LiveModel(0);
+    for (let i = 1; i <= 100; i++) model.onRecord(makeRecord({ ttft_ms: i, input_num_tokens: 100, cached_tokens: 50, expected_cached_tokens: 80 }), 5);
+    const s = model.snapshot(10);
+    assert.ok(s.ttft!.p99 !== null && s.ttft!.p99 > 98);
+    assert.equal(s.cacheActual, 0.5);
+    assert.equal(s.cacheExpected, 0.8);
+  });
+
+  test('phases: steady, ramp-up while the ramp lasts, draining on stop', () => {
+    const model = new LiveModel(0, { rampUpMs: 5_000 });
+    assert.equal(model.snapshot(0).phase, 'starting');
+    model.onPhase('benchmark', 1_000);
+    assert.equal(model.snapshot(2_000).phase, 'ramp-up');
+    assert.equal(model.snapshot(7_000).phase, 'steady');
+    model.onPhase('stopping', 8_000);
+    assert.equal(model.snapshot(8_000).phase, 'draining');
+  });
+});
+
+describe('live panel text', () => {
+  const model = new LiveModel(0, { totalRequests: 248 });
+  for (let i = 0; i < 100; i++) model.onRecord(makeRecord({ ttft_ms: 20, tpot_ms: 5 }), 500);
+  model.onHealth(1.5, 12);
+  const snapshot = { ...model.snapshot(10_000), heading: 'point 2/5: concurrency 8' };
+
+  test('shows the bar against the total, elapsed and ETA, rates, TTFT/TPOT, cache, errors, client health, heading', () => {
+    const text = panelLines(snapshot, 100).join('\n');
+    assert.match(text, /point 2\/5: concurrency 8/);
+    assert.match(text, /10 s elapsed · ETA 15 s/);
+    assert.match(text, /\[█+░+\] 100\/248 requests 40%/);
+    assert.match(text, /in flight - · 10\.0 req\/s/);
+    assert.match(text, /TTFT p50 20\.0 p99 20\.0 ms · TPOT p50 5\.0 p99 - ms|TTFT p50 20\.0 p99 20\.0 ms · TPOT p50 5\.0 p99 5\.0 ms/);
+    assert.match(text, /cache hit .* \(expected .*\) · errors 0/);
+    assert.match(text, /client: loop delay 1\.5 ms · CPU 12%/);
+  });
+
+  test('no line is wider than the terminal minus one column, however narrow', () => {
+    for (const columns of [20, 40, 60, 200]) {
+      for (const line of panelLines(snapshot, columns)) assert.ok(line.length <= Math.max(10, columns - 1), `${columns}: ${line}`);
+    }
+  });
+
+  test('the plain line and the countdown say the same things in one line', () => {
+    assert.match(plainLine(snapshot), /^chatload: point 2\/5: concurrency 8 \| starting 10 s, ETA 15 s \| 100\/248 requests \(40%\) \|/);
+    assert.doesNotMatch(plainLine(snapshot), /\n/);
+    assert.equal(waitingLine('http://127.0.0.1:9', 57_200), 'chatload: waiting for http://127.0.0.1:9 to answer: 57 s left (--ready-timeout-sec)');
+  });
+});
+
+describe('LiveView', () => {
+  test('print() clears the drawn panel first and draws it again after the text', () => {
+    let now = 0;
+    const { stream, writes } = fakeStream(60);
+    const view = new LiveView(stream, 'panel', { now: () => now });
+    view.start({ totalRequests: 10 });
+    now = 300;
+    view.print('first\n'); // nothing drawn yet: no clearing sequence
+    assert.equal(writes[0], 'first\n');
+    const drawn = writes[1]!;
+    assert.match(drawn, /0\/10 requests/);
+    const rows = drawn.split('\n').length;
+    view.print('chatload: warning: something\n');
+    const clear = `\r\x1b[${rows - 1}A${'\x1b[2K\x1b[1B'.repeat(rows - 1)}\x1b[2K\x1b[${rows - 1}A`;
+    assert.equal(writes[2], clear, 'moves to the panel top and blanks its rows one by one');
+    assert.equal(writes[3], 'chatload: warning: something\n');
+    view.stop();
+    assert.equal(writes.at(-1), clear, 'stop clears the panel');
+    view.stop();
+  });
+
+  test("'plain' writes one whole line per 10 s of the run's clock, and no control characters", { timeout: 10_000 }, async () => {
+    let now = 0;
     const { stream, writes } = fakeStream();
-    const line = new ProgressLine(stream, { intervalMs: 5 });
-    line.onRecord(makeRecord({ ttft_ms: 48.1 }));
-    // Waits for the timer, not for a duration: polls until the draw appears (bounded by the test timeout).
-    while (writes.length === 0) await sleep(5);
-    assert.ok(writes[0]!.startsWith('\r\x1b[2K'), 'clears the line first');
-    assert.match(writes[0]!.slice(5), /^requests 1 \| [\d.]+ req\/s \| TTFT p50 48\.1 ms \| errors 0$/);
-    await sleep(30);
-    assert.equal(writes.length, 1, 'nothing changed: no redraw');
-    line.stop();
-    assert.equal(writes.at(-1), '\r\x1b[2K');
+    const view = new LiveView(stream, 'plain', { now: () => now });
+    view.start({ totalRequests: 10 });
+    view.onRecord(makeRecord({ ttft_ms: 30 }));
+    now = 9_000;
+    await sleep(600); // two ticks: not yet 10 s
+    assert.equal(writes.length, 0, 'not yet 10 s');
+    now = 10_500;
+    while (writes.length === 0) await sleep(50); // the next tick (bounded by the test's timeout)
+    assert.equal(writes.length, 1);
+    assert.match(writes[0]!, /^chatload: starting 11 s, ETA \d+m?\d* ?s? \| 1\/10 requests \(10%\) \| .*TTFT p50 30\.0 p99 - ms.*\n$/);
+    assert.ok(!writes[0]!.includes('\x1b'), 'no escape sequence');
+    view.stop();
+  });
+
+  test("'off' never writes anything but printed text", () => {
+    const { stream, writes } = fakeStream();
+    const view = new LiveView(stream, 'off');
+    view.start({ totalRequests: 10 });
+    view.onRecord(makeRecord());
+    view.print('x\n');
+    view.stop();
+    assert.deepEqual(writes, ['x\n']);
   });
 });

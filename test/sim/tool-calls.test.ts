@@ -9,7 +9,7 @@ import { raw } from './sim-http.js';
 
 const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];
 const history: ChatMessage[] = [
-  { role: 'user', content: 'fix it', parts: [{ type: 'text', text: 'fix it' }] },
+  { role: 'user', content: [{ type: 'text', text: 'fix it' }] },
   { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] },
   { role: 'tool', content: 'file a', tool_call_id: 'c1' },
 ];

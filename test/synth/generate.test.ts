@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { loadConversations, loadDataset, writeConversations } from '../../src/conversation/index.js';
 import { ConfigError } from '../../src/errors/index.js';
 import { BASE_PROMPT, conversationHeader } from '../../src/synth/generate.js';
-import { resolveTokenCounter } from '../../src/tokenizer/index.js';
+import { messageText, resolveTokenCounter } from '../../src/tokenizer/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { FIXTURES, LLAMA2_DIR } from '../helpers/tokenizers.js';
 
@@ -34,14 +34,14 @@ describe('generate_conversations with the reference config and Llama-2', { timeo
       users.forEach((m, t) => {
         const turn = a.generated!.userTurns[i]![t]!;
         // Re-encode here, independently of the generator's own accounting.
-        assert.equal(tok.count(m.content), turn.target, `conversation ${i} turn ${t}`);
+        assert.equal(tok.count(messageText(m.content)), turn.target, `conversation ${i} turn ${t}`);
         if (turn.sampled >= turn.target) assert.equal(turn.target, turn.sampled);
-        assert.ok(m.content.includes(`${conversationHeader(i)}`) && m.content.includes(BASE_PROMPT));
+        assert.ok(messageText(m.content).includes(`${conversationHeader(i)}`) && messageText(m.content).includes(BASE_PROMPT));
         checked += 1;
       });
       // The common prefix (500 tokens) opens every first turn, and only the first.
-      assert.ok(users[0]!.content.startsWith(a.conversations[0]!.messages[0]!.content.slice(0, 200)));
-      assert.ok(users[0]!.content.includes(`${i}, `));
+      assert.ok(messageText(users[0]!.content).startsWith(messageText(a.conversations[0]!.messages[0]!.content).slice(0, 200)));
+      assert.ok(messageText(users[0]!.content).includes(`${i}, `));
       for (const [t, turn] of (c.turns ?? []).entries()) {
         assert.ok(turn.maxTokens! >= 80 && turn.maxTokens! <= 120, `max_tokens ${turn.maxTokens} at turn ${t}`);
       }
@@ -88,7 +88,7 @@ describe('generation extensions', { timeout: 30_000 }, () => {
     const perConversation = join(dir, 'per.json');
     writeFileSync(perConversation, JSON.stringify({ ...base, system_prompt: { num_tokens: { distribution: 'constant', value: 50 }, shared: false } }));
     const b = await loadConversations(perConversation, { counter, seed: 3 });
-    const systems = b.map((c) => c.messages[0]!.content);
+    const systems = b.map((c) => messageText(c.messages[0]!.content));
     assert.equal(new Set(systems).size, 5);
     for (const s of systems) assert.ok(Math.abs(counter.tokenizer.count(s) - 50) <= 1);
   });
@@ -99,7 +99,7 @@ describe('generation extensions', { timeout: 30_000 }, () => {
     const config = join(dir, 'c.json');
     writeFileSync(config, JSON.stringify({ ...base, text_files: ['voyage.txt'] }));
     const conversations = await loadConversations(config, { counter: await resolveTokenCounter({ tokenizer: 'tiktoken:o200k_base' }) });
-    assert.match(conversations[0]!.messages[0]!.content, /ship|crew|harbour|captain|wind|sea|voyage/i);
+    assert.match(messageText(conversations[0]!.messages[0]!.content), /ship|crew|harbour|captain|wind|sea|voyage/i);
     writeFileSync(config, JSON.stringify({ ...base, text_files: ['missing.txt'] }));
     await assert.rejects(loadConversations(config), (e: unknown) => e instanceof ConfigError && /missing\.txt: no such file/.test(e.message));
   });

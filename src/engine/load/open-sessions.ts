@@ -56,7 +56,12 @@ export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnConte
     const rng = Rng.derive(config.seed, session + 1);
     let scheduledAtMs = arrivedAtMs;
     for (;;) {
-      const queueMs = limit === undefined ? 0 : await limit.acquire(stopping);
+      let queueMs: number | null = 0;
+      if (limit !== undefined) {
+        ctx.observer.onQueued?.(1);
+        queueMs = await limit.acquire(stopping);
+        ctx.observer.onQueued?.(-1);
+      }
       if (queueMs === null) return; // the run stopped while it queued
       let record;
       try {

@@ -1,14 +1,36 @@
-import { z } from 'zod';
-import { integer, option, readInt, text } from '../define.js';
+import * as z from 'zod';
+import { integer, option, positiveInt, readInt, text } from '../define.js';
+import { traceWindowSchema } from '../values/trace-window.js';
 
 /** The conversations replayed, and how their tokens are counted. */
 export const datasetOptions = {
   inputFile: option({
     flags: '-i, --input-file <path>',
     group: 'dataset',
-    help: 'conversations: the reference JSON list or JSONL, ShareGPT, or a generate_conversations config',
+    help: 'conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, or a Mooncake or Bailian trace (JSONL, detected)',
     defaultText: 'the built-in demo dataset',
     schema: text,
+  }),
+  inputFormat: option({
+    flags: '--input-format <format>',
+    group: 'dataset',
+    help: 'read -i as a production trace of this format: mooncake or bailian (both are detected by their fields otherwise)',
+    defaultText: 'detected',
+    schema: z.enum(['mooncake', 'bailian'], { error: (issue) => `expected mooncake or bailian, got ${JSON.stringify(issue.input)}` }),
+  }),
+  traceBlockSize: option({
+    flags: '--trace-block-size <tokens>',
+    group: 'dataset',
+    help: "tokens per hash_ids block of a trace: each id becomes a block of exactly this many tokens (the last one trimmed to input_length)",
+    defaultText: '512 for Mooncake, 16 for Bailian',
+    read: readInt,
+    schema: positiveInt,
+  }),
+  traceWindow: option({
+    flags: '--trace-window <start:end>',
+    group: 'dataset',
+    help: "replay only the trace's sessions starting in [START, END) seconds of the trace's own clock; END may be left out",
+    schema: traceWindowSchema,
   }),
   tokenizer: option({
     flags: '--tokenizer <spec>',

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { option, retold, text } from '../define.js';
 import { datasetOptions } from './dataset.js';
 import { targetOptions } from './target.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { integer, nonNegativeNumber, option, parsedText, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
 import { parseDistributionFlagSpec } from '../values/distribution-spec.js';
 import { rampUpSchema } from '../values/ramp-up.js';
@@ -89,9 +89,17 @@ export const loadOptions = {
   maxConcurrency: option({
     flags: '--max-concurrency <n>',
     group: 'load',
-    help: 'open loop: requests in flight at most; time waiting for a slot is recorded as queue time',
+    help: 'open loop and trace replay: requests in flight at most; time waiting for a slot is recorded as queue time',
     read: readInt,
     schema: positiveInt,
+  }),
+  traceSpeed: option({
+    flags: '--trace-speed <x>',
+    group: 'load',
+    help: 'trace replay: divides the trace\'s time by X (2 = twice as fast, 0.5 = half speed)',
+    read: readNumber,
+    schema: positiveNumber,
+    default: 1,
   }),
   thinkTime: option({
     flags: '--think-time <dist>',

@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { option, parsedWith, readPercentList, readWordList, text } from '../define.js';
+import * as z from 'zod';
+import { option, parsedWith, readInt, readPercentList, readWordList, text } from '../define.js';
 import { parseSlos } from '../values/slos.js';
 
 /** The files a run writes, and the summaries in them. */
@@ -94,7 +94,27 @@ export const outputOptions = {
 
 /** Flags of the `run` and `sweep` commands that only change what the terminal shows: not run options. */
 export const terminalOptions = {
-  quiet: option({ flags: '-q, --quiet', group: 'outputs', help: 'no progress line and no status lines', schema: z.boolean(), default: false }),
+  quiet: option({ flags: '-q, --quiet', group: 'outputs', help: 'no live progress and no status lines (errors and the reason for exit code 1 still print)', schema: z.boolean(), default: false }),
+  progress: option({
+    flags: '--progress <mode>',
+    group: 'outputs',
+    help: 'live progress on stderr: panel (redrawn ~4 times a second), plain (a line every 10 s, for logs), off; auto: panel on a terminal, else plain',
+    schema: z.enum(['auto', 'panel', 'plain', 'off'], 'expected auto, panel, plain or off'),
+    default: 'auto',
+  }),
+  json: option({ flags: '--json', group: 'outputs', help: 'print the summary as one JSON object on stdout (everything else goes to stderr)', schema: z.boolean(), default: false }),
   verbose: option({ flags: '-v, --verbose', group: 'outputs', help: 'print a line per request to stderr', schema: z.boolean(), default: false }),
   printContent: option({ flags: '--print-content', group: 'outputs', help: 'print each user message and answer to stderr', schema: z.boolean(), default: false }),
+};
+
+/** `run`'s repetitions: not a run option (the library runs once); the command runs the benchmark that many times. */
+export const repeatOptions = {
+  repeat: option({
+    flags: '--repeat <n>',
+    group: 'outputs',
+    help: "run the benchmark n times, into --output-dir's repeat-1 … repeat-n, and print each key metric's mean with a 95% confidence interval across them (repeats.json)",
+    read: readInt,
+    schema: z.number().int('expected a whole number').min(1, 'expected at least 1').max(1000, 'expected at most 1000'),
+    default: 1,
+  }),
 };

@@ -1,8 +1,22 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { integer, nonNegativeInt, nonNegativeNumber, option, readInt, readJson, readNumber } from '../define.js';
 
 /** What every request carries, and how a failed one is retried. */
 export const requestOptions = {
+  endpoint: option({
+    flags: '--endpoint <api>',
+    group: 'requests',
+    help: 'which API to call: chat (/v1/chat/completions), responses (/v1/responses) or completions (/v1/completions, the chat template applied by chatload)',
+    schema: z.enum(['chat', 'responses', 'completions'], { error: (issue) => `expected chat, responses or completions, got ${JSON.stringify(issue.input)}` }),
+    default: 'chat',
+  }),
+  responsesState: option({
+    flags: '--responses-state <where>',
+    group: 'requests',
+    help: "with --endpoint responses: input (send the whole history as input items each turn, store: false) or server (send previous_response_id and the new message; the server keeps the history)",
+    schema: z.enum(['input', 'server'], { error: (issue) => `expected input or server, got ${JSON.stringify(issue.input)}` }),
+    default: 'input',
+  }),
   stream: option({ flags: '--no-stream', group: 'requests', help: 'ask for non-streaming responses', schema: z.boolean(), default: true }),
   limitMinTokens: option({
     flags: '--limit-min-tokens <n>',

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { option, positiveInt } from '../define.js';
 import { shardSchema } from '../values/shard.js';
 import { startAtSchema } from '../values/start-at.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { option, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
 
 /** `1,4,16` as a list of numbers (the schema checks what kind). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { httpUrl, option, positiveNumber, readNumber, text } from '../define.js';
 import { headersSchema } from '../values/headers.js';
 

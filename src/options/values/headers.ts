@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * One `--header` line: an HTTP token as the name, then `:` or `=` (the newest reference accepts both), then the

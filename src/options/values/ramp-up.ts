@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `--ramp-up linear:START:END:SECONDS`: the open loop's session rate goes from START to END (sessions/s) over SECONDS, then holds END. */
 export interface RampUp {

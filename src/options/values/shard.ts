@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** One shard of a multi-machine run (--shard I/N): 0-based `index` below `count`. */
 export interface Shard {

@@ -1,6 +1,6 @@
 import type { Conversation, TurnSettings } from '../../conversation/types.js';
 import { ConfigError } from '../../errors/index.js';
-import type { TokenCounter } from '../../tokenizer/index.js';
+import { messageText, type TokenCounter } from '../../tokenizer/index.js';
 import type { ChatMessage, ToolCall } from '../../tokenizer/types.js';
 import { BUILTIN_CORPUS } from '../corpus.js';
 import type { Distribution } from '../distributions.js';
@@ -179,7 +179,7 @@ export async function generateAgenticSessions(config: AgenticConfig, options: { 
     }
     session.turns = turns;
     conversations.push(session);
-    const context = toolTokens + messages.reduce((sum, m) => sum + maker.count(m.content) + (m.tool_calls ?? []).reduce((a, c) => a + maker.count(c.function.arguments), 0), 0);
+    const context = toolTokens + messages.reduce((sum, m) => sum + maker.count(messageText(m.content)) + (m.tool_calls ?? []).reduce((a, c) => a + maker.count(c.function.arguments), 0), 0);
     maxContextTokens = Math.max(maxContextTokens, context);
   }
   return { conversations, realizedMessages: maker.realized, maxDrift: maker.maxDrift, subAgents: out.subAgents, steps: out.steps, maxContextTokens };

@@ -1,0 +1,99 @@
+import { Rng } from '../../synth/rng.js';
+import type { ActiveConversation } from '../active-conversation.js';
+import { ConcurrencyLimit } from '../concurrency-limit.js';
+import { sleep } from '../sleep.js';
+import { runTurn, type TurnContext } from '../turn.js';
+import type { WorkPool } from '../work-pool.js';
+import type { CrashHandler } from './fixed-clients.js';
+
+/**
+ * `fixed-schedule`: a production trace replayed at its timestamps (Mooncake, Bailian). An open loop: each session
+ * starts at its first request's timestamp whatever the server is doing; each later request goes at its own timestamp
+ * (Bailian) or its `delay` after the previous answer (Mooncake sessions), never before the previous answer of its
+ * session. Time is divided by --trace-speed. Every request records its scheduled time, so lag is measured as in
+ * the other open loop, and --max-concurrency waits are recorded as queue time.
+ */
+export interface FixedScheduleConfig {
+  /** --trace-speed: trace time is divided by it (2 = twice as fast). */
+  speed: number;
+  /** Requests in flight at most; undefined for no cap. */
+  maxConcurrency?: number;
+  seed: number;
+  /** Session numbers are offset + local number * stride, so parts of one run number their sessions apart. */
+  sessionIdOffset?: number;
+  sessionIdStride?: number;
+}
+
+/** One line describing the load model. */
+export function describeFixedSchedule(config: FixedScheduleConfig): string {
+  const cap = config.maxConcurrency === undefined ? '' : `, at most ${config.maxConcurrency} requests in flight`;
+  return `fixed-schedule: the trace's timestamps${config.speed === 1 ? '' : ` at ${config.speed}x speed`}${cap}`;
+}
+
+/** When the conversation's next turn is due (performance.now() ms): its timestamp, or its delay after `previousEndMs`. */
+function dueAt(conversation: ActiveConversation, config: FixedScheduleConfig, startMs: number, previousEndMs: number): number {
+  const turn = conversation.traceTurn;
+  if (turn?.atMs !== undefined) return Math.max(startMs + turn.atMs / config.speed, previousEndMs);
+  return previousEndMs + (turn?.delayMs ?? 0) / config.speed;
+}
+
+/**
+ * Replays the trace until every session has ended (or a stop). Sessions are taken in the pool's order, which is the
+ * order of their first request. Resolves, never rejects: a session that dies of a bug goes to `onCrash`.
+ */
+export async function runFixedSchedule(config: FixedScheduleConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+  const stopping = ctx.stop.stopping;
+  const limit = config.maxConcurrency === undefined ? undefined : new ConcurrencyLimit(config.maxConcurrency);
+  const startMs = ctx.loadStartMs;
+  let open = 0;
+  let arrivalsOver = false;
+  let allEnded: () => void = () => {};
+  const ended = new Promise<void>((resolve) => (allEnded = resolve));
+
+  const runSession = async (conversation: ActiveConversation, session: number, firstAtMs: number): Promise<void> => {
+    const rng = Rng.derive(config.seed, session + 1);
+    let scheduledAtMs = firstAtMs;
+    for (;;) {
+      const queueMs = limit === undefined ? 0 : await limit.acquire(stopping);
+      if (queueMs === null) return;
+      let record;
+      try {
+        if (stopping.aborted) return;
+        if (!pool.takeRequest()) {
+          ctx.stop.stop('max_requests');
+          return;
+        }
+        record = await runTurn(ctx, conversation, session, rng, false, { scheduledAtMs, queueMs });
+      } finally {
+        limit?.release();
+      }
+      ctx.observer.onRecord?.(record);
+      if (record.status === 'error') return pool.fail(conversation);
+      if (conversation.done) return pool.complete(conversation);
+      scheduledAtMs = dueAt(conversation, config, startMs, performance.now());
+      if (!(await sleep(scheduledAtMs - performance.now(), stopping))) return;
+    }
+  };
+
+  for (let local = 0; !stopping.aborted; local++) {
+    const conversation = pool.take();
+    if (conversation === undefined) break;
+    const session = (config.sessionIdOffset ?? 0) + local * (config.sessionIdStride ?? 1);
+    const atMs = startMs + (conversation.traceTurn?.atMs ?? 0) / config.speed;
+    // Taken but never started, it counts as not started.
+    if (!(await sleep(atMs - performance.now(), stopping))) break;
+    open += 1;
+    void runSession(conversation, session, atMs)
+      .catch((error: unknown) => {
+        onCrash(`session ${conversation.id}`, error);
+        pool.fail(conversation);
+      })
+      .finally(() => {
+        open -= 1;
+        if (open === 0 && arrivalsOver) allEnded();
+      });
+  }
+  arrivalsOver = true;
+  if (open === 0) allEnded();
+  await ended;
+}

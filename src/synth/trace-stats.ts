@@ -1,0 +1,155 @@
+import type { Conversation } from '../conversation/types.js';
+import { BlockPrefixCache } from '../metrics/block-prefix-cache.js';
+import { describe, type Stats } from '../metrics/stats.js';
+
+/*
+ * `chatload trace stats`: what a production trace asks of a server, from the trace alone (AIPerf's analyze-trace):
+ * input and output lengths, the request rate over time, and the theoretical prefix-cache hit ratio of its hash ids.
+ */
+
+/** One bin of the request rate over time. */
+export interface RateBin {
+  /** Start of the bin, seconds from the trace's start. */
+  startSec: number;
+  requests: number;
+  /** requests / bin width. */
+  perSec: number;
+}
+
+/** The theoretical prefix-cache hits of a trace, over its requests in time order. */
+export interface CacheHits {
+  /** Input tokens of the requests counted (those made of hash blocks). */
+  inputTokens: number;
+  /** Tokens in leading full blocks seen before (block size each). */
+  hitTokens: number;
+  /** hitTokens / inputTokens (0 for no input). */
+  hitRatio: number;
+}
+
+/** What `trace stats` reports. */
+export interface TraceStats {
+  format: 'mooncake' | 'bailian';
+  blockSize: number;
+  requests: number;
+  sessions: number;
+  /** From the first request to the last, seconds (delays after answers count as if answers took no time). */
+  durationSec: number;
+  meanRatePerSec: number;
+  inputLength: Stats | null;
+  outputLength: Stats | null;
+  rate: RateBin[];
+  /** An unbounded cache. */
+  infinite: CacheHits;
+  /** A cache of `kvCacheTokens` tokens (LRU), when asked for. */
+  bounded?: CacheHits & { kvCacheTokens: number };
+}
+
+/** A request of the trace at its (approximate) time. */
+interface Timed {
+  atMs: number;
+  order: number;
+  inputLength: number;
+  outputLength: number;
+  hashIds: readonly number[];
+  blocks: boolean;
+}
+
+/** The trace's requests in time order; a session's later turns without a timestamp follow the previous one by their delay. */
+function timedRequests(conversations: readonly Conversation[]): Timed[] {
+  const out: Timed[] = [];
+  for (const c of conversations) {
+    const trace = c.trace;
+    if (trace === undefined) continue;
+    let at = 0;
+    for (const turn of trace.turns) {
+      at = turn.atMs ?? at + (turn.delayMs ?? 0);
+      out.push({ atMs: at, order: out.length, inputLength: turn.inputLength, outputLength: turn.outputLength, hashIds: turn.hashIds, blocks: turn.messages === undefined });
+    }
+  }
+  return out.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
+}
+
+/**
+ * The theoretical hits of `requests` (in time order) on `cache`: each request's leading full blocks already cached,
+ * counted before its own blocks are cached. The same count a trace replay gives each request's expected cached tokens.
+ */
+function cacheHits(requests: readonly Timed[], blockSize: number, cache: BlockPrefixCache): CacheHits {
+  let inputTokens = 0;
+  let hitTokens = 0;
+  for (const r of requests) {
+    if (!r.blocks) continue;
+    inputTokens += r.inputLength;
+    hitTokens += cache.access(r.hashIds, Math.floor(r.inputLength / blockSize)) * blockSize;
+  }
+  return { inputTokens, hitTokens, hitRatio: inputTokens > 0 ? hitTokens / inputTokens : 0 };
+}
+
+/** A bin width of about 1/20 of the trace, at least one second, in whole seconds below a minute. */
+function binSeconds(durationSec: number): number {
+  const raw = Math.max(1, durationSec / 20);
+  return raw < 60 ? Math.ceil(raw) : Math.ceil(raw / 60) * 60;
+}
+
+/** The statistics of a loaded trace (Conversations with a `trace`). `kvCacheTokens` adds the bounded cache's hits. */
+export function traceStats(conversations: readonly Conversation[], kvCacheTokens?: number): TraceStats {
+  const first = conversations.find((c) => c.trace !== undefined)?.trace;
+  if (first === undefined) throw new Error('traceStats: the conversations are no trace');
+  const requests = timedRequests(conversations);
+  const blockSize = first.blockSize;
+  const durationSec = requests.length > 0 ? (requests[requests.length - 1]!.atMs - requests[0]!.atMs) / 1000 : 0;
+  const width = binSeconds(durationSec);
+  const rate: RateBin[] = [];
+  const t0 = requests[0]?.atMs ?? 0;
+  for (const r of requests) {
+    const bin = Math.floor((r.atMs - t0) / 1000 / width);
+    while (rate.length <= bin) rate.push({ startSec: rate.length * width, requests: 0, perSec: 0 });
+    rate[bin]!.requests += 1;
+  }
+  for (const bin of rate) bin.perSec = bin.requests / width;
+  const stats: TraceStats = {
+    format: first.format,
+    blockSize,
+    requests: requests.length,
+    sessions: conversations.length,
+    durationSec,
+    meanRatePerSec: durationSec > 0 ? requests.length / durationSec : 0,
+    inputLength: describe(requests.filter((r) => r.blocks).map((r) => r.inputLength)),
+    outputLength: describe(requests.map((r) => r.outputLength)),
+    rate,
+    infinite: cacheHits(requests, blockSize, new BlockPrefixCache()),
+  };
+  if (kvCacheTokens !== undefined) {
+    stats.bounded = { ...cacheHits(requests, blockSize, new BlockPrefixCache(Math.floor(kvCacheTokens / blockSize))), kvCacheTokens };
+  }
+  return stats;
+}
+
+function fmt(n: number | undefined, digits = 0): string {
+  return n === undefined ? '-' : n.toFixed(digits);
+}
+
+function statsLine(name: string, s: Stats | null): string {
+  if (s === null) return `  ${name.padEnd(14)} -`;
+  return `  ${name.padEnd(14)} min ${fmt(s.min)}  mean ${fmt(s.mean, 1)}  p50 ${fmt(s.p50)}  p90 ${fmt(s.p90)}  p99 ${fmt(s.p99)}  max ${fmt(s.max)}`;
+}
+
+/** The statistics as text for the terminal. */
+export function formatTraceStats(stats: TraceStats, source: string): string {
+  const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
+  const lines = [
+    `${source}: ${stats.format} trace, ${stats.requests} requests in ${stats.sessions} sessions over ${stats.durationSec.toFixed(1)} s (${stats.meanRatePerSec.toFixed(2)} req/s), ${stats.blockSize} tokens a block`,
+    statsLine('input tokens', stats.inputLength),
+    statsLine('output tokens', stats.outputLength),
+    `  prefix cache   theoretical hit ratio ${pct(stats.infinite.hitRatio)} (${stats.infinite.hitTokens} of ${stats.infinite.inputTokens} input tokens, unbounded cache)`,
+  ];
+  if (stats.bounded !== undefined) {
+    lines.push(`                 with --kv-cache-tokens ${stats.bounded.kvCacheTokens}: ${pct(stats.bounded.hitRatio)} (${stats.bounded.hitTokens} tokens, LRU)`);
+  }
+  lines.push('  request rate over time (req/s)');
+  const peak = Math.max(...stats.rate.map((b) => b.perSec), 0);
+  for (const bin of stats.rate) {
+    const bar = peak > 0 ? '#'.repeat(Math.round((40 * bin.perSec) / peak)) : '';
+    lines.push(`    ${fmt(bin.startSec).padStart(7)} s  ${bin.perSec.toFixed(2).padStart(8)}  ${bar}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { runCli } from '../helpers/cli.js';
+import { closedPort } from '../helpers/scripted-server.js';
+import { tempDir } from '../helpers/tmp.js';
+
+// Issue 18 part 4: --json, shell completion, and the countdown while the server is not up yet.
+
+describe('chatload run --json', () => {
+  test('stdout is one JSON object with the summary; the table and status lines go to stderr', { timeout: 60_000 }, async () => {
+    const dir = tempDir('cli-json');
+    const result = await runCli(['run', '-n', '12', '--json', '--output-dir', join(dir, 'out')]);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trim().split('\n');
+    assert.equal(lines.length, 1, `one line on stdout, got: ${result.stdout}`);
+    const doc = JSON.parse(lines[0]!) as { summary: { completed: number; requests: number }; exit_code: number; stop_reason: string; files: { results: string } };
+    assert.equal(doc.summary.requests, 12);
+    assert.ok(doc.summary.completed > 0);
+    assert.equal(doc.exit_code, 0);
+    assert.equal(doc.stop_reason, 'max_requests');
+    assert.match(doc.files.results, /results\.json$/);
+    assert.match(result.stderr, /chatload run: /, 'the summary table went to stderr');
+    assert.match(result.stderr, /chatload: wrote /);
+  });
+});
+
+describe('chatload run --repeat', () => {
+  test('runs the benchmark n times in repeat-i folders and writes each metric\'s interval to repeats.json', { timeout: 90_000 }, async () => {
+    const dir = join(tempDir('cli-repeat'), 'out');
+    const result = await runCli(['run', '-n', '8', '--repeat', '2', '--output-dir', dir]);
+    assert.equal(result.code, 0, result.stderr);
+    const doc = JSON.parse(readFileSync(join(dir, 'repeats.json'), 'utf8')) as { repeat: number; runs: string[]; metrics: Array<{ key: string; values: Array<number | null>; mean: number | null; ci95_half_width: number | null }> };
+    assert.equal(doc.repeat, 2);
+    assert.deepEqual(doc.runs, [join(dir, 'repeat-1'), join(dir, 'repeat-2')]);
+    for (const run of doc.runs) assert.ok(existsSync(join(run, 'results.json')));
+    const rate = doc.metrics.find((m) => m.key === 'request_throughput')!;
+    assert.equal(rate.values.length, 2);
+    assert.ok(rate.values.every((v) => v !== null && v > 0));
+    assert.ok(rate.ci95_half_width !== null && rate.ci95_half_width >= 0);
+    assert.match(result.stdout, /chatload run --repeat 2: mean and 95% confidence interval/);
+  });
+});
+
+describe('chatload completion', () => {
+  test('bash: the script parses, and completes commands and run\'s flags', { timeout: 60_000 }, async () => {
+    const result = await runCli(['completion', 'bash']);
+    assert.equal(result.code, 0, result.stderr);
+    const file = join(tempDir('cli-completion'), 'chatload.bash');
+    writeFileSync(file, result.stdout);
+    const parse = spawnSync('bash', ['-n', file], { encoding: 'utf8' });
+    assert.equal(parse.status, 0, parse.stderr);
+    const complete = (words: string[]): string[] => {
+      const script = `source ${JSON.stringify(file)}; COMP_WORDS=(${words.map((w) => JSON.stringify(w)).join(' ')}); COMP_CWORD=${words.length - 1}; _chatload; printf '%s\\n' "\${COMPREPLY[@]}"`;
+      const out = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
+      assert.equal(out.status, 0, out.stderr);
+      return out.stdout.split('\n').filter((l) => l !== '');
+    };
+    assert.deepEqual(complete(['chatload', 'sw']), ['sweep']);
+    const runFlags = complete(['chatload', 'run', '--']);
+    for (const flag of ['--url', '--num-clients', '--max-num-requests', '--progress', '--json', '--quiet', '--no-early-stop', '--help']) {
+      assert.ok(runFlags.includes(flag), `run completes ${flag}`);
+    }
+    assert.deepEqual(complete(['chatload', 'run', '--num-cl']), ['--num-clients']);
+    assert.ok(complete(['chatload', 'sweep', '--']).includes('--concurrency'), "sweep's own flags");
+    assert.ok(complete(['chatload', 'compare', '--']).includes('--html'), "compare's flags, from commander");
+  });
+
+  test('zsh: a native script naming every command (parsed by zsh -n where zsh is installed)', { timeout: 60_000 }, async () => {
+    const result = await runCli(['completion', 'zsh']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^#compdef chatload\n/);
+    for (const name of ['run', 'sweep', 'report', 'compare', 'merge', 'completion']) assert.match(result.stdout, new RegExp(`\\n {4}'${name}:`));
+    assert.match(result.stdout, /'--num-clients\[/);
+    if (spawnSync('zsh', ['--version']).status === 0) {
+      const parse = spawnSync('zsh', ['-n'], { input: result.stdout, encoding: 'utf8' });
+      assert.equal(parse.status, 0, parse.stderr);
+    }
+  });
+
+  test('another shell is a one-line error, exit 2', { timeout: 30_000 }, async () => {
+    const result = await runCli(['completion', 'fish']);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr.trim(), 'chatload: completion: expected bash or zsh, got "fish"');
+  });
+});
+
+describe('waiting for the server', () => {
+  test('a server that does not answer gets a countdown line before the error', { timeout: 30_000 }, async () => {
+    const port = await closedPort();
+    const dir = tempDir('cli-countdown');
+    const result = await runCli(['run', '-u', `http://127.0.0.1:${port}`, '--ready-timeout-sec', '2', '--output-dir', dir]);
+    assert.equal(result.code, 1, result.stderr);
+    const lines = result.stderr.trim().split('\n');
+    assert.match(lines[0]!, new RegExp(`^chatload: waiting for http://127\\.0\\.0\\.1:${port} to answer: [01] s left \\(--ready-timeout-sec\\)$`));
+    assert.match(lines.at(-1)!, /^chatload: cannot reach the server at /);
+  });
+});

@@ -1,0 +1,132 @@
+// Install anywhere (issue 18, part 3): the package as a user gets it. NETWORK: this file installs from the npm
+// registry (the tarball's optional dependency, @huggingface/hub), as CI can; every step is bounded and the temp
+// folders are removed. It packs the dist/ that `npm test`'s pretest built (`npm pack --ignore-scripts`: the
+// package's "prepack" would rebuild dist/ under the other test files running beside this one).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ensureDist } from '../helpers/dist.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
+/** The installed size limit with default features (issue 18). */
+const MAX_INSTALLED_BYTES = 40 * 1024 * 1024;
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command with no TTY, killed after `timeoutMs`. */
+function run(command: string, args: readonly string[], options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function bytesUnder(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.size;
+  let total = 0;
+  for (const entry of readdirSync(path)) total += bytesUnder(join(path, entry));
+  return total;
+}
+
+const work = tempDir('pack-install');
+after(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the packed tarball, installed into an empty folder with --omit=dev', { timeout: 420_000 }, () => {
+  const app = join(work, 'app');
+  let tarball = '';
+
+  test('npm pack ships the prebuilt bundle, the types, the LICENSE and no sources', { timeout: 120_000 }, async () => {
+    assert.equal(PKG.scripts.prepack, 'npm run build', 'the package is built before it is packed');
+    ensureDist();
+    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, timeoutMs: 110_000 });
+    assert.equal(packed.code, 0, packed.stderr);
+    const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    tarball = join(work, info!.filename);
+    const files = info!.files.map((f) => f.path);
+    for (const wanted of ['LICENSE', 'README.md', 'bin/chatload.js', 'dist/bundle/chatload.js', 'dist/bundle/index.js', 'dist/bundle/part-worker.js', 'dist/bundle/worker.js', 'dist/bundle/THIRD-PARTY-LICENSES.txt', 'dist/index.d.ts']) {
+      assert.ok(files.includes(wanted), `${wanted} is in the tarball`);
+    }
+    assert.deepEqual(files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || /^dist\/(?!bundle\/).*\.js$/.test(f)), [], 'no sources, tests or unbundled JS');
+  });
+
+  test('npm install --omit=dev: no build step, under 40 MB', { timeout: 240_000 }, async () => {
+    assert.ok(tarball, 'packed');
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'try-chatload', private: true, type: 'module' }));
+    const installed = await run('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', tarball], { cwd: app, timeoutMs: 230_000 });
+    assert.equal(installed.code, 0, installed.stderr);
+    const size = bytesUnder(join(app, 'node_modules'));
+    // The figure for docs/PERFORMANCE.md ("Installed size").
+    console.log(`installed node_modules: ${(size / 1024 / 1024).toFixed(1)} MB (chatload ${(bytesUnder(join(app, 'node_modules', 'chatload')) / 1024 / 1024).toFixed(1)} MB)`);
+    assert.ok(size < MAX_INSTALLED_BYTES, `installed size ${size} bytes is under 40 MB`);
+  });
+
+  test('chatload --version, and a short run against the embedded simulator', { timeout: 120_000 }, async () => {
+    const bin = join(app, 'node_modules', '.bin', 'chatload');
+    assert.ok(existsSync(bin), 'npm linked the chatload command');
+    const version = await run(bin, ['--version'], { cwd: app, timeoutMs: 30_000 });
+    assert.equal(version.code, 0, version.stderr);
+    assert.equal(version.stdout.trim(), PKG.version);
+
+    const out = join(app, 'out');
+    const ran = await run(bin, ['run', '-n', '12', '-p', '3', '-q', '--output-dir', out], { cwd: app, timeoutMs: 100_000 });
+    assert.equal(ran.code, 0, ran.stderr);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { completed: number; failed: number };
+    assert.equal(results.completed, 12);
+    assert.equal(results.failed, 0);
+    assert.ok(existsSync(join(out, 'report.html')));
+  });
+
+  test('the library API from the installed package', { timeout: 60_000 }, async () => {
+    const script = join(app, 'use.mjs');
+    writeFileSync(
+      script,
+      "import { startSimulator, runBenchmark, RunAggregate } from 'chatload';\n" +
+        "const sim = await startSimulator({ profile: 'cpu-tiny' });\n" +
+        "try { const r = await runBenchmark({ url: sim.url, numClients: 2, maxNumRequests: 4, outputDir: 'lib-out' }); console.log(JSON.stringify({ completed: r.summary.completed, agg: typeof RunAggregate })); } finally { await sim.close(); }\n",
+    );
+    const ran = await run(process.execPath, [script], { cwd: app, timeoutMs: 50_000 });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.deepEqual(JSON.parse(ran.stdout.trim().split('\n').at(-1)!), { completed: 4, agg: 'function' });
+  });
+});
+
+describe('prepare without the dev dependencies (npm ci --omit=dev in a clone)', () => {
+  // tools/prepare.mjs in a folder with no node_modules above it: typescript and esbuild cannot be found.
+  const clone = join(work, 'clone');
+  mkdirSync(join(clone, 'tools'), { recursive: true });
+  copyFileSync(join(ROOT, 'tools', 'prepare.mjs'), join(clone, 'tools', 'prepare.mjs'));
+
+  test('with no dist/: exits 1 and says what to do (never a bare exit 127)', async () => {
+    const ran = await run(process.execPath, ['tools/prepare.mjs'], { cwd: clone, timeoutMs: 30_000, env: { npm_command: 'ci' } });
+    assert.equal(ran.code, 1);
+    assert.match(ran.stderr, /^chatload: cannot build dist\/: the build needs the dev dependencies \(typescript, esbuild\).*npm ci.*npm pack/);
+  });
+
+  test('with a built dist/: skips the build with a clear message', async () => {
+    mkdirSync(join(clone, 'dist', 'bundle'), { recursive: true });
+    writeFileSync(join(clone, 'dist', 'bundle', 'chatload.js'), '');
+    const ran = await run(process.execPath, ['tools/prepare.mjs'], { cwd: clone, timeoutMs: 30_000, env: { npm_command: 'ci' } });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stderr, /^chatload: not rebuilding dist\/: the dev dependencies \(typescript, esbuild\) are not installed/);
+  });
+});

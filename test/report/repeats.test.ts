@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { summarize } from '../../src/metrics/summary.js';
+import { repeatIntervals, t95, formatRepeatIntervals } from '../../src/report/repeats.js';
+import { syntheticRecords } from '../helpers/report-fixtures.js';
+
+describe('repeatIntervals (--repeat)', () => {
+  test("each metric's mean and 95% half-width t(0.975, n-1)·s/√n across the runs", () => {
+    const summaries = [1, 1.1, 1.2].map((scale) => summarize(syntheticRecords({ latencyScale: scale, failEvery: 0 })));
+    const rows = repeatIntervals(summaries);
+    const ttft = rows.find((r) => r.key === 'ttft p50')!;
+    const xs = summaries.map((s) => s.metrics.ttft_ms!.p50);
+    const mean = (xs[0]! + xs[1]! + xs[2]!) / 3;
+    const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / 2);
+    assert.deepEqual(ttft.values, xs);
+    assert.ok(Math.abs(ttft.mean! - mean) < 1e-9);
+    assert.ok(Math.abs(ttft.ci95_half_width! - (4.303 * sd) / Math.sqrt(3)) < 1e-9);
+    // 24 requests per run: a p99 is not supported, so no value and no interval.
+    const p99 = rows.find((r) => r.key === 'ttft p99')!;
+    assert.deepEqual(p99.values, [null, null, null]);
+    assert.equal(p99.ci95_half_width, null);
+    assert.match(formatRepeatIntervals(rows, 3), /ttft p50 .* ms /);
+  });
+
+  test('one run has a mean but no interval; t quantiles fall to 1.96 past 30 degrees of freedom', () => {
+    const rows = repeatIntervals([summarize(syntheticRecords())]);
+    assert.ok(rows.every((r) => r.ci95_half_width === null));
+    assert.equal(t95(1), 12.706);
+    assert.equal(t95(30), 2.042);
+    assert.equal(t95(100), 1.96);
+  });
+});

@@ -140,6 +140,7 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
         merged_from: runs.map((r, i) => ({ dir: r.dir, finished: r.finished, records: merged.perRun[i], shard: r.shard, client_health: r.clientHealth })),
         warnings,
         conversation_stats: analysis.conversationStats,
+        agentic: analysis.agentic,
         per_conversation: analysis.perConversation,
       },
     }),

@@ -26,6 +26,7 @@ import type { RunOptionsInput } from '../options/run-options.js';
 import { isRunPlan, planRun, type LoadPlan, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
 import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
+import { forkFanOut } from '../conversation/forks.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { analyzeRecordsFile } from '../store/records-file-analysis.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
@@ -124,9 +125,11 @@ function publicConfig(config: Readonly<Record<string, unknown>>): Record<string,
 }
 
 /** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */
-function clientOptions(plan: RunPlan, url: string, load: LoadPlan): ChatClientOptions {
+function clientOptions(plan: RunPlan, url: string, load: LoadPlan, fanOut = 1): ChatClientOptions {
   const { apiKey, headers } = plan.target;
-  return { baseUrl: url, apiKey, headers, connections: load.connections, endpoint: plan.request.endpoint, ...plan.deadlines.request };
+  // A session whose sub-agents run concurrently has that many requests in flight: each needs its own connection, or
+  // the children would queue in the pool with their TTFT clocks running.
+  return { baseUrl: url, apiKey, headers, connections: load.connections * fanOut, endpoint: plan.request.endpoint, ...plan.deadlines.request };
 }
 
 function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
@@ -203,7 +206,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const url = target.url ?? simulator!.url;
     // The URL as any output shows it: its credentials go to the server as Basic auth, and nowhere else.
     const shownUrl = redactSecrets(url);
-    client = new ChatClient(clientOptions(plan, url, load));
+    const fanOut = forkFanOut(dataset.conversations);
+    client = new ChatClient(clientOptions(plan, url, load, fanOut));
     if (client.apiKeyReplacedByUrl) {
       warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
     }
@@ -292,7 +296,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         workers > 1
           ? await runEngineInWorkers({
               ...engineInput,
-              client: clientOptions(plan, url, load),
+              client: clientOptions(plan, url, load, fanOut),
               tokenizer: plan.dataset.tokenizer,
               summary: plan.summary,
               workers,
@@ -359,6 +363,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             crashed_tasks: engine.crashedTasks,
             top_errors: outcomes.top(10),
             conversation_stats: analysis.conversationStats,
+            agentic: analysis.agentic,
             per_conversation: analysis.perConversation,
             prefix_cache: prefixCache,
             server_metrics: serverMetrics === undefined ? null : compareCacheCounts(serverMetrics, summary),

@@ -37,6 +37,16 @@ export async function runGenerate(
   const counter = await resolveTokenCounter({ tokenizer: flags.tokenizer, model: flags.model, trustRemoteCode: flags.trustRemoteCode, warn });
   const started = performance.now();
   const dataset = await loadDataset(flags.inputFile, { counter, seed: flags.seed, warn, allowInvalidUtf8: flags.allowInvalidUtf8 });
+  if (dataset.agentic !== undefined) {
+    const a = dataset.agentic;
+    await writeConversations(flags.outputFile, dataset.conversations);
+    const exactness = a.maxDrift === 0 ? 'every message exact' : `messages within ±${a.maxDrift} token(s)`;
+    err(
+      `chatload generate: ${dataset.conversations.length} agentic sessions, ${a.subAgents} sub-agents, ${a.steps} steps, ` +
+        `context up to ${a.maxContextTokens} tokens (${counter.tokenizer.name}, ${exactness}) in ${((performance.now() - started) / 1000).toFixed(2)} s -> ${flags.outputFile}\n`,
+    );
+    return;
+  }
   if (dataset.format !== 'generate' || dataset.generated === undefined) {
     throw new ConfigError(`-i ${flags.inputFile}: not a generation config (expected "filetype": "generate_conversations"); this file is already a dataset (${dataset.format})`);
   }

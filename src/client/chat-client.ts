@@ -163,9 +163,9 @@ export class ChatClient {
   /** Sends one turn to the endpoint. Never rejects: every failure is returned as `result.error` with its kind. */
   async send(chatRequest: ChatRequest, signal?: AbortSignal): Promise<StreamResult> {
     const endpoint = this.#endpoint;
-    let body: string;
+    let body: string | Buffer;
     try {
-      body = JSON.stringify(endpoint.body(chatRequest));
+      body = endpoint.encode?.(chatRequest) ?? JSON.stringify(endpoint.body(chatRequest));
     } catch (error) {
       const collector = new ResponseCollector(performance.now(), this.#secrets);
       collector.fail({ kind: 'other', message: `cannot build the request: ${(error as Error).message}` }, collector.result.sentAtMs);

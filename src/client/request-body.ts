@@ -1,12 +1,88 @@
+import { wireMessage } from '../tokenizer/chat-message.js';
+import type { ChatMessage } from '../tokenizer/types.js';
 import type { ChatRequest } from './types.js';
+
+/**
+ * Each message's JSON as UTF-8 bytes, made once: a conversation's history holds the same message objects turn after
+ * turn, so a 128k-token history is not re-encoded on every request, only copied into the body (issue #14).
+ */
+const messageBytesCache = new WeakMap<ChatMessage, Buffer>();
+
+/** Content longer than this is JSON-encoded in slices by prepareMessageBytes, letting the event loop go between them. */
+const SLICE_CHARS = 256 * 1024;
+
+/** The JSON of one message in its wire shape, as UTF-8 bytes, from the cache after the first time. */
+export function messageBytes(message: ChatMessage): Buffer {
+  let bytes = messageBytesCache.get(message);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(wireMessage(message)));
+    messageBytesCache.set(message, bytes);
+  }
+  return bytes;
+}
+
+/** The JSON text of one message in its wire shape. */
+export function messageJson(message: ChatMessage): string {
+  return messageBytes(message).toString('utf8');
+}
+
+/**
+ * Encodes a message's JSON ahead of its send, in slices of its text with the event loop let go between them, so a
+ * 10 MB message does not hold every other stream for the ~100 ms its JSON.stringify and UTF-8 copy take at once.
+ * JSON escaping is per character, so escaped slices join into the escaped whole; slices never split a surrogate pair.
+ */
+export async function prepareMessageBytes(message: ChatMessage): Promise<void> {
+  if (messageBytesCache.has(message)) return;
+  const text = message.content;
+  // Content parts (images) are encoded at once: a data URL is one JSON string with nothing to escape.
+  if (typeof text !== 'string' || text.length <= SLICE_CHARS) {
+    messageBytes(message);
+    return;
+  }
+  const marker = '\u0000chatload-content\u0000';
+  const [head, tail] = JSON.stringify(wireMessage({ ...message, content: marker })).split(JSON.stringify(marker)) as [string, string];
+  const chunks: Buffer[] = [Buffer.from(`${head}"`)];
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(text.length, start + SLICE_CHARS);
+    const c = text.charCodeAt(end - 1);
+    if (end < text.length && c >= 0xd800 && c <= 0xdbff) end -= 1;
+    chunks.push(Buffer.from(JSON.stringify(text.slice(start, end)).slice(1, -1)));
+    start = end;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  chunks.push(Buffer.from(`"${tail}`));
+  messageBytesCache.set(message, Buffer.concat(chunks));
+}
+
+/**
+ * The request body as UTF-8 JSON: buildChatBody's fields, with `messages` copied from each message's kept bytes.
+ * The same JSON as `JSON.stringify(buildChatBody(request))` up to key order.
+ */
+export function encodeChatBody(request: ChatRequest): Buffer {
+  const rest = buildChatBody({ ...request, messages: [] });
+  // --extra-body may set `messages` itself: then it wins, as in buildChatBody.
+  if (request.extraBody !== undefined && 'messages' in request.extraBody) return Buffer.from(JSON.stringify(rest));
+  delete rest.messages;
+  const parts: Buffer[] = [Buffer.from('{"messages":[')];
+  request.messages.forEach((m, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(messageBytes(m));
+  });
+  parts.push(Buffer.from(`],${JSON.stringify(rest).slice(1)}`));
+  return Buffer.concat(parts);
+}
+
+const COMMA = Buffer.from(',');
 
 /**
  * The JSON body of a chat completion request: `model`, `messages`, `stream`, the optional sampling fields under
  * their OpenAI/vLLM names, `stream_options.include_usage` when streaming (so the server reports token counts),
- * `conversation_id` when given, and `extraBody` merged last (it may override any of them).
+ * `conversation_id` when given, `tools` when the conversation has them, and `extraBody` merged last (it may
+ * override any of them). Messages are in their wire shape (content parts, tool calls).
  */
 export function buildChatBody(request: ChatRequest): Record<string, unknown> {
-  const body: Record<string, unknown> = { model: request.model, messages: request.messages, stream: request.stream };
+  const body: Record<string, unknown> = { model: request.model, messages: request.messages.map(wireMessage), stream: request.stream };
+  if (request.tools !== undefined && request.tools.length > 0) body.tools = request.tools;
   if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
   if (request.minTokens !== undefined) body.min_tokens = request.minTokens;
   if (request.ignoreEos !== undefined) body.ignore_eos = request.ignoreEos;

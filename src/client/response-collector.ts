@@ -1,4 +1,5 @@
 import { redactText } from '../util/redact-text.js';
+import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
 
@@ -56,6 +57,8 @@ export class ResponseCollector {
   sawDone = false;
   readonly #secrets: readonly string[];
   #chars = 0;
+  /** Created on the first tool-call delta: most answers have none. */
+  #toolCalls: ToolCallDeltas | undefined;
   /** Some choice carried content, reasoning or a tool call, or ended at its length limit: the answer is not empty. */
   #answered = false;
 
@@ -166,22 +169,40 @@ export class ResponseCollector {
     this.result.error = { ...error, message: redactText(hideImageData(error.message), this.#secrets) };
   }
 
+  /**
+   * A delta's `tool_calls` (chat completions only): assembled by index. Returns the arguments text it added
+   * ('' for a delta with only id/name), or undefined when it held no call.
+   */
+  #toolCallDelta(value: unknown, atMs: number): string | undefined {
+    if (value === undefined || value === null) return undefined;
+    this.#toolCalls ??= new ToolCallDeltas();
+    const before = this.#toolCalls.add(value);
+    if (before < 0) return undefined;
+    this.result.firstToolCallAtMs ??= atMs;
+    this.result.toolCalls = this.#toolCalls.calls();
+    this.#chars += before;
+    return '';
+  }
+
   #text(fields: TextFields, atMs: number, isChunk = true): void {
     const content = typeof fields.content === 'string' ? fields.content : '';
     let reasoning = '';
     if (typeof fields.reasoning_content === 'string') reasoning = fields.reasoning_content;
     else if (typeof fields.reasoning === 'string') reasoning = fields.reasoning;
-    this.addText(content, reasoning, atMs, isChunk);
+    // A tool-call delta is generated output too: it counts as a token chunk (TTFT, ITL) as text does.
+    const toolCall = this.#toolCallDelta(fields.tool_calls, atMs);
+    this.addText(content, reasoning, atMs, isChunk, toolCall !== undefined);
   }
 
   // ---- Recording, shared by every endpoint's reader (endpoints/*.ts): times and text, never parsing. ----
 
   /**
    * Records a chunk's content and reasoning text arrived at `atMs` (nothing when both are empty). `isChunk` false:
-   * a whole non-streamed body, which is no chunk (output_num_chunks stays 0, as in the reference).
+   * a whole non-streamed body, which is no chunk (output_num_chunks stays 0, as in the reference). `toolCall`: the
+   * chunk also carried a tool call (already recorded), so it counts as a token chunk even without text.
    */
-  addText(content: string, reasoning: string, atMs: number, isChunk = true): void {
-    if (content.length === 0 && reasoning.length === 0) return;
+  addText(content: string, reasoning: string, atMs: number, isChunk = true, toolCall = false): void {
+    if (content.length === 0 && reasoning.length === 0 && !toolCall) return;
     const result = this.result;
     if (result.firstTokenAtMs === undefined) {
       result.firstTokenAtMs = atMs;

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../tokenizer/types.js';
+import type { ChatMessage, ToolCall } from '../tokenizer/types.js';
 
 /**
  * How a request failed. A failed request is data: the kind goes in its record and the summary counts by kind.
@@ -53,6 +53,8 @@ export interface ChatRequest {
   ignoreEos?: boolean;
   temperature?: number;
   seed?: number;
+  /** The conversation's tool definitions (sent as `tools`). */
+  tools?: readonly Record<string, unknown>[];
   /** Merged into the JSON body last (--extra-body). */
   extraBody?: Readonly<Record<string, unknown>>;
   /** With --send-conversation-id: sent as body `conversation_id` and header `X-Session-ID`. */
@@ -87,11 +89,15 @@ export interface StreamResult {
   sentAtMs: number;
   /** When the response headers arrived. */
   headersAtMs?: number;
-  /** Arrival of the first chunk that carried content or reasoning text (the TTFT point). */
+  /** Arrival of the first chunk that carried content, reasoning text or a tool call (the TTFT point). */
   firstTokenAtMs?: number;
   firstContentAtMs?: number;
   firstReasoningAtMs?: number;
-  /** Arrival time of every chunk that carried content or reasoning text, in order (first one included). */
+  /** Arrival of the first chunk with a `tool_calls` delta (the tool-call time, beside TTFT). */
+  firstToolCallAtMs?: number;
+  /** The answer's tool calls, assembled from the deltas (arguments concatenated in order). */
+  toolCalls?: ToolCall[];
+  /** Arrival time of every chunk that carried content, reasoning text or a tool-call delta, in order (first one included). */
   tokenChunkTimesMs: number[];
   /** When the response ended (DONE, end of body, or the error). */
   doneAtMs: number;
@@ -102,7 +108,7 @@ export interface StreamResult {
    * chunk (the reference's `output_num_first_chunk_tokens`).
    */
   firstTokenChunkText?: string;
-  /** Number of chunks that carried content or reasoning text. */
+  /** Number of chunks that carried content, reasoning text or a tool-call delta. */
   numTokenChunks: number;
   usage?: ServerUsage;
   finishReason?: string;

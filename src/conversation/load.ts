@@ -5,13 +5,15 @@ import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import { generateConversations, type GeneratedDataset } from '../synth/generate.js';
 import { isGenerationConfig, parseGenerationConfig } from '../synth/generation-config.js';
+import { isAgenticConfig, parseAgenticConfig } from '../synth/agentic/config.js';
+import { generateAgenticSessions, type AgenticDataset } from '../synth/agentic/generate.js';
 import { defaultTokenCounter, messageText, type TokenCounter } from '../tokenizer/index.js';
 import { readUtf8File, utf8Lines } from '../util/utf8-text.js';
 import { streamJsonList } from './json-stream.js';
 import { formatCount, sizeBounds, type SizeBounds } from './size-bounds.js';
 import { describeShareGptReport, isShareGptItem, ShareGptConverter, type ShareGptReport } from './sharegpt.js';
 import { detectTraceFormat, TraceReader, type TraceReadOptions } from './trace.js';
-import type { Conversation } from './types.js';
+import type { Conversation, ForkPoint } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
 
 /** 1-based line and column of a character offset in `text`. */
@@ -100,6 +102,8 @@ export interface LoadedDataset {
   /** For generation configs: the token accounting and whether the config asks for `print_stats`. */
   generated?: GeneratedDataset;
   printStats?: boolean;
+  /** For agentic generation configs: the sessions' accounting. */
+  agentic?: AgenticDataset;
   /** For ShareGPT input: what was merged and dropped. */
   sharegpt?: ShareGptReport;
 }
@@ -110,6 +114,8 @@ class ItemSink {
   readonly #bounds: Readonly<SizeBounds>;
   readonly #ids = new UniqueIds();
   readonly #out: Conversation[] = [];
+  /** Every conversation by id, sub-agents included: a sub-agent names a parent that came before it. */
+  readonly #byId = new Map<string, Conversation>();
   #sharegpt: ShareGptConverter | null = null;
   #index = 0;
   #chars = 0;
@@ -135,7 +141,9 @@ class ItemSink {
     const conversation = validateConversation(value, at);
     this.#ids.check(conversation, at);
     this.#checkMessages(conversation, at);
-    this.#out.push(conversation);
+    this.#byId.set(conversation.id, conversation);
+    if (conversation.parent === undefined) this.#out.push(conversation);
+    else attachFork(conversation, conversation.parent, this.#byId.get(conversation.parent.id), at);
   }
 
   get count(): number {
@@ -162,6 +170,19 @@ class ItemSink {
       `"content" has ${formatCount(length)} characters, over the bound of ${formatCount(max)} per message`,
     );
   }
+}
+
+/**
+ * Nests a sub-agent into its parent's `forks`. The parent comes earlier in the file, and `fork_at` names one of its
+ * assistant messages: the children start after that answer (docs/DATASETS.md, "Sub-agent forks").
+ */
+function attachFork(child: Conversation, fork: ForkPoint, parent: Conversation | undefined, at: DatasetLocation): void {
+  const where = { ...at, conversationId: child.id };
+  if (parent === undefined) throw new DatasetError(where, `"parent" ${JSON.stringify(fork.id)} is not a conversation before this one (a parent comes first)`);
+  if (parent.messages[fork.at]?.role !== 'assistant') {
+    throw new DatasetError(where, `"fork_at" ${fork.at} is not an assistant message of parent ${JSON.stringify(fork.id)} (its children start after that answer)`);
+  }
+  (parent.forks ??= []).push(child);
 }
 
 /** The first non-whitespace character of the file, or '' when it is blank. */
@@ -197,7 +218,7 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
       continue;
     }
     if (sink.count === 0) {
-      if (isGenerationConfig(value) && options.trace?.format === undefined) {
+      if ((isGenerationConfig(value) || isAgenticConfig(value)) && options.trace?.format === undefined) {
         await lines.return(undefined);
         return loadGenerationConfig(value, file, options);
       }
@@ -242,6 +263,12 @@ function utf8Options(options: LoadOptions): { allowInvalidUtf8: boolean; warn?: 
 }
 
 async function loadGenerationConfig(value: unknown, file: string, options: LoadOptions): Promise<LoadedDataset> {
+  if (isAgenticConfig(value)) {
+    const config = parseAgenticConfig(value, file);
+    if (options.counter === undefined) options.warn?.(`${file}: generating with the approximate tokenizer; pass --tokenizer for exact token counts`);
+    const agentic = await generateAgenticSessions(config, { counter: options.counter ?? defaultTokenCounter, seed: options.seed ?? 0 });
+    return { conversations: agentic.conversations, format: 'generate', agentic };
+  }
   const config = parseGenerationConfig(value, file, dirname(file), options.bounds);
   if (options.counter === undefined) options.warn?.(`${file}: generating with the approximate tokenizer; pass --tokenizer for exact token counts`);
   const generated = await generateConversations(config, {
@@ -278,7 +305,7 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
       return loadJsonLines(file, options);
     }
     if (options.trace?.format !== undefined || detectTraceFormat(value) !== undefined) return loadJsonLines(file, options);
-    if (isGenerationConfig(value)) return loadGenerationConfig(value, file, options);
+    if (isGenerationConfig(value) || isAgenticConfig(value)) return loadGenerationConfig(value, file, options);
     const record = value as Record<string, unknown>;
     if (!text.trim().includes('\n') && (isShareGptItem(value) || 'messages' in record)) return loadJsonLines(file, options);
     throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');

@@ -1,7 +1,8 @@
 import type { ChatMessage } from '../tokenizer/types.js';
 
 /**
- * Per-user-turn settings a dataset may carry beyond role and content. Generated datasets always set `maxTokens`;
+ * Per-step settings (a step is one request: for plain chat, one user turn; with tool calls, also each answer to tool
+ * results). Per-user-turn settings a dataset may carry beyond role and content. Generated datasets always set `maxTokens`;
  * `thinkTimeSec` when the config has a `think_time`. On disk they are extra fields of the messages
  * (`max_tokens` on the assistant message that answers the turn, `think_time_sec` on the user message); in memory
  * they live here, so `messages` stay plain `{ role, content }` and go to the server unchanged.
@@ -22,14 +23,33 @@ export interface TurnSettings {
 export interface Conversation {
   id: string;
   messages: ChatMessage[];
-  /** Settings per user turn: `turns[k]` belongs to the k-th user message. Absent when the dataset has none. */
+  /**
+   * Settings per step: `turns[k]` belongs to the k-th request (the k-th user message in a plain chat; with tool calls
+   * also each group of tool results). Absent when the dataset has none.
+   */
   turns?: TurnSettings[];
+  /** OpenAI tool definitions, sent with every request of this conversation. */
+  tools?: Record<string, unknown>[];
+  /** On a sub-agent: the session it forked from (docs/DATASETS.md, "Sub-agent forks"). */
+  parent?: ForkPoint;
+  /** On a session: the sub-agents it spawns, in dataset order (nested at load; separate items on disk). */
+  forks?: Conversation[];
   /**
    * A production trace's session (Mooncake, Bailian; docs/DATASETS.md): its turns' schedule, token lengths and KV
    * block hash ids. Its `messages` are then placeholders (empty user messages): the prompts are synthesised from the
    * hash ids when each turn is sent, so a trace of any size costs memory for its ids only.
    */
   trace?: TraceSession;
+}
+
+/**
+ * Where a sub-agent forks from its parent: `at` is the index, in the parent's `messages`, of the assistant answer after
+ * which the children start. They share the parent's history before it (the prompt of that request), run
+ * concurrently, and the parent's next request waits for all of them.
+ */
+export interface ForkPoint {
+  id: string;
+  at: number;
 }
 
 /** One request of a trace. */

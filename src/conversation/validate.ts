@@ -1,9 +1,10 @@
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
-import type { ChatMessage } from '../tokenizer/types.js';
+import type { ChatMessage, ToolCall } from '../tokenizer/types.js';
 import { validateContent } from './content-parts.js';
-import type { Conversation, TurnSettings } from './types.js';
+import { validateToolCalls, validateTools } from './tool-calls.js';
+import type { Conversation, ForkPoint, TurnSettings } from './types.js';
 
-const ROLES = new Set(['system', 'user', 'assistant']);
+const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
 function describeValue(value: unknown): string {
   if (value === null) return 'null';
@@ -18,9 +19,43 @@ function extensionNumber(value: unknown, key: string, at: DatasetLocation): numb
   return value;
 }
 
+/** The message's content: a string, a non-empty list of parts, or '' for an assistant with tool calls and null/absent content. */
+function content(m: Record<string, unknown>, role: string, hasToolCalls: boolean, at: DatasetLocation): ChatMessage['content'] {
+  const value = m.content;
+  if ((value === null || value === undefined) && role === 'assistant' && hasToolCalls) return '';
+  const checked = validateContent(value, at);
+  if (checked !== undefined) return checked;
+  const allowed = role === 'assistant' ? 'a string, a list of content parts, or null with "tool_calls"' : 'a string or a list of content parts';
+  throw new DatasetError(at, `expected "content" to be ${allowed}, got ${value === undefined ? 'nothing' : describeValue(value)}`);
+}
+
+/** The fork point of a sub-agent (`parent`, `fork_at`), checked against its parent later, when the dataset is complete. */
+function forkPoint(record: Record<string, unknown>, at: DatasetLocation): ForkPoint | undefined {
+  if (record.parent === undefined && record.fork_at === undefined) return undefined;
+  if (typeof record.parent !== 'string' && typeof record.parent !== 'number') throw new DatasetError(at, `expected "parent" to be the id of the session it forks from, got ${describeValue(record.parent)}`);
+  const forkAt = record.fork_at;
+  if (typeof forkAt !== 'number' || !Number.isInteger(forkAt) || forkAt < 1) throw new DatasetError(at, `expected "fork_at" to be a message index >= 1, got ${describeValue(forkAt)}`);
+  return { id: String(record.parent), at: forkAt };
+}
+
+/**
+ * What may come next. Messages run in steps: one request's input (a user message, or the tool results that answer the
+ * previous assistant's calls, optionally followed by a user message), then the assistant's answer.
+ */
+type Expect = 'user' | 'assistant' | 'tool' | 'after-tool';
+
+function expectedRoles(expect: Expect): string {
+  if (expect === 'user') return 'role "user" (messages alternate user/assistant, starting with user)';
+  if (expect === 'assistant') return 'role "assistant" (messages alternate user/assistant, starting with user)';
+  if (expect === 'tool') return 'role "tool" (an assistant message with "tool_calls" is followed by one "tool" message per call)';
+  return 'role "tool", "assistant" or "user" after a tool result';
+}
+
 /**
  * Checks one conversation object of the reference format and returns it typed. Throws a DatasetError naming the
- * file, the conversation (index and id), the message and what was expected.
+ * file, the conversation (index and id), the message and what was expected. Beyond the reference: `tools`, assistant
+ * `tool_calls` (content null), `tool` messages with `tool_call_id`, content as an array of parts, and a sub-agent's
+ * `parent` and `fork_at`.
  */
 export function validateConversation(value: unknown, at: DatasetLocation): Conversation {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -37,11 +72,15 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
     throw new DatasetError(where, `expected "messages" to be an array, got ${messages === undefined ? 'nothing' : describeValue(messages)}`);
   }
   if (messages.length === 0) throw new DatasetError(where, 'expected at least one message, got an empty "messages" list');
+  const tools = record.tools === undefined ? undefined : validateTools(record.tools, where);
+  const parent = forkPoint(record, where);
 
   const out: ChatMessage[] = [];
   const turns: TurnSettings[] = [];
   let extensions = false;
-  let expected: 'user' | 'assistant' = 'user';
+  let expect: Expect = 'user';
+  let pending = new Set<string>();
+  let stepOpen = false;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as Record<string, unknown> | null;
     const mAt: DatasetLocation = { ...where, messageIndex: i };
@@ -50,34 +89,64 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
     }
     const role = m.role;
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw new DatasetError(mAt, `expected "role" to be "user", "assistant" or "system", got ${role === undefined ? 'nothing' : describeValue(role)}`);
+      throw new DatasetError(mAt, `expected "role" to be "user", "assistant", "system" or "tool", got ${role === undefined ? 'nothing' : describeValue(role)}`);
     }
-    const content = validateContent(m.content, mAt);
-    if (content === undefined) {
-      throw new DatasetError(mAt, `expected "content" to be a string or a list of content parts, got ${m.content === undefined ? 'nothing' : describeValue(m.content)}`);
-    }
+    const toolCalls: ToolCall[] | undefined = role === 'assistant' && m.tool_calls !== undefined && m.tool_calls !== null ? validateToolCalls(m.tool_calls, mAt) : undefined;
+    const message: ChatMessage = { role: role as ChatMessage['role'], content: content(m, role, toolCalls !== undefined, mAt) };
+    if (toolCalls !== undefined) message.tool_calls = toolCalls;
     if (role === 'system') {
       if (i !== 0) throw new DatasetError(mAt, 'a "system" message is allowed only as the first message');
-    } else if (role !== expected) {
-      throw new DatasetError(mAt, `expected role "${expected}" (messages alternate user/assistant, starting with user), got "${role}"`);
-    } else {
-      if (role === 'user') turns.push({});
-      const turn = turns[turns.length - 1]!;
-      if (role === 'user' && m.think_time_sec !== undefined) {
-        turn.thinkTimeSec = extensionNumber(m.think_time_sec, 'think_time_sec', mAt);
+      out.push(message);
+      continue;
+    }
+    const allowed = expect === 'after-tool' ? role !== 'system' && (role !== 'tool' || pending.size > 0) && (role === 'tool' || pending.size === 0) : role === expect;
+    if (!allowed) {
+      const why = expect === 'after-tool' && pending.size > 0 ? `; calls ${[...pending].map((c) => JSON.stringify(c)).join(', ')} have no result yet` : '';
+      throw new DatasetError(mAt, `expected ${expectedRoles(expect)}, got "${role}"${why}`);
+    }
+    if (role === 'tool') {
+      const callId = m.tool_call_id;
+      if (typeof callId !== 'string' || !pending.has(callId)) {
+        throw new DatasetError(mAt, `expected "tool_call_id" to be the id of a call of the assistant message before, one of ${[...pending].map((c) => JSON.stringify(c)).join(', ')}; got ${callId === undefined ? 'nothing' : describeValue(callId)}`);
+      }
+      pending.delete(callId);
+      message.tool_call_id = callId;
+    }
+    if (role !== 'assistant' && !stepOpen) {
+      // The first input message of a step opens it: its settings belong to the step's request.
+      turns.push({});
+      stepOpen = true;
+      if (m.think_time_sec !== undefined) {
+        turns[turns.length - 1]!.thinkTimeSec = extensionNumber(m.think_time_sec, 'think_time_sec', mAt);
         extensions = true;
       }
-      if (role === 'assistant' && m.max_tokens !== undefined) {
+    }
+    if (role === 'assistant') {
+      const turn = turns[turns.length - 1]!;
+      if (m.max_tokens !== undefined) {
         turn.maxTokens = extensionNumber(m.max_tokens, 'max_tokens', mAt);
         if (!Number.isInteger(turn.maxTokens) || turn.maxTokens < 1) throw new DatasetError(mAt, `expected "max_tokens" to be a positive integer, got ${turn.maxTokens}`);
         extensions = true;
       }
-      expected = expected === 'user' ? 'assistant' : 'user';
+      stepOpen = false;
+      pending = new Set(toolCalls?.map((c) => c.id));
+      expect = toolCalls === undefined ? 'user' : 'tool';
+    } else if (role === 'tool') {
+      expect = 'after-tool';
+    } else {
+      expect = 'assistant';
     }
-    out.push({ role: role as ChatMessage['role'], content });
+    out.push(message);
   }
   if (!out.some((m) => m.role === 'user')) throw new DatasetError(where, 'expected at least one "user" message');
-  return extensions ? { id: String(id), messages: out, turns } : { id: String(id), messages: out };
+  const conversation: Conversation = { id: String(id), messages: out };
+  if (extensions) conversation.turns = turns;
+  if (tools !== undefined) conversation.tools = tools;
+  if (parent !== undefined) {
+    if (out[0]?.role === 'system') throw new DatasetError({ ...where, messageIndex: 0 }, 'a sub-agent (with "parent") starts with a "user" message: the system message is its parent\'s');
+    conversation.parent = parent;
+  }
+  return conversation;
 }
 
 /** Throws when two conversations share an id (the engine keys history and records by it). */

@@ -77,6 +77,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     onAnswerMismatch: () => {
       answerMismatches += 1;
     },
+    onCrash,
     traceCache: traced ? new TracePrefixCache() : undefined,
   };
 
@@ -91,7 +92,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     input.conversations.forEach((c, i) => {
       const index = input.datasetIndices?.[i] ?? i;
       if (input.datasetIndices === undefined && part !== undefined && !ownsConversation(i, part.index, part.count)) return;
-      const active = new ActiveConversation(c, index, load.maxTurns, prompts);
+      const active = new ActiveConversation(c, index, load.maxTurns, { prompts });
       const resume = input.resumePoints?.get(index);
       if (resume !== undefined) active.resumeAt(resume.turnsDone, resume.lastInputTokens, resume.lastOutputTokens);
       conversations.push(active);
@@ -108,6 +109,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     }
 
     const pool = new WorkPool(conversations, owned, budget, input.keepFinishedConversations);
+    // Sub-agents' requests count in -n like the sessions' (warmup ones, before this, do not).
+    ctx.takeRequest = () => pool.takeRequest();
     // From here the pool alone holds the conversations, and lets each go once it ends: holding this list too would
     // keep every finished history (and its answers) for the whole run.
     const remaining = conversations.length;

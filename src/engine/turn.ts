@@ -1,4 +1,5 @@
 import type { ChatClient } from '../client/chat-client.js';
+import { prepareMessageBytes } from '../client/request-body.js';
 import { isRetryable, retryDelayMs } from '../client/retry.js';
 import type { ChatRequest, StreamResult } from '../client/types.js';
 import { buildRecord } from '../metrics/build-record.js';
@@ -6,9 +7,12 @@ import type { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
-import { countPromptTokens, type TokenCounter } from '../tokenizer/index.js';
+import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
 import type { ExpectedCache } from './expected-cache.js';
+import { joinForks } from './fork-join.js';
+import { countTextYielding } from '../tokenizer/sliced.js';
+import { localPromptTokens, messageTokens } from './message-tokens.js';
 import { sleep } from './sleep.js';
 import { stopMessage, type StopController } from './stop.js';
 import type { EngineObserver } from './types.js';
@@ -29,6 +33,10 @@ export interface TurnContext {
   loadStartMs: number;
   /** Counts --verify-output mismatches. */
   onAnswerMismatch(): void;
+  /** Takes one request from the -n budget for a sub-agent's request (false: spent). Unset: no budget (warmup, tests). */
+  takeRequest?: () => boolean;
+  /** A sub-agent task that died of a bug (the run records it and goes on). */
+  onCrash?: (what: string, error: unknown) => void;
   /** In a trace replay: the theoretical prefix cache over the trace's hash ids (expected cached tokens of trace turns). */
   traceCache?: TracePrefixCache;
 }
@@ -47,6 +55,7 @@ function traceExpectedCachedTokens(ctx: TurnContext, conversation: ActiveConvers
   return ctx.traceCache.access(turn.hashIds, full) * trace.blockSize;
 }
 
+
 /** max_tokens of a turn: the plan's number, or with `recorded` the recorded answer's length (none without one). */
 function tokenLimit(limit: RequestPlan['maxTokens'], recordedAnswerTokens: () => number | undefined): number | undefined {
   if (limit !== 'recorded') return limit;
@@ -54,33 +63,25 @@ function tokenLimit(limit: RequestPlan['maxTokens'], recordedAnswerTokens: () =>
   return n === undefined ? undefined : Math.max(1, n);
 }
 
-/** The request for the conversation's next turn. */
-function buildRequest(ctx: TurnContext, conversation: ActiveConversation): ChatRequest {
+/** The request for the conversation's next turn; `recordedAnswerTokens` is the recorded answer's count, when needed. */
+function buildRequest(ctx: TurnContext, conversation: ActiveConversation, messages: ChatMessage[], recordedAnswerTokens: number | undefined): ChatRequest {
   const template = ctx.request;
-  let answerTokens: number | undefined | null = null;
-  const recordedAnswerTokens = (): number | undefined => {
-    // A generated dataset says each turn's output length itself; otherwise count the recorded answer, as the reference.
-    const datasetMaxTokens = conversation.datasetMaxTokens;
-    if (datasetMaxTokens !== undefined) return datasetMaxTokens;
-    if (answerTokens === null) {
-      const answer = conversation.recordedAnswer;
-      answerTokens = answer === undefined ? undefined : ctx.counter.tokenizer.count(answer);
-    }
-    return answerTokens;
-  };
   const request: ChatRequest = {
     model: ctx.model,
-    messages: conversation.requestMessages(),
+    messages,
     stream: template.stream,
   };
-  const maxTokens = tokenLimit(template.maxTokens, recordedAnswerTokens);
+  const tools = conversation.tools;
+  if (tools !== undefined) request.tools = tools;
+  // A generated dataset says each turn's output length itself; otherwise count the recorded answer, as the reference.
+  const maxTokens = tokenLimit(template.maxTokens, () => conversation.datasetMaxTokens ?? recordedAnswerTokens);
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (template.minTokens !== undefined) request.minTokens = template.minTokens;
   if (template.ignoreEos) request.ignoreEos = true;
   if (template.temperature !== undefined) request.temperature = template.temperature;
-  const tools = conversation.traceTurn?.tools;
+  const traceTools = conversation.traceTurn?.tools;
   // A trace's tool definitions go as they are; --extra-body still has the last word.
-  if (tools !== undefined) request.extraBody = { tools, ...template.extraBody };
+  if (traceTools !== undefined) request.extraBody = { tools: traceTools, ...template.extraBody };
   else if (template.extraBody !== undefined) request.extraBody = template.extraBody;
   if (template.sendConversationId) request.conversationId = conversation.id;
   withEndpointFields(ctx, conversation, request);
@@ -101,6 +102,7 @@ function withEndpointFields(ctx: TurnContext, conversation: ActiveConversation, 
     if (held !== undefined) request.previousResponse = held;
   }
 }
+
 
 /** Sends with up to --max-retries retries of retryable failures, with backoff that honours Retry-After. */
 async function sendWithRetries(
@@ -167,14 +169,25 @@ export async function runTurn(
   warmup: boolean,
   schedule?: TurnSchedule,
 ): Promise<RequestRecord> {
-  const request = buildRequest(ctx, conversation);
+  const tokenizer = ctx.counter.tokenizer;
+  const traceExpected = traceExpectedCachedTokens(ctx, conversation);
+  const traceTurn = conversation.traceTurn;
+  // Local counts of what is new in this step, each message counted once and kept, in slices that let the loop go.
+  // A synthesised trace prompt is input_length tokens by construction: no need to count it.
+  let newTokens = 0;
+  if (traceTurn !== undefined && traceTurn.messages === undefined) newTokens = traceTurn.inputLength;
+  else for (const m of conversation.nextInput()) newTokens += await messageTokens(tokenizer, m);
+  const recorded = conversation.recordedMessage;
+  const needRecordedCount = recorded !== undefined && ctx.request.maxTokens === 'recorded' && conversation.datasetMaxTokens === undefined;
+  const messages = conversation.requestMessages();
+  // Each message's JSON is made once; a large new one (or a large answer from the last step) in slices, before the send.
+  for (const m of messages) await prepareMessageBytes(m);
+  const request = buildRequest(ctx, conversation, messages, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
   // The expected cache: the prompt is encoded as it is sent, looked up as its first token comes (see ExpectedCache).
   const ticket = ctx.expectedCache?.begin(conversation, request.messages, request.maxTokens);
   if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
-  const traceExpected = traceExpectedCachedTokens(ctx, conversation);
-  const traceTurn = conversation.traceTurn;
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
-  const tokenizer = ctx.counter.tokenizer;
+  const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
   const record = buildRecord(
     {
       conversationId: conversation.id,
@@ -186,16 +199,15 @@ export async function runTurn(
       staleConnectionResends,
       runStartMs: ctx.runStartMs,
       inputNumTurns: request.messages.length,
-      // A synthesised trace prompt is input_length tokens by construction: no need to count it again.
-      lastUserMessageTokens: traceTurn !== undefined && traceTurn.messages === undefined ? traceTurn.inputLength : tokenizer.count(conversation.nextUserMessage),
+      lastUserMessageTokens: newTokens,
       // A synthesised trace turn's expected cache comes from its hash ids (the same as `trace stats`).
       expectedCachedTokens: traceExpected ?? ticket?.hit.expected ?? conversation.expectedCachedTokens,
       expectedCachedTokensInfinite: traceExpected ?? ticket?.hit.infinite ?? conversation.expectedCachedTokens,
       expectedCachedTokensOwnHistory: conversation.expectedCachedTokens,
       maxTokens: request.maxTokens ?? null,
       // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
-      countInputTokens: () => (request.prompt === undefined ? countPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),
-      countTextTokens: (text) => tokenizer.count(text),
+      countInputTokens: () => (request.prompt === undefined ? localPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),
+      countTextTokens: (text) => outputCounts?.get(text) ?? tokenizer.count(text),
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,
     },
@@ -203,21 +215,38 @@ export async function runTurn(
   );
   // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning).
   if (ticket !== undefined) ctx.expectedCache!.end(ticket, record.status === 'ok' && result.reasoning.length === 0 ? tokenizer.encode(result.content) : undefined);
+  if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;
   if (record.status === 'ok') {
-    const recorded = conversation.recordedAnswer;
-    if (ctx.request.verifyOutput && recorded !== undefined && recorded !== result.content) ctx.onAnswerMismatch();
+    if (ctx.request.verifyOutput && recorded !== undefined && recorded.content !== result.content) ctx.onAnswerMismatch();
     ctx.observer.onContent?.({ conversationId: conversation.id, turn: record.turn, user: conversation.nextUserMessage, answer: result.content });
-    const replay = ctx.request.replayDatasetAnswers && recorded !== undefined;
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
-    const answer = replay ? recorded : result.content;
-    // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
-    // Only chat sends reasoning back (as reasoning_content): the Responses input items and a completions prompt leave it out.
-    const keep = !replay && ctx.request.keepReasoning && ctx.request.endpoint === 'chat' && result.reasoning.length > 0;
-    const answerTokens = replay ? tokenizer.count(recorded) : keep ? record.output_num_tokens : sentBackTokens(record, result, tokenizer.count.bind(tokenizer));
-    conversation.advance(answer, record.input_num_tokens, answerTokens, keep ? result.reasoning : undefined);
+    if (ctx.request.replayDatasetAnswers && recorded !== undefined) {
+      conversation.useRecorded(record.input_num_tokens, await messageTokens(tokenizer, recorded));
+    } else {
+      // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
+      // Only chat sends reasoning back (as reasoning_content): the Responses input items and a completions prompt leave it out.
+      const keep = ctx.request.keepReasoning && ctx.request.endpoint === 'chat' && result.reasoning.length > 0;
+      const answerTokens = keep ? record.output_num_tokens : await sentBackTokens(record, result, tokenizer);
+      const answer = { content: result.content, toolCalls: result.toolCalls, reasoning: keep ? result.reasoning : undefined };
+      // The recorded answer's count is needed only when the server may diverge from it (a tool call on either side).
+      const mayDiverge = recorded !== undefined && (recorded.tool_calls !== undefined || result.toolCalls !== undefined);
+      const recordedTokens = mayDiverge ? await messageTokens(tokenizer, recorded) : 0;
+      const divergence = conversation.answer(answer, record.input_num_tokens, answerTokens, () => recordedTokens);
+      if (divergence !== null) record.tool_divergence = divergence;
+    }
     if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);
+    // Sub-agents forked after this answer run now; the conversation's next step waits for them.
+    await joinForks(ctx, conversation, (child) => runTurn(ctx, child, clientId, rng, warmup));
   }
   return record;
+}
+
+/** Local counts of an answer's texts (content, reasoning, tool-call arguments) when the server gave no usage, in slices. */
+async function countOutputYielding(tokenizer: TokenCounter['tokenizer'], result: StreamResult): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const texts = [result.content, result.reasoning, ...(result.toolCalls ?? []).map((c) => c.function.arguments)];
+  for (const text of texts) if (text !== '' && !counts.has(text)) counts.set(text, await countTextYielding(tokenizer, text));
+  return counts;
 }
 
 /**
@@ -225,7 +254,7 @@ export async function runTurn(
  * so a prefix cache cannot hold it for the next turn (counting it made efficiency look like a 7% cache loss).
  * The server's `reasoning_tokens` when it reports them; else a local count of the content when reasoning streamed.
  */
-function sentBackTokens(record: RequestRecord, result: StreamResult, count: (text: string) => number): number {
+async function sentBackTokens(record: RequestRecord, result: StreamResult, tokenizer: TokenCounter['tokenizer']): Promise<number> {
   if (record.reasoning_tokens !== null) return Math.max(0, record.output_num_tokens - record.reasoning_tokens);
-  return result.reasoning.length > 0 ? count(result.content) : record.output_num_tokens;
+  return result.reasoning.length > 0 ? countTextYielding(tokenizer, result.content) : record.output_num_tokens;
 }

@@ -108,6 +108,7 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     max_tokens: ctx.maxTokens,
     finish_reason: result.finishReason ?? null,
     ...scheduleFields(ctx, result),
+    ...toolFields(result),
     status: error === undefined ? 'ok' : 'error',
     error_kind: error?.kind ?? null,
     error: error?.message ?? null,
@@ -115,12 +116,19 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
   };
 }
 
-/** Content and reasoning are separate streams, so each is counted on its own (no token spans their boundary). */
+/** Content, reasoning and each call's arguments are separate streams, so each is counted on its own (no token spans their boundary). */
 function countOutputLocally(ctx: RecordContext, result: StreamResult): number {
   let tokens = 0;
   if (result.content !== '') tokens += ctx.countTextTokens(result.content);
   if (result.reasoning !== '') tokens += ctx.countTextTokens(result.reasoning);
+  for (const call of result.toolCalls ?? []) tokens += ctx.countTextTokens(call.function.name) + ctx.countTextTokens(call.function.arguments);
   return tokens;
+}
+
+/** The tool-call fields: set only when the answer called a tool, so plain chat records stay as they were. */
+function toolFields(result: StreamResult): Pick<RequestRecord, 'tool_call_ms' | 'tool_calls'> {
+  if (result.firstToolCallAtMs === undefined) return {};
+  return { tool_call_ms: roundMs(result.firstToolCallAtMs - result.sentAtMs), tool_calls: result.toolCalls?.length ?? 0 };
 }
 
 /** The coordinated-omission fields: times from the scheduled send, beside the service times from the actual send. */

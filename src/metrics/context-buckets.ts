@@ -1,7 +1,7 @@
 import type { ContextBucket } from './summary-types.js';
 
-/** Bucket edges in input tokens: powers of two from 1k to 32k (ttft_by_context). */
-export const CONTEXT_EDGES = [0, 1024, 2048, 4096, 8192, 16384, 32768];
+/** Bucket edges in input tokens: powers of two from 1k to 128k (ttft_by_context; agentic contexts pass 100k, issue #14). */
+export const CONTEXT_EDGES = [0, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072];
 
 function contextLabel(tokens: number): string {
   return tokens === 0 ? '0' : `${tokens / 1024}k`;

@@ -1,5 +1,8 @@
 import type { ErrorKind } from '../client/types.js';
 
+/** How an answer diverged from the dataset's recorded tool-calling step (RequestRecord.tool_divergence). */
+export type ToolDivergence = 'missing' | 'unexpected' | 'count';
+
 /** Where a token count came from: the server's `usage`, or chatload's own tokenizer. */
 export type TokenSource = 'server' | 'local';
 
@@ -83,6 +86,22 @@ export interface RequestRecord {
   /** TTFT and E2EL measured from the scheduled time: what a user arriving on schedule saw. Null without a schedule. */
   ttft_from_scheduled_ms: number | null;
   e2el_from_scheduled_ms: number | null;
+  /**
+   * Agentic sessions (issue #14). Time to the first `tool_calls` delta (first call chunk - send), beside TTFT; null
+   * (or absent in older files) when the answer called no tool.
+   */
+  tool_call_ms?: number | null;
+  /** Tool calls in the answer (0 when none). */
+  tool_calls?: number;
+  /**
+   * How the server's answer diverged from the dataset's recorded step, when it did (the recorded assistant turn then
+   * went into the history instead): `missing` (the dataset called a tool, the server did not), `unexpected` (the
+   * server called a tool where the dataset answered in text), `count` (a different number of calls than recorded
+   * tool results). Null when it followed the dataset.
+   */
+  tool_divergence?: ToolDivergence | null;
+  /** On a sub-agent's request: the session it forked from (null otherwise). */
+  parent_conversation_id?: string | null;
   status: 'ok' | 'error';
   error_kind: ErrorKind | null;
   error: string | null;

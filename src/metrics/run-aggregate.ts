@@ -1,4 +1,5 @@
 import { PrefixCacheTally, type PrefixCacheSummary, type SerializedPrefixCacheTally } from './prefix-cache-tally.js';
+import { AgenticTally, type AgenticSummary, type SerializedAgenticTally } from './agentic-tally.js';
 import { FIXED_PERCENTILES } from './stats.js';
 import { PeakBins, type Peaks, type SerializedPeakBins } from './peak-bins.js';
 import { float64FromBase64, float64ToBase64, Float64Column } from './float64-column.js';
@@ -60,6 +61,8 @@ export interface SerializedRunAggregate {
   prefix_cache?: SerializedPrefixCacheTally;
   /** Send times of the non-warmup records (base64 float64), kept when a warmup percentage above 0 needs them. */
   send_times: string | null;
+  /** Tool-call and sub-agent tallies (absent in aggregates written before issue #14). */
+  agentic?: SerializedAgenticTally;
 }
 
 /** Gives every record of an aggregate again, in the order they were added (a file's order), to `visit`. */
@@ -108,6 +111,8 @@ export class RunAggregate {
   #peaks = new PeakBins();
   /** Actual against expected cached tokens, per turn (issue #13). */
   #prefixCache = new PrefixCacheTally();
+  /** Tool calls, their time, divergences from the dataset, sub-agent requests (issue #14). */
+  #agentic = new AgenticTally();
   /** Exact mode, and while draining into the histograms just after it. */
   #log: RecordLog | null;
   /** Rows of #log already moved into #whole and #turns. */
@@ -169,6 +174,7 @@ export class RunAggregate {
     this.#latency.add(record);
     this.#conversations.add(record);
     this.#peaks.add(record);
+    this.#agentic.add(record);
     this.#sendTimes?.push(record.sent_at_ms);
     if (this.#log === null) {
       this.#whole!.add(record);
@@ -192,6 +198,7 @@ export class RunAggregate {
     this.#conversations.merge(other.#conversations);
     this.#peaks.merge(other.#peaks);
     this.#prefixCache.merge(other.#prefixCache);
+    this.#agentic.merge(other.#agentic);
     if (other.#sendTimes !== null) this.#sendTimes?.pushAll(other.#sendTimes.toArray());
     // A merge happens at the end (of a worker, of a run): it may move every row into the histograms at once.
     if (this.#whole === null && other.#whole === null) {
@@ -257,6 +264,11 @@ export class RunAggregate {
     return this.#peaks.peaks();
   }
 
+  /** Tool calls (count, time to the first tool_calls delta), divergences from the dataset, sub-agent requests; null when none. */
+  agentic(): AgenticSummary | null {
+    return this.#agentic.summary();
+  }
+
   /** One row per conversation with a measured request, in first-seen order (exact). */
   perConversation(): ConversationSummary[] {
     return this.#conversations.summaries();
@@ -317,6 +329,7 @@ export class RunAggregate {
       peaks: this.#peaks.toJSON(),
       prefix_cache: this.#prefixCache.toJSON(),
       send_times: this.#sendTimes === null ? null : float64ToBase64(this.#sendTimes.toArray()),
+      agentic: this.#agentic.toJSON(),
     };
   }
 
@@ -332,6 +345,7 @@ export class RunAggregate {
     out.#conversations = ConversationTally.fromJSON(v.conversations);
     out.#peaks = PeakBins.fromJSON(v.peaks);
     if (v.prefix_cache !== undefined) out.#prefixCache = PrefixCacheTally.fromJSON(v.prefix_cache);
+    out.#agentic = AgenticTally.fromJSON(v.agentic);
     out.#log = v.log === null ? null : RecordLog.fromJSON(v.log, out.#exactGaps);
     if (v.whole !== null) {
       out.#whole = SummaryBuilder.fromJSON(v.whole, { slos: out.#slos, shared: out.#latency.byMetric, percentiles: out.#extraPercentiles });

@@ -1,3 +1,4 @@
+import type { AgenticSummary } from './agentic-tally.js';
 import type { SerializedHistograms } from './histogram.js';
 import type { Peaks } from './peak-bins.js';
 import type { ConversationStats, ConversationSummary } from './per-conversation.js';
@@ -21,6 +22,8 @@ export interface RunAnalysis {
   histograms: SerializedHistograms;
   /** `vllm bench serve`'s max_output_tokens_per_s and max_concurrent_requests (per-second bins, non-warmup records). */
   peaks: Peaks;
+  /** Tool calls, their time, divergences from the dataset and sub-agent requests (results.json `agentic`); null when none. */
+  agentic: AgenticSummary | null;
   /** 'exact': every statistic exact. 'histogram': past the aggregate's exact limit, Stats from histograms (within 0.1%). */
   mode: 'exact' | 'histogram';
   /** What the analysis could not do exactly, for results.json's warnings (empty when exact). */
@@ -59,6 +62,7 @@ function assemble(aggregate: RunAggregate, warmupPercentages: Record<string, Sum
     conversationStats: aggregate.conversationStats(),
     histograms: aggregate.histograms.toJSON(),
     peaks: aggregate.peaks(),
+    agentic: aggregate.agentic(),
     mode: aggregate.exact ? 'exact' : 'histogram',
     warnings: aggregate.exact
       ? []

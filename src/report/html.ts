@@ -1,4 +1,5 @@
 import type { ClientHealth } from '../metrics/client-health.js';
+import { agenticSectionHtml } from './agentic-html.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
@@ -57,6 +58,8 @@ export function renderHtmlReport(data: RunData): string {
   const overTime = data.hasRecords ? timeSeriesCharts(data.records, sample) : [];
 
   // The page is a list of sections; the nav is made from it, so a new section (prefix cache, tool calls) is one push.
+  // Agentic runs (issue #14): steps by context length and sessions' context growth, in their own section.
+  const agentic = agenticSectionHtml(data.records);
   const sections: PageSection[] = [
     { id: 'summary', title: 'Summary', html: summaryCards(data.summary, data.conversations) + metricsTable(data.summary) },
     {
@@ -67,6 +70,7 @@ export function renderHtmlReport(data: RunData): string {
         (data.perTurn.length > 0 ? `<h3>Per-turn table</h3>${perTurnTable(data.perTurn, answersAfterReasoning(data.summary.metrics))}` : ''),
     },
     { id: 'prefix-cache', title: 'Prefix cache', html: prefixCacheHtml(data.prefixCache) },
+    ...(agentic === '' ? [] : [{ id: 'agentic', title: 'Agentic sessions', nav: 'Agentic', html: agentic }]),
     { id: 'distributions', title: 'Distributions', html: chartGrid(distributions, 'No completed requests to chart.') },
     { id: 'over-time', title: 'Over time', html: chartGrid(overTime, 'No requests to chart.') },
     { id: 'client', title: 'Client health', html: clientHealthHtml(data.clientHealth) },

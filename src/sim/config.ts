@@ -36,6 +36,11 @@ export interface SimConfig {
    * before its budget. `ignore_eos` disables it; `min_tokens` raises the sampled length to at least min_tokens.
    */
   eos: null | { distribution: 'uniform'; min: number; max: number };
+  /**
+   * Share of chat requests carrying `tools` that are answered with a tool call (0-1, seeded): the generated tokens
+   * stream as the call's `function.arguments` in OpenAI's delta format, with finish_reason `tool_calls`.
+   */
+  tool_call_rate: number;
   /** Prompt tokens one image part stands for (LLaVA-1.5's 576 = 24x24 patches); each image's ids hash its URL. */
   tokens_per_image: number;
   /** Responses kept for `previous_response_id` (least recently used dropped first); 0 keeps none. */
@@ -64,6 +69,7 @@ const simConfigSchema = z.object({
     .strict()
     .refine((e) => e.min <= e.max, { message: 'eos.min must be <= eos.max' })
     .nullable(),
+  tool_call_rate: z.number().min(0).max(1),
   tokens_per_image: z.number().int().nonnegative(),
   responses_store_size: z.number().int().nonnegative(),
 });
@@ -86,13 +92,14 @@ const h100Base: SimConfig = {
   // 128 KiB of KV per context token read at ~3 TB/s.
   attention_ms_per_token: 0.00004,
   eos: null,
+  tool_call_rate: 0.8,
   tokens_per_image: 576,
   responses_store_size: 10_000,
 };
 
 /**
  * The built-in profiles, by name. `cpu-tiny` is fast and small for tests; `h100-8b` models an 8B model on one
- * H100-class GPU; `demo` (what `chatload run` uses without --url) has h100-8b's parameters: a 16-client demo of ~400
+ * H100-class GPU; `agentic` is h100-8b with a 256k context; `demo` (what `chatload run` uses without --url) has h100-8b's parameters: a 16-client demo of ~400
  * requests takes ~20-40 s.
  */
 export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.freeze({
@@ -110,6 +117,7 @@ export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.fr
     decode_ms_per_seq: 0.01,
     attention_ms_per_token: 0.000002,
     eos: null,
+    tool_call_rate: 0.8,
     tokens_per_image: 576,
     responses_store_size: 10_000,
   }),
@@ -117,6 +125,9 @@ export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.fr
   // An alias of h100-8b: 16 clients x 25 turns of the reference's generated conversations (1.6k-token first turn,
   // ~140-token user turns, 100-token answers) take ~28 s of simulated engine time.
   demo: Object.freeze({ ...h100Base }),
+  // h100-8b with a 256k-token context and twice the KV cache (a long-context deployment, as Qwen3's 256k models), for
+  // agentic sessions whose histories grow past 100k tokens (docs/SIMULATOR.md, "Agentic demo").
+  agentic: Object.freeze({ ...h100Base, max_model_len: 262144, num_gpu_blocks: 50000 }),
 });
 
 /** The profile the library API uses when none is named. */

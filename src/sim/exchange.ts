@@ -27,6 +27,13 @@ export interface ExchangeInit {
   fault: Fault | null;
   /** Called with the whole answer when the exchange ends normally (the Responses API stores it). */
   onAnswer?: (content: string) => void;
+  /** The tool a chat answer calls (its tokens become the call's arguments), or null for a text answer. */
+  toolCall?: string | null;
+}
+
+/** JSON-escaped text without its quotes: a fragment of a JSON string. */
+function jsonFragment(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' };
@@ -127,14 +134,26 @@ export class Exchange implements EngineRequestListener {
       return;
     }
     if (this.#responses !== null) return this.#deliverResponses(this.#responses, text, finishReason);
-    const finish = finishReason === null ? 'null' : `"${finishReason}"`;
-    const choice =
-      this.#init.kind === 'chat'
-        ? `{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${finish}}`
-        : `{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish}}`;
+    const tool = this.#init.kind === 'chat' ? (this.#init.toolCall ?? null) : null;
+    const finish = finishReason === null ? 'null' : tool !== null ? '"tool_calls"' : `"${finishReason}"`;
+    let choice: string;
+    if (tool !== null) {
+      // OpenAI's tool-call deltas: the call's id, type and name first (arguments ""), then the arguments in fragments.
+      const fragment = `${this.#tokensWritten === 0 ? '{"input": "' : ''}${jsonFragment(text)}${finishReason !== null ? '"}' : ''}`;
+      choice = `{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":${JSON.stringify(fragment)}}}]},"logprobs":null,"finish_reason":${finish}}`;
+    } else {
+      choice =
+        this.#init.kind === 'chat'
+          ? `{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${finish}}`
+          : `{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish}}`;
+    }
     let out = '';
     if (this.#tokensWritten === 0 && this.#init.kind === 'chat') {
-      out += `data: ${this.#chunkHead}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
+      const first =
+        tool === null
+          ? '{"role":"assistant","content":""}'
+          : `{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_${this.#init.id}","type":"function","function":{"name":${JSON.stringify(tool)},"arguments":""}}]}`;
+      out += `data: ${this.#chunkHead}{"index":0,"delta":${first},"logprobs":null,"finish_reason":null}]}\n\n`;
     }
     out += `data: ${this.#chunkHead}${choice}]}\n\n`;
     this.#res.write(out);
@@ -223,10 +242,14 @@ export class Exchange implements EngineRequestListener {
     const kind = this.#init.fault?.kind;
     const res = this.#res;
     this.#firstTokenMs = performance.now();
+    const tool = this.#init.kind === 'chat' ? (this.#init.toolCall ?? null) : null;
+    const toolCalls = tool === null ? undefined : [{ id: `call_${this.#init.id}`, type: 'function', function: { name: tool, arguments: JSON.stringify({ input: this.#content }) } }];
     const choice =
-      this.#init.kind === 'chat'
-        ? { index: 0, message: { role: 'assistant', content: this.#content }, logprobs: null, finish_reason: finishReason }
-        : { index: 0, text: this.#content, logprobs: null, finish_reason: finishReason };
+      this.#init.kind !== 'chat'
+        ? { index: 0, text: this.#content, logprobs: null, finish_reason: finishReason }
+        : toolCalls === undefined
+          ? { index: 0, message: { role: 'assistant', content: this.#content }, logprobs: null, finish_reason: finishReason }
+          : { index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, logprobs: null, finish_reason: 'tool_calls' };
     const usage = this.#usage() as { prompt_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number } };
     const counts = { inputTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details.cached_tokens, outputTokens: usage.completion_tokens };
     const status = finishReason === 'length' ? 'incomplete' : 'completed';

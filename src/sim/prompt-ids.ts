@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
+import { encodeTextYielding, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
 import type { SimMessage } from './request-parse.js';
 
 /*
@@ -30,24 +30,47 @@ function hasImages(messages: readonly SimMessage[]): boolean {
   return messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'));
 }
 
+/** The messages with each image as a marker in its text (tool calls kept), and the images' URLs in marker order. */
+function flatten(messages: readonly SimMessage[]): { flat: ChatMessage[]; images: string[] } {
+  const images: string[] = [];
+  const flat: ChatMessage[] = messages.map((m) => {
+    let text = '';
+    if (typeof m.content === 'string') text = m.content;
+    else {
+      for (const part of m.content) {
+        if (part.type === 'text') text += part.text;
+        else text += `${MARK_OPEN}${images.push(part.url) - 1}${MARK_CLOSE}`;
+      }
+    }
+    return m.tool_calls === undefined ? { role: m.role, content: text } : { role: m.role, content: text, tool_calls: m.tool_calls };
+  });
+  return { flat, images };
+}
+
 /**
  * The prompt ids of `messages`: the chat template applied (with the generation prompt) and encoded, each image's
  * `tokensPerImage` ids where it stands. Text parts of a message are joined with no separator, as vLLM's chat
  * template rendering of string content sees them. The template may throw (a ConfigError), as encodePrompt does.
  */
 export function encodeSimMessages(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number): number[] {
-  const images: string[] = [];
-  const flat: ChatMessage[] = messages.map((m) => {
-    if (typeof m.content === 'string') return { role: m.role, content: m.content };
-    let text = '';
-    for (const part of m.content) {
-      if (part.type === 'text') text += part.text;
-      else text += `${MARK_OPEN}${images.push(part.url) - 1}${MARK_CLOSE}`;
-    }
-    return { role: m.role, content: text };
-  });
+  const { flat, images } = flatten(messages);
   const rendered = counter.template.apply(flat, { addGenerationPrompt: true });
   if (!hasImages(messages)) return counter.tokenizer.encode(rendered);
+  return withImages(counter, rendered, images, tokensPerImage);
+}
+
+/**
+ * encodeSimMessages, a text-only prompt encoded in slices that let the event loop go: a 3 MB prompt held every
+ * other stream for seconds (issue #14). Prompts with images are encoded at once, between their images.
+ */
+export async function encodeSimMessagesYielding(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number): Promise<number[]> {
+  const { flat, images } = flatten(messages);
+  const rendered = counter.template.apply(flat, { addGenerationPrompt: true });
+  if (!hasImages(messages)) return encodeTextYielding(counter.tokenizer, rendered);
+  return withImages(counter, rendered, images, tokensPerImage);
+}
+
+function withImages(counter: TokenCounter, rendered: string, images: readonly string[], tokensPerImage: number): number[] {
   const ids: number[] = [];
   let last = 0;
   for (const match of rendered.matchAll(MARK)) {

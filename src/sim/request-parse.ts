@@ -1,13 +1,14 @@
-import type { ChatMessage } from '../tokenizer/index.js';
+import type { ChatMessage, ToolCall } from '../tokenizer/index.js';
 import { HttpError } from './http-util.js';
 
 /** A content part the simulator reads: text, or an image (counted as `tokens_per_image` tokens, docs/SIMULATOR.md). */
 export type SimContentPart = { type: 'text'; text: string } | { type: 'image_url'; url: string };
 
-/** A chat message as the simulator reads it: its content a string or a list of text and image parts. */
+/** A chat message as the simulator reads it: its content a string or a list of text and image parts; an assistant's tool calls. */
 export interface SimMessage {
   role: ChatMessage['role'];
   content: string | SimContentPart[];
+  tool_calls?: ToolCall[];
 }
 
 /** A validated generation request (chat or plain completion), as the server uses it. Token counts in tokens. */
@@ -24,9 +25,11 @@ export interface GenerationParams {
   ignoreEos: boolean;
   temperature: number | undefined;
   seed: number | undefined;
+  /** Names of the request's function tools (empty without `tools`, or with `tool_choice: "none"`). */
+  toolNames: string[];
 }
 
-const ROLES = new Set(['system', 'user', 'assistant']);
+const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
 function bad(message: string, param: string | null = null): HttpError {
   return new HttpError(400, message, { param });
@@ -75,13 +78,43 @@ function parseMessages(value: unknown): SimMessage[] {
   if (value.length === 0) throw bad("'messages' must not be empty", 'messages');
   return value.map((m: unknown, i) => {
     if (m === null || typeof m !== 'object') throw bad(`messages[${i}] must be an object`, 'messages');
-    const { role, content } = m as Record<string, unknown>;
+    const { role, content, tool_calls: toolCalls } = m as Record<string, unknown>;
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw bad(`messages[${i}].role must be one of system, user, assistant; got ${JSON.stringify(role)}`, 'messages');
+      throw bad(`messages[${i}].role must be one of system, user, assistant, tool; got ${JSON.stringify(role)}`, 'messages');
     }
-    if (Array.isArray(content)) return { role: role as ChatMessage['role'], content: parseParts(content, `messages[${i}]`, 'messages') };
-    if (typeof content !== 'string') throw bad(`messages[${i}].content must be a string or a list of content parts`, 'messages');
-    return { role: role as ChatMessage['role'], content };
+    const message: SimMessage = { role: role as ChatMessage['role'], content: messageContent(content, role, Array.isArray(toolCalls), i) };
+    if (Array.isArray(toolCalls)) message.tool_calls = toolCalls.map((call, j) => toolCall(call, i, j));
+    return message;
+  });
+}
+
+/** A message's content: a string, a list of text and image parts, or '' (null or absent) beside tool calls. */
+function messageContent(content: unknown, role: string, hasToolCalls: boolean, i: number): SimMessage['content'] {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return parseParts(content, `messages[${i}]`, 'messages');
+  if ((content === null || content === undefined) && role === 'assistant' && hasToolCalls) return '';
+  throw bad(`messages[${i}].content must be a string or a list of content parts`, 'messages');
+}
+
+function toolCall(value: unknown, i: number, j: number): ToolCall {
+  const call = value as { id?: unknown; function?: { name?: unknown; arguments?: unknown } } | null;
+  const fn = call?.function;
+  if (call === null || typeof call !== 'object' || typeof call.id !== 'string' || typeof fn?.name !== 'string') {
+    throw bad(`messages[${i}].tool_calls[${j}] must be {"id", "type": "function", "function": {"name", "arguments"}}`, 'messages');
+  }
+  return { id: call.id, type: 'function', function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) } };
+}
+
+/** The function names of `tools`, or none when `tool_choice` is "none". */
+function toolNames(body: Record<string, unknown>): string[] {
+  const tools = body.tools;
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw bad("'tools' must be a list", 'tools');
+  if (body.tool_choice === 'none') return [];
+  return tools.map((tool: unknown, i) => {
+    const name = (tool as { function?: { name?: unknown } } | null)?.function?.name;
+    if (typeof name !== 'string') throw bad(`tools[${i}].function.name must be a string`, 'tools');
+    return name;
   });
 }
 
@@ -129,6 +162,7 @@ export function parseGenerationBody(body: unknown, kind: 'chat' | 'completion'):
     ignoreEos: optionalBool(b, 'ignore_eos') ?? false,
     temperature,
     seed,
+    toolNames: kind === 'chat' ? toolNames(b) : [],
   };
 }
 
@@ -149,7 +183,7 @@ const TEXT_PARTS = new Set(['input_text', 'output_text', 'text']);
 function responsesItem(item: unknown, i: number): SimMessage {
   if (item === null || typeof item !== 'object' || Array.isArray(item)) throw bad(`input[${i}] must be an object`, 'input');
   const { type, role, content } = item as Record<string, unknown>;
-  if (type !== undefined && type !== 'message') throw bad(`input[${i}]: the simulator accepts only message items, got type ${JSON.stringify(type)}`, 'input');
+  if (type !== undefined && type !== 'message') throw bad(`input[${i}]: the simulator accepts message, function_call and function_call_output items, got type ${JSON.stringify(type)}`, 'input');
   const chatRole = typeof role === 'string' ? RESPONSES_ROLES[role] : undefined;
   if (chatRole === undefined) throw bad(`input[${i}].role must be one of system, developer, user, assistant; got ${JSON.stringify(role)}`, 'input');
   if (typeof content === 'string') return { role: chatRole, content };
@@ -161,6 +195,29 @@ function responsesItem(item: unknown, i: number): SimMessage {
     throw bad(`input[${i}].content[${j}] must be an input_text, output_text or input_image part`, 'input');
   });
   return { role: chatRole, content: parts };
+}
+
+/**
+ * Adds one Responses input item to `messages`: a message item; a `function_call` item as a tool call of an assistant
+ * message (the one just before when it is an assistant's, as the client splits one message's calls into items); a
+ * `function_call_output` item as a `tool` message. 400 on anything else.
+ */
+function addResponsesItem(messages: SimMessage[], item: unknown, i: number): void {
+  const { type, call_id: callId, name, arguments: args, output } = (item ?? {}) as Record<string, unknown>;
+  if (type === 'function_call') {
+    if (typeof callId !== 'string' || typeof name !== 'string' || typeof args !== 'string') throw bad(`input[${i}]: a function_call item needs "call_id", "name" and "arguments" strings`, 'input');
+    const call: ToolCall = { id: callId, type: 'function', function: { name, arguments: args } };
+    const last = messages[messages.length - 1];
+    if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
+    else messages.push({ role: 'assistant', content: '', tool_calls: [call] });
+    return;
+  }
+  if (type === 'function_call_output') {
+    if (typeof callId !== 'string' || typeof output !== 'string') throw bad(`input[${i}]: a function_call_output item needs "call_id" and "output" strings`, 'input');
+    messages.push({ role: 'tool', content: output });
+    return;
+  }
+  messages.push(responsesItem(item, i));
 }
 
 /**
@@ -176,7 +233,7 @@ export function parseResponsesBody(body: unknown): ResponsesParams {
     messages.push({ role: 'system', content: b.instructions });
   }
   if (typeof b.input === 'string') messages.push({ role: 'user', content: b.input });
-  else if (Array.isArray(b.input)) b.input.forEach((item: unknown, i) => messages.push(responsesItem(item, i)));
+  else if (Array.isArray(b.input)) b.input.forEach((item: unknown, i) => addResponsesItem(messages, item, i));
   else throw bad("'input' is required and must be a string or a list of items", 'input');
   const previous = b.previous_response_id;
   if (previous !== undefined && previous !== null && typeof previous !== 'string') throw bad("'previous_response_id' must be a string", 'previous_response_id');

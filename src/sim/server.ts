@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ChatloadError, ConfigError } from '../errors/index.js';
-import { defaultTokenCounter, type TokenCounter } from '../tokenizer/index.js';
+import { defaultTokenCounter, encodeTextYielding, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
 import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
@@ -12,7 +12,8 @@ import { HttpError, parseJsonBody, readBody, sendError, sendJson } from './http-
 import { SimMetrics } from './metrics.js';
 import { OutputPump } from './output-pump.js';
 import { wordVocabulary } from './words.js';
-import { encodeSimMessages } from './prompt-ids.js';
+import { Rng } from '../synth/rng.js';
+import { encodeSimMessages, encodeSimMessagesYielding } from './prompt-ids.js';
 import { parseGenerationBody, parseResponsesBody, type GenerationParams, type SimMessage } from './request-parse.js';
 import { ResponseStore } from './response-store.js';
 import type { TraceLine } from './trace.js';
@@ -52,6 +53,8 @@ export class SimServer implements ExchangeContext {
   readonly #created = Math.floor(Date.now() / 1000);
   #nextId = 0;
   #port = 0;
+  /** Draws which requests with `tools` are answered with a tool call (seeded, apart from the faults' stream). */
+  readonly #toolRng: Rng;
   #closing: Promise<void> | null = null;
 
   private constructor(options: SimServerOptions, trace: TraceWriter | null) {
@@ -61,6 +64,7 @@ export class SimServer implements ExchangeContext {
     this.metrics = new SimMetrics(options.modelName, () => this.engine);
     this.engine = new Engine(options.config, realClock, { seed: options.seed, observer: this.metrics, vocabulary: wordVocabulary(this.#counter.tokenizer) });
     this.#faults = new FaultInjector(options.faults, options.seed);
+    this.#toolRng = Rng.derive(options.seed ?? 0, 0x746f6f6c);
     this.#responses = new ResponseStore(options.config.responses_store_size);
     this.#trace = trace;
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
@@ -205,6 +209,22 @@ export class SimServer implements ExchangeContext {
     }
   }
 
+  /** #encodeChat in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14). */
+  async #encodeChatYielding(messages: readonly SimMessage[]): Promise<number[]> {
+    try {
+      return await encodeSimMessagesYielding(this.#counter, messages, this.#options.config.tokens_per_image);
+    } catch (error) {
+      if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
+      throw error;
+    }
+  }
+
+  /** The tool the answer calls (one of the request's, at `tool_call_rate`), or null for a text answer. */
+  #drawToolCall(names: readonly string[]): string | null {
+    if (names.length === 0 || !this.#toolRng.chance(this.#options.config.tool_call_rate)) return null;
+    return names[this.#toolRng.int(0, names.length - 1)]!;
+  }
+
   /**
    * A Responses API request as a generation: the stored history of its previous_response_id (400
    * previous_response_not_found when unknown or dropped, as OpenAI answers) before its own input, and, with `store`,
@@ -239,7 +259,8 @@ export class SimServer implements ExchangeContext {
       const body = parseJsonBody(await readBody(req));
       const { params, onAnswer } = kind === 'responses' ? this.#responsesRequest(body, id) : { params: parseGenerationBody(body, kind), onAnswer: undefined };
       this.#checkModel(params.model);
-      const promptIds = params.messages !== null ? this.#encodeChat(params.messages) : this.#counter.tokenizer.encode(params.prompt!);
+      // Encoded in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14).
+      const promptIds = params.messages !== null ? await this.#encodeChatYielding(params.messages) : await encodeTextYielding(this.#counter.tokenizer, params.prompt!);
       promptTokens = promptIds.length;
       if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);
@@ -250,7 +271,9 @@ export class SimServer implements ExchangeContext {
         if (fault.kind === '500') throw new HttpError(500, 'Injected fault: internal server error.');
         throw new HttpError(429, 'Injected fault: rate limited.', { headers: { 'retry-after': String(fault.param) } });
       }
-      const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault, onAnswer });
+      // Only chat answers call tools (the Responses API's function-call items are not simulated).
+      const toolCall = kind === 'chat' ? this.#drawToolCall(params.toolNames) : null;
+      const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault, toolCall, onAnswer });
       this.#sessions.set(exchange, sessionId);
       if (fault?.kind === 'stall') {
         // 200 and headers, then silence until the client goes away.

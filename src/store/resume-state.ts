@@ -42,6 +42,9 @@ export async function readResumeState(path: string, visit: (record: RequestRecor
       if (!record.warmup) budgetRecords += 1;
       clockEndMs = Math.max(clockEndMs, record.done_at_ms);
       visit(record);
+      // A sub-agent's records share its session's index: the session's own steps say where it resumes (its sub-agents
+      // of skipped steps ran in the interrupted run and are not run again).
+      if (record.parent_conversation_id != null) return;
       let entry = turns.get(record.conversation_index);
       if (entry === undefined) turns.set(record.conversation_index, (entry = { id: record.conversation_id, ok: new Map(), ended: false }));
       if (record.status === 'ok') entry.ok.set(record.turn, record);

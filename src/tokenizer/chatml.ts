@@ -1,16 +1,17 @@
-import { messageText } from './content.js';
+import { renderedText } from './chat-message.js';
 import type { ChatMessage, ChatTemplate } from './types.js';
 
 /**
  * ChatML, the template of Qwen and many other chat models:
  * `<|im_start|>{role}\n{content}<|im_end|>\n` per message (image parts left out), then `<|im_start|>assistant\n` as the generation prompt.
+ * An assistant's tool calls follow its text as `<tool_call>{json}</tool_call>` lines (Qwen's form).
  * It is the default until a model's own template is loaded (datasets issue).
  */
 export const chatmlTemplate: ChatTemplate = {
   name: 'chatml',
   apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
     let out = '';
-    for (const m of messages) out += `<|im_start|>${m.role}\n${messageText(m.content)}<|im_end|>\n`;
+    for (const m of messages) out += `<|im_start|>${m.role}\n${renderedText(m)}<|im_end|>\n`;
     if (options.addGenerationPrompt) out += '<|im_start|>assistant\n';
     return out;
   },

@@ -1,6 +1,6 @@
 import { Template } from '@huggingface/jinja';
 import { ConfigError } from '../errors/index.js';
-import { messageText } from './content.js';
+import { renderedText } from './chat-message.js';
 import type { ChatMessage, ChatTemplate } from './types.js';
 
 /** The special-token strings a chat template may use (`{{ bos_token }}` ...), from tokenizer_config.json. */
@@ -50,8 +50,9 @@ export function jinjaChatTemplate(name: string, source: string, specials: Templa
     apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
       try {
         return compiled.render({
-          // Text only: a local count leaves images out (a text model's template cannot render parts).
-          messages: messages.map((m) => ({ role: m.role, content: messageText(m.content) })),
+          // Text only, tool calls as text (renderedText): templates differ on the tool shape they expect, a text model's
+          // template cannot render image parts, and local counts need only the text.
+          messages: messages.map((m) => ({ role: m.role, content: renderedText(m) })),
           add_generation_prompt: options.addGenerationPrompt,
           bos_token: specials.bos_token ?? '',
           eos_token: specials.eos_token ?? '',

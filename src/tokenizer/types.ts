@@ -1,10 +1,17 @@
+/** One tool call of an assistant message, in OpenAI's shape (`arguments` is a JSON text, as the model wrote it). */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
 /** A text part of a message's content (OpenAI's content-part list). */
 export interface TextPart {
   type: 'text';
   text: string;
 }
 
-/** An image part: `url` is a data URL (`data:image/png;base64,…`) or an http(s) URL, sent as it is. */
+/** An image part: `url` is a data URL (`data:image/png;base64,…`) or an http(s) URL, sent as it is; 0 local tokens. */
 export interface ImageUrlPart {
   type: 'image_url';
   image_url: { url: string; detail?: string };
@@ -13,11 +20,19 @@ export interface ImageUrlPart {
 /** One part of a message's content, as OpenAI's chat API takes it. */
 export type ContentPart = TextPart | ImageUrlPart;
 
-/** One chat message as sent to an OpenAI-compatible server. */
+/**
+ * One chat message, in OpenAI's chat shape: `content` is text or a list of text and image parts (images pass through
+ * to the server; local counts see only the text, tokenizer/content.ts `messageText`). An assistant message that only
+ * calls tools has content '' (null on the wire: tokenizer/chat-message.ts `wireMessage`).
+ */
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  /** Text, or a list of text and image parts (images pass through to the server; local counts see only the text). */
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  /** Text, or a list of text and image parts. */
   content: string | ContentPart[];
+  /** An assistant message's tool calls (its content is null on the wire when it has no text). */
+  tool_calls?: ToolCall[];
+  /** A `tool` message's answer to this call id. */
+  tool_call_id?: string;
   /** An assistant message's reasoning, sent back with --keep-reasoning (the field vLLM and SGLang stream it in). */
   reasoning_content?: string;
 }

@@ -34,7 +34,7 @@ const LAYERS: readonly Layer[] = [
   },
   { folder: 'options', why: 'the option table and the RunPlan: it describes the parts, so it imports none of them', may: ['errors'] },
   { folder: 'tokenizer', why: 'tokenizers and chat templates', may: ['errors'] },
-  { folder: 'client', why: 'HTTP + SSE, error kinds: knows no load, no metrics, no files', may: ['errors', 'util'], types: ['tokenizer'] },
+  { folder: 'client', why: 'HTTP + SSE, error kinds: knows no load, no metrics, no files; messages in their wire shape (tokenizer/chat-message)', may: ['errors', 'tokenizer', 'util'] },
   { folder: 'server-engine', why: 'which engine serves a URL, from a few GETs', may: ['util'] },
   { folder: 'metrics', why: "numbers derived from records; reads the client's StreamResult and ErrorKind as types", may: ['options'], types: ['client'] },
   {

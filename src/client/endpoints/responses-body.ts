@@ -26,6 +26,21 @@ export function responsesInputItem(message: ChatRequest['messages'][number]): Re
 }
 
 /**
+ * A history message as Responses API input items: a chat message as one item; an assistant's tool calls as
+ * `function_call` items (after its text, if any) and a tool result as a `function_call_output` item, the API's own
+ * forms. Tool definitions are not sent and streamed calls not read: tool-calling replays use the chat endpoint.
+ */
+function responsesInputItems(message: ChatRequest['messages'][number]): Record<string, unknown>[] {
+  if (message.role === 'tool') {
+    const output = typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+    return [{ type: 'function_call_output', call_id: message.tool_call_id, output }];
+  }
+  if (message.tool_calls === undefined) return [responsesInputItem(message)];
+  const calls = message.tool_calls.map((c) => ({ type: 'function_call', call_id: c.id, name: c.function.name, arguments: c.function.arguments }));
+  return message.content === '' ? calls : [responsesInputItem(message), ...calls];
+}
+
+/**
  * The body of a `/v1/responses` request. The history goes as `input` items, all of it with `store: false` (nothing
  * kept on the server), or, with `previousResponse` (--responses-state server), only the messages after what the
  * server holds, with `previous_response_id` and `store: true`. max_tokens is `max_output_tokens`; the other sampling
@@ -34,7 +49,7 @@ export function responsesInputItem(message: ChatRequest['messages'][number]): Re
 export function buildResponsesBody(request: ChatRequest): Record<string, unknown> {
   const held = request.previousResponse;
   const messages = held === undefined ? request.messages : request.messages.slice(held.messagesHeld);
-  const body: Record<string, unknown> = { model: request.model, input: messages.map(responsesInputItem), stream: request.stream };
+  const body: Record<string, unknown> = { model: request.model, input: messages.flatMap(responsesInputItems), stream: request.stream };
   if (held !== undefined) body.previous_response_id = held.id;
   body.store = held !== undefined || request.storeResponse === true;
   if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens;

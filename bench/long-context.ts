@@ -1,0 +1,234 @@
+// Long-context agentic sessions (issue #14), two figures:
+// 1. Flat per-turn cost: one session of 200 steps growing to ~128k tokens (a tool result of ~720 tokens per step),
+//    after a shorter warm-up session (JIT), replayed by the engine's own turn code (runTurn: history, local counts, request body, client, record) against a
+//    server in a child process (its CPU is not counted). Client CPU per turn = process.cpuUsage() between consecutive
+//    records. The body's JSON serialization (encodeChatBody: the join of each message's kept JSON) and its copy to the
+//    socket grow with the history by nature; they are measured apart, on the same requests, and reported separately.
+//    Claim: CPU per turn without the body, last 10 turns / first 10 turns, within 1.5x.
+// 2. Event-loop stalls: the largest event-loop delay (monitorEventLoopDelay, 1 ms resolution) during a run whose second
+//    user message is 10 MB, against the same run with a 10 kB message (baseline); and inside a simulator (`serve`'s
+//    server) while it receives a 3 MB prompt from another process, against a 3 kB prompt.
+// Run: node --import tsx bench/long-context.ts
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import Table from 'cli-table3';
+import { ChatClient } from '../src/client/chat-client.js';
+import { encodeChatBody } from '../src/client/request-body.js';
+import type { Conversation } from '../src/conversation/types.js';
+import { ActiveConversation } from '../src/engine/active-conversation.js';
+import { StopController } from '../src/engine/stop.js';
+import { runTurn, type TurnContext } from '../src/engine/turn.js';
+import type { RequestRecord } from '../src/metrics/record.js';
+import { startSimulator } from '../src/sim/index.js';
+import { Rng } from '../src/synth/rng.js';
+import { parseAgenticConfig } from '../src/synth/agentic/config.js';
+import { generateAgenticSessions } from '../src/synth/agentic/generate.js';
+import { defaultTokenCounter } from '../src/tokenizer/index.js';
+
+const BENCH_TIME_LIMIT_MS = 240_000;
+
+// ---- child: a server that answers every step with a streamed tool call, or a client that posts one big prompt ----
+
+function runServer(): void {
+  let n = 0;
+  const server = createServer((req, res) => {
+    let bytes = 0;
+    req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    req.on('end', () => {
+      const id = `call_${n++}`;
+      const chunk = (delta: unknown, finish: string | null = null): string => `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      let out = chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id, type: 'function', function: { name: 'tool_0', arguments: '' } }] });
+      for (let i = 0; i < 20; i++) out += chunk({ tool_calls: [{ index: 0, function: { arguments: i === 0 ? '{"input": "a' : i === 19 ? ' b"}' : ' w' } }] });
+      out += chunk({}, 'tool_calls');
+      out += `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: Math.round(bytes / 4), completion_tokens: 21, total_tokens: Math.round(bytes / 4) + 21 } })}\n\ndata: [DONE]\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(out);
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send?.((server.address() as { port: number }).port));
+  process.on('disconnect', () => process.exit(0));
+}
+
+async function runPoster(url: string, chars: number): Promise<void> {
+  const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'word '.repeat(chars / 5) }], max_tokens: 4, stream: false });
+  const response = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  await response.text();
+}
+
+if (process.argv[2] === '--server') runServer();
+else if (process.argv[2] === '--post') void runPoster(process.argv[3]!, Number(process.argv[4])).then(() => process.exit(0));
+else void main();
+
+// ---- parent ----
+
+async function startServerChild(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [port] = (await once(child, 'message')) as [number];
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+function context(client: ChatClient, records: RequestRecord[], onRecord?: (r: RequestRecord) => void): TurnContext {
+  const observer = {
+    onRecord: (r: RequestRecord) => {
+      records.push(r);
+      onRecord?.(r);
+    },
+  };
+  return {
+    request: { stream: true, maxTokens: 64, ignoreEos: false, sendConversationId: false, maxRetries: 0, replayDatasetAnswers: false, keepReasoning: false, verifyOutput: false, endpoint: 'chat', responsesState: 'input' },
+    client,
+    model: 'm',
+    counter: defaultTokenCounter,
+    stop: new StopController(),
+    observer,
+    runStartMs: performance.now(),
+    loadStartMs: performance.now(),
+    onAnswerMismatch: () => {},
+  };
+}
+
+/** Runs every step of `conversation`; calls `beforeTurn` with the messages each request will carry. */
+async function replay(ctx: TurnContext, conversation: Conversation, beforeTurn?: (active: ActiveConversation) => void): Promise<void> {
+  const active = new ActiveConversation(conversation, 0);
+  const rng = new Rng(1);
+  while (!active.done) {
+    beforeTurn?.(active);
+    const record = await runTurn(ctx, active, 0, rng, false);
+    ctx.observer.onRecord?.(record);
+    if (record.status !== 'ok') throw new Error(`turn ${record.turn}: ${record.error}`);
+  }
+}
+
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+async function flatPerTurn(url: string): Promise<void> {
+  const config = parseAgenticConfig(
+    {
+      filetype: 'generate_agentic_sessions',
+      num_sessions: 1,
+      system_prompt_tokens: { distribution: 'constant', value: 2000 },
+      num_tools: 4,
+      tool_definition_tokens: { distribution: 'constant', value: 100 },
+      user_turns: { distribution: 'constant', value: 1 },
+      steps_per_turn: { distribution: 'constant', value: 199 },
+      parallel_calls: { distribution: 'constant', value: 1 },
+      user_tokens: { distribution: 'constant', value: 200 },
+      tool_argument_tokens: { distribution: 'constant', value: 20 },
+      tool_output_tokens: { distribution: 'constant', value: 720 },
+      assistant_tokens: { distribution: 'constant', value: 50 },
+    },
+    'bench',
+  );
+  const [session] = (await generateAgenticSessions(config, { counter: defaultTokenCounter, seed: 1 })).conversations;
+  const client = new ChatClient({ baseUrl: url, connections: 1, requestTimeoutMs: 30_000 });
+  // Warm-up: the same code on a copy of the session's first 40 steps, so the first measured turns are not JIT time.
+  const warm: Conversation = { ...session!, id: 'warm-up', messages: session!.messages.slice(0, 82) };
+  await replay(context(client, []), warm);
+  const records: RequestRecord[] = [];
+  const perTurnCpu: number[] = [];
+  const bodyCpu: number[] = [];
+  let last = 0;
+  const ctx = context(client, records, () => {
+    const now = cpuMs();
+    perTurnCpu.push(now - last);
+  });
+  // The body of each request, serialized again apart (the kept per-message JSON makes this the join alone) and copied
+  // as the socket write would: what grows with the history by nature. Measured before the turn, outside its window.
+  const beforeTurn = (active: ActiveConversation): void => {
+    const t0 = cpuMs();
+    const body = encodeChatBody({ model: 'm', messages: active.requestMessages(), stream: true, tools: active.tools });
+    Buffer.from(body);
+    bodyCpu.push(cpuMs() - t0);
+    last = cpuMs();
+  };
+  await replay(ctx, session!, beforeTurn);
+  await client.close();
+  const withoutBody = perTurnCpu.map((c, i) => c - bodyCpu[i]!);
+  const first = mean(withoutBody.slice(0, 10));
+  const lastTen = mean(withoutBody.slice(-10));
+  const table = new Table({ head: ['turns', 'prompt tokens', 'client CPU/turn (ms)', 'body serialize+copy (ms)', 'CPU/turn without body (ms)'], style: { head: [], border: [] } });
+  const row = (label: string, from: number, to: number): void => {
+    const slice = (xs: number[]): number => mean(xs.slice(from, to));
+    table.push([label, Math.round(mean(records.slice(from, to).map((r) => r.input_num_tokens))), slice(perTurnCpu).toFixed(3), slice(bodyCpu).toFixed(3), slice(withoutBody).toFixed(3)]);
+  };
+  row('first 10', 0, 10);
+  row('100-110', 100, 110);
+  row('last 10', records.length - 10, records.length);
+  console.log(`one session, ${records.length} turns, up to ${records.at(-1)!.input_num_tokens} prompt tokens`);
+  console.log(table.toString());
+  console.log(`CPU per turn without the body, last 10 / first 10: ${(lastTen / first).toFixed(2)}x (claim: within 1.5x)`);
+}
+
+async function maxLoopDelayDuring(work: () => Promise<void>): Promise<number> {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  await work();
+  h.disable();
+  return h.max / 1e6;
+}
+
+async function bigMessageRun(url: string, chars: number): Promise<number> {
+  const conversation: Conversation = {
+    id: 'big',
+    messages: [
+      { role: 'user', content: 'hello there' },
+      { role: 'assistant', content: 'hi' },
+      // Flat, as JSON.parse gives it (a repeat() rope would be flattened on first read, a stall of its own).
+      { role: 'user', content: Buffer.from('word '.repeat(chars / 5)).toString() },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: 'and now?' },
+    ],
+  };
+  const client = new ChatClient({ baseUrl: url, connections: 2, requestTimeoutMs: 60_000 });
+  try {
+    return await maxLoopDelayDuring(() => replay(context(client, []), conversation));
+  } finally {
+    await client.close();
+  }
+}
+
+/** The simulator's largest event-loop delay while a prompt of `chars` arrives from another process (after a warm-up one). */
+async function servePrompt(chars: number): Promise<number> {
+  const sim = await startSimulator({ profile: 'agentic', modelName: 'm', config: { max_model_len: 1_000_000, num_gpu_blocks: 70_000, prefill_ms_per_token: 0.0001 } });
+  const post = async (n: number): Promise<void> => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--post', sim.url, String(n)], { stdio: 'inherit' });
+    await once(child, 'exit');
+  };
+  try {
+    await post(3_000);
+    // The child's own start (it loads tsx) happens before its request; its delay is that of the sim's loop alone.
+    return await maxLoopDelayDuring(() => post(chars));
+  } finally {
+    await sim.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const timer = setTimeout(() => {
+    console.error('bench/long-context: over its time limit');
+    process.exit(1);
+  }, BENCH_TIME_LIMIT_MS);
+  const { url, child } = await startServerChild();
+  try {
+    await flatPerTurn(url);
+    const table = new Table({ head: ['event-loop max delay (ms)', 'baseline', 'large', 'large / baseline'], style: { head: [], border: [] } });
+    const small = await bigMessageRun(url, 10_000);
+    const big = await bigMessageRun(url, 10_000_000);
+    table.push(['run: a 10 MB user message (baseline 10 kB)', small.toFixed(1), big.toFixed(1), (big / small).toFixed(1)]);
+    const smallPrompt = await servePrompt(3_000);
+    const bigPrompt = await servePrompt(3_000_000);
+    table.push(['serve: a 3 MB prompt arrives (baseline 3 kB)', smallPrompt.toFixed(1), bigPrompt.toFixed(1), (bigPrompt / smallPrompt).toFixed(1)]);
+    console.log(table.toString());
+  } finally {
+    child.kill();
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,53 @@
+import type { RequestRecord } from '../metrics/record.js';
+import { ActiveConversation } from './active-conversation.js';
+import { sleep } from './sleep.js';
+import type { EngineObserver } from './types.js';
+import type { StopController } from './stop.js';
+
+/** What fork/join needs of the turn context (turn.ts's TurnContext has it). */
+export interface ForkContext {
+  stop: StopController;
+  observer: EngineObserver;
+  takeRequest?: () => boolean;
+  onCrash?: (what: string, error: unknown) => void;
+}
+
+/** Runs one conversation's steps to its end: a turn runner given by turn.ts (which calls back here for nested forks). */
+export type RunTurnFn = (conversation: ActiveConversation) => Promise<RequestRecord>;
+
+/**
+ * Fork/join of sub-agents (docs/DATASETS.md, "Sub-agent forks"). After a step whose answer the dataset forks at, the
+ * parent's children start together, each with the parent's history up to that request's prompt (so they share its
+ * prefix), and run concurrently, step after step, honouring their `think_time_sec`; the parent's next step waits
+ * until every child has ended (answered its last step, failed, or the run stopped). Each child request takes one
+ * request from the -n budget; when the budget is spent the run stops as it does for a top-level request.
+ * Returns the records' count (children's records go to the observer as they end).
+ */
+export async function joinForks(ctx: ForkContext, parent: ActiveConversation, runTurn: RunTurnFn): Promise<number> {
+  const forks = parent.takeForks();
+  if (forks === undefined) return 0;
+  const stopping = ctx.stop.stopping;
+  let sent = 0;
+  const runChild = async (child: ActiveConversation): Promise<void> => {
+    while (!child.done && !stopping.aborted) {
+      if (child.started) {
+        const thinkSec = child.conversation.turns?.[child.nextTurn - 1]?.thinkTimeSec ?? 0;
+        if (thinkSec > 0 && !(await sleep(thinkSec * 1000, stopping))) return;
+      }
+      if (ctx.takeRequest !== undefined && !ctx.takeRequest()) {
+        ctx.stop.stop('max_requests');
+        return;
+      }
+      sent += 1;
+      const record = await runTurn(child);
+      ctx.observer.onRecord?.(record);
+      if (record.status === 'error') return;
+    }
+  };
+  const children = forks.children.map(
+    (c) => new ActiveConversation(c, parent.index, undefined, { fork: { parentId: parent.id, prefix: forks.prefix, prefixTokens: forks.prefixTokens } }),
+  );
+  // A child that dies of a bug ends itself, not its siblings or the parent (the supervisor records it).
+  await Promise.all(children.map((child) => runChild(child).catch((error: unknown) => ctx.onCrash?.(`sub-agent ${child.id} of ${parent.id}`, error))));
+  return sent;
+}

@@ -1,0 +1,29 @@
+import { messageText } from './content.js';
+import type { ChatMessage, ToolCall } from './types.js';
+
+/**
+ * A message in OpenAI's wire shape: `content` as it is (text or the list of parts), null for an assistant message
+ * that only calls tools, and `tool_calls` / `tool_call_id` when set. The one place the chat shape is made: the chat
+ * endpoint's request body and the dataset writer both use it.
+ */
+export function wireMessage(m: ChatMessage): Record<string, unknown> {
+  const out: Record<string, unknown> = { role: m.role, content: m.content === '' && m.tool_calls !== undefined ? null : m.content };
+  if (m.tool_calls !== undefined) out.tool_calls = m.tool_calls;
+  if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+  if (m.reasoning_content !== undefined) out.reasoning_content = m.reasoning_content;
+  return out;
+}
+
+/**
+ * The text a chat template renders for a message: its text (image parts left out), then each tool call as a JSON
+ * line (templates without tool support see the calls as text, so local counts include them).
+ */
+export function renderedText(m: ChatMessage): string {
+  const text = messageText(m.content);
+  if (m.tool_calls === undefined || m.tool_calls.length === 0) return text;
+  return text + m.tool_calls.map(toolCallText).join('');
+}
+
+function toolCallText(call: ToolCall): string {
+  return `\n<tool_call>${JSON.stringify({ name: call.function.name, arguments: call.function.arguments })}</tool_call>`;
+}

@@ -1,0 +1,75 @@
+import type { Tokenizer } from './types.js';
+
+/*
+ * Counting and encoding large texts without holding the event loop (issue #14): the text is cut into slices before a
+ * whitespace run and each slice is tokenized on its own, with the loop let go between slices. Slices are sized to
+ * take about SLICE_TARGET_MS whatever the tokenizer's speed, so other sessions' timers and sockets wait at most that
+ * long, even for a 10 MB message.
+ *
+ * A cut falls where a whitespace character follows a non-whitespace one. The approximate tokenizer's pieces (and those
+ * of BPE tokenizers whose pre-tokenizer splits before whitespace, as GPT-2's and tiktoken's do) never span such a
+ * point, so the sum of the slices equals the whole. A text with no whitespace for 4,096 characters is cut anyway,
+ * which can shift a count by a token per cut.
+ */
+
+/** Characters in the first slice; later ones are sized from its time. */
+const FIRST_SLICE_CHARS = 64 * 1024;
+const SLICE_TARGET_MS = 1;
+const MAX_SLICE_CHARS = 1024 * 1024;
+/** Texts up to this long are tokenized in one go (well under a millisecond). */
+export const SYNC_CHARS = 32 * 1024;
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 9 || c === 13;
+}
+
+/** Where a slice may end at or after `from`: a whitespace character after a non-whitespace one. */
+function cutAt(text: string, from: number): number {
+  const limit = Math.min(text.length, from + 4096);
+  for (let i = from; i < limit; i++) {
+    if (isSpace(text.charCodeAt(i)) && !isSpace(text.charCodeAt(i - 1))) return i;
+  }
+  // No word boundary nearby (e.g. base64): cut anyway, outside a surrogate pair.
+  const c = text.charCodeAt(from - 1);
+  return c >= 0xd800 && c <= 0xdbff ? from + 1 : from;
+}
+
+/** setImmediate as a promise: lets timers and sockets run between slices. */
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Calls `work` on consecutive slices of `text`, yielding to the event loop between them. */
+async function eachSlice(text: string, work: (slice: string) => void): Promise<void> {
+  let size = FIRST_SLICE_CHARS;
+  for (let start = 0; start < text.length; ) {
+    const end = start + size >= text.length ? text.length : cutAt(text, start + size);
+    const t0 = performance.now();
+    work(text.slice(start, end));
+    const ms = performance.now() - t0;
+    const scaled = ms > 0 ? Math.floor(((end - start) * SLICE_TARGET_MS) / ms) : size * 2;
+    size = Math.max(4096, Math.min(MAX_SLICE_CHARS, scaled, size * 4));
+    start = end;
+    if (start < text.length) await yieldToLoop();
+  }
+}
+
+/** The token count of `text`, counted in slices that let the event loop go (see above). */
+export async function countTextYielding(tokenizer: Tokenizer, text: string): Promise<number> {
+  if (text.length <= SYNC_CHARS) return tokenizer.count(text);
+  let total = 0;
+  await eachSlice(text, (slice) => {
+    total += tokenizer.count(slice);
+  });
+  return total;
+}
+
+/** The token ids of `text`, encoded in slices that let the event loop go (see above). */
+export async function encodeTextYielding(tokenizer: Tokenizer, text: string): Promise<number[]> {
+  if (text.length <= SYNC_CHARS) return tokenizer.encode(text);
+  const ids: number[] = [];
+  await eachSlice(text, (slice) => {
+    for (const id of tokenizer.encode(slice)) ids.push(id);
+  });
+  return ids;
+}

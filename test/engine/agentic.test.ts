@@ -107,8 +107,15 @@ describe('agentic replay', () => {
       const records = readRequestsJsonl(result.files.requests);
       const kids = records.filter((r) => r.parent_conversation_id === 'p');
       assert.equal(kids.length, 4);
-      // A child's first request could reuse the parent's whole prompt (usage said 100 + 10 per message).
-      for (const r of kids.filter((k) => k.turn === 1)) assert.equal(r.expected_cached_tokens, 120);
+      // A child's first request could reuse the parent's whole prompt: by its own history, the parent's prompt as the
+      // server counted it (usage said 100 + 10 per message); by the global block index, the full blocks of that
+      // prompt as the local tokenizer renders it, which the parent's request put there.
+      const parentFirst = records.find((r) => r.conversation_id === 'p' && r.turn === 1)!;
+      for (const r of kids.filter((k) => k.turn === 1)) {
+        assert.equal(r.expected_cached_tokens_own_history, 120);
+        assert.ok(r.expected_cached_tokens > 0 && r.expected_cached_tokens % 16 === 0, `block-aligned shared prefix, got ${r.expected_cached_tokens}`);
+        assert.equal(parentFirst.expected_cached_tokens, 0, 'the parent found nothing before it');
+      }
       assert.equal((resultsJson(result.files.results).agentic as { sub_agent_requests: number }).sub_agent_requests, 4);
     } finally {
       await server.close();

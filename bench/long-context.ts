@@ -20,6 +20,7 @@ import { encodeChatBody } from '../src/client/request-body.js';
 import type { Conversation } from '../src/conversation/types.js';
 import { ActiveConversation } from '../src/engine/active-conversation.js';
 import { StopController } from '../src/engine/stop.js';
+import { ExpectedCache } from '../src/engine/expected-cache.js';
 import { runTurn, type TurnContext } from '../src/engine/turn.js';
 import type { RequestRecord } from '../src/metrics/record.js';
 import { startSimulator } from '../src/sim/index.js';
@@ -82,6 +83,8 @@ function context(client: ChatClient, records: RequestRecord[], onRecord?: (r: Re
     client,
     model: 'm',
     counter: defaultTokenCounter,
+    // As a run has it: the global expected-cache model encodes and hashes each prompt (issue #13).
+    expectedCache: new ExpectedCache(defaultTokenCounter, { blockSize: 16 }),
     stop: new StopController(),
     observer,
     runStartMs: performance.now(),

@@ -83,6 +83,14 @@ const COMMA = Buffer.from(',');
 export function buildChatBody(request: ChatRequest): Record<string, unknown> {
   const body: Record<string, unknown> = { model: request.model, messages: request.messages.map(wireMessage), stream: request.stream };
   if (request.tools !== undefined && request.tools.length > 0) body.tools = request.tools;
+  return withRequestFields(body, request);
+}
+
+/**
+ * Adds to `body` what chat and completions requests share after their input: the optional sampling fields under
+ * their OpenAI/vLLM names, `stream_options.include_usage` when streaming, `conversation_id`, and `extraBody` last.
+ */
+export function withRequestFields(body: Record<string, unknown>, request: ChatRequest): Record<string, unknown> {
   if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
   if (request.minTokens !== undefined) body.min_tokens = request.minTokens;
   if (request.ignoreEos !== undefined) body.ignore_eos = request.ignoreEos;

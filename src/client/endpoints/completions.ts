@@ -1,5 +1,6 @@
 import { chatUsageOf, errorText, isErrorObject, type ResponseCollector, type UsageJson } from '../response-collector.js';
 import type { ChatRequest } from '../types.js';
+import { withRequestFields } from '../request-body.js';
 import type { ApiEndpoint, ResponseReader } from './endpoint.js';
 
 /**
@@ -8,16 +9,7 @@ import type { ApiEndpoint, ResponseReader } from './endpoint.js';
  */
 export function buildCompletionsBody(request: ChatRequest): Record<string, unknown> {
   if (request.prompt === undefined) throw new Error('a /v1/completions request needs its prompt text (the chat template applied to the messages)');
-  const body: Record<string, unknown> = { model: request.model, prompt: request.prompt, stream: request.stream };
-  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
-  if (request.minTokens !== undefined) body.min_tokens = request.minTokens;
-  if (request.ignoreEos !== undefined) body.ignore_eos = request.ignoreEos;
-  if (request.temperature !== undefined) body.temperature = request.temperature;
-  if (request.seed !== undefined) body.seed = request.seed;
-  if (request.stream) body.stream_options = { include_usage: true };
-  if (request.conversationId !== undefined) body.conversation_id = request.conversationId;
-  if (request.extraBody !== undefined) Object.assign(body, request.extraBody);
-  return body;
+  return withRequestFields({ model: request.model, prompt: request.prompt, stream: request.stream }, request);
 }
 
 interface CompletionChoice {

@@ -2,9 +2,10 @@ import { Rng } from '../../synth/rng.js';
 import type { ActiveConversation } from '../active-conversation.js';
 import { ConcurrencyLimit } from '../concurrency-limit.js';
 import { sleep } from '../sleep.js';
-import { runTurn, type TurnContext } from '../turn.js';
+import type { TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
 import type { CrashHandler } from './fixed-clients.js';
+import { runSessionTurns } from './session-turns.js';
 
 /**
  * `fixed-schedule`: a production trace replayed at its timestamps (Mooncake, Bailian). An open loop: each session
@@ -50,30 +51,9 @@ export async function runFixedSchedule(config: FixedScheduleConfig, ctx: TurnCon
   let allEnded: () => void = () => {};
   const ended = new Promise<void>((resolve) => (allEnded = resolve));
 
-  const runSession = async (conversation: ActiveConversation, session: number, firstAtMs: number): Promise<void> => {
-    const rng = Rng.derive(config.seed, session + 1);
-    let scheduledAtMs = firstAtMs;
-    for (;;) {
-      const queueMs = limit === undefined ? 0 : await limit.acquire(stopping);
-      if (queueMs === null) return;
-      let record;
-      try {
-        if (stopping.aborted) return;
-        if (!pool.takeRequest()) {
-          ctx.stop.stop('max_requests');
-          return;
-        }
-        record = await runTurn(ctx, conversation, session, rng, false, { scheduledAtMs, queueMs });
-      } finally {
-        limit?.release();
-      }
-      ctx.observer.onRecord?.(record);
-      if (record.status === 'error') return pool.fail(conversation);
-      if (conversation.done) return pool.complete(conversation);
-      scheduledAtMs = dueAt(conversation, config, startMs, performance.now());
-      if (!(await sleep(scheduledAtMs - performance.now(), stopping))) return;
-    }
-  };
+  const due = (conversation: ActiveConversation): number => dueAt(conversation, config, startMs, performance.now());
+  const runSession = (conversation: ActiveConversation, session: number, firstAtMs: number): Promise<void> =>
+    runSessionTurns(ctx, pool, limit, conversation, session, Rng.derive(config.seed, session + 1), firstAtMs, due);
 
   for (let local = 0; !stopping.aborted; local++) {
     const conversation = pool.take();

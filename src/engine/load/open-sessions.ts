@@ -3,9 +3,10 @@ import type { ActiveConversation } from '../active-conversation.js';
 import { ArrivalSchedule, describeArrivals, type ArrivalConfig } from '../arrivals.js';
 import { ConcurrencyLimit } from '../concurrency-limit.js';
 import { sleep } from '../sleep.js';
-import { runTurn, type TurnContext } from '../turn.js';
+import type { TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
 import type { CrashHandler } from './fixed-clients.js';
+import { runSessionTurns } from './session-turns.js';
 
 /**
  * `open-sessions`: users arrive on their own schedule (--session-rate, --burstiness, --ramp-up), each replaying one
@@ -52,36 +53,10 @@ export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnConte
   let allEnded: () => void = () => {};
   const ended = new Promise<void>((resolve) => (allEnded = resolve));
 
-  const runSession = async (conversation: ActiveConversation, session: number, arrivedAtMs: number): Promise<void> => {
-    const rng = Rng.derive(config.seed, session + 1);
-    let scheduledAtMs = arrivedAtMs;
-    for (;;) {
-      let queueMs: number | null = 0;
-      if (limit !== undefined) {
-        ctx.observer.onQueued?.(1);
-        queueMs = await limit.acquire(stopping);
-        ctx.observer.onQueued?.(-1);
-      }
-      if (queueMs === null) return; // the run stopped while it queued
-      let record;
-      try {
-        if (stopping.aborted) return;
-        if (!pool.takeRequest()) {
-          ctx.stop.stop('max_requests');
-          return;
-        }
-        record = await runTurn(ctx, conversation, session, rng, false, { scheduledAtMs, queueMs });
-      } finally {
-        limit?.release();
-      }
-      ctx.observer.onRecord?.(record);
-      if (record.status === 'error') return pool.fail(conversation);
-      if (conversation.done) return pool.complete(conversation);
-      const thinkMs = Math.max(0, config.thinkTimeMs(conversation, conversation.nextTurn, rng));
-      scheduledAtMs = performance.now() + thinkMs;
-      if (!(await sleep(thinkMs, stopping))) return;
-    }
-  };
+  // Each next turn comes a think time after the previous answer.
+  const afterThinking = (conversation: ActiveConversation, rng: Rng): number => performance.now() + Math.max(0, config.thinkTimeMs(conversation, conversation.nextTurn, rng));
+  const runSession = (conversation: ActiveConversation, session: number, arrivedAtMs: number): Promise<void> =>
+    runSessionTurns(ctx, pool, limit, conversation, session, Rng.derive(config.seed, session + 1), arrivedAtMs, afterThinking);
 
   for (let local = 0; !stopping.aborted; local++) {
     const session = (config.sessionIdOffset ?? 0) + local * (config.sessionIdStride ?? 1);

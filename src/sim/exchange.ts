@@ -157,16 +157,7 @@ export class Exchange implements EngineRequestListener {
     }
     out += `data: ${this.#chunkHead}${choice}]}\n\n`;
     this.#res.write(out);
-    this.#tokensWritten += 1;
-    if (this.#firstTokenMs === null) {
-      // node:http corks the socket on a write and uncorks it on the next tick, after the whole step has been
-      // written: the traced first-token time is when the bytes go to the socket, so it is taken on that tick.
-      this.#firstTokenMs = performance.now();
-      process.nextTick(this.#stampFirstTokenFlush);
-    }
-    const strikeNow = fault !== null && !this.#faultFired && (this.#tokensWritten >= fault.afterTokens || finishReason !== null);
-    if (strikeNow && this.#strike(fault)) return;
-    if (finishReason === null) return;
+    if (this.#wrote(fault, finishReason) || finishReason === null) return;
     let tail = '';
     if (this.#init.includeUsage) tail += `data: ${this.#chunkHead}],"usage":${JSON.stringify(this.#usage())}}\n\n`;
     tail += 'data: [DONE]\n\n';
@@ -179,14 +170,7 @@ export class Exchange implements EngineRequestListener {
     const fault = this.#init.fault;
     this.#content += text;
     this.#res.write(events.delta(text, this.#tokensWritten === 0));
-    this.#tokensWritten += 1;
-    if (this.#firstTokenMs === null) {
-      this.#firstTokenMs = performance.now();
-      process.nextTick(this.#stampFirstTokenFlush);
-    }
-    const strikeNow = fault !== null && !this.#faultFired && (this.#tokensWritten >= fault.afterTokens || finishReason !== null);
-    if (strikeNow && this.#strike(fault)) return;
-    if (finishReason === null) return;
+    if (this.#wrote(fault, finishReason) || finishReason === null) return;
     const usage = this.#usage() as { prompt_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number } };
     const tail = events.finished(this.#content, finishReason, { inputTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details.cached_tokens, outputTokens: usage.completion_tokens });
     this.#answered();
@@ -197,6 +181,22 @@ export class Exchange implements EngineRequestListener {
   /** The answer is complete and sent in full: hand it to whoever keeps it (the Responses API's store). */
   #answered(): void {
     if (!this.#faultFired) this.#init.onAnswer?.(this.#content);
+  }
+
+  /**
+   * After a token's bytes are written: counts it, stamps the first token, strikes the stream's fault at its moment.
+   * Returns true when the fault ended the response.
+   */
+  #wrote(fault: Fault | null, finishReason: string | null): boolean {
+    this.#tokensWritten += 1;
+    if (this.#firstTokenMs === null) {
+      // node:http corks the socket on a write and uncorks it on the next tick, after the whole step has been
+      // written: the traced first-token time is when the bytes go to the socket, so it is taken on that tick.
+      this.#firstTokenMs = performance.now();
+      process.nextTick(this.#stampFirstTokenFlush);
+    }
+    const strikeNow = fault !== null && !this.#faultFired && (this.#tokensWritten >= fault.afterTokens || finishReason !== null);
+    return strikeNow && this.#strike(fault);
   }
 
   readonly #stampFirstTokenFlush = (): void => {

@@ -9,7 +9,8 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  * A request's expected cached tokens are the longest block-aligned prefix of its prompt already in the index, capped
  * as vLLM caps a hit (at least the last prompt token is computed). Two indexes run side by side: one never evicts
  * (the infinite model), one with --kv-cache-tokens evicts LRU as a server's block pool does; the main figure is the
- * finite one when a capacity is given. Per request: the new text of the turn is encoded and hashed, nothing more.
+ * finite one when a capacity is given. Per request: the new text of the turn is rendered, encoded and hashed, nothing
+ * more, with a message-by-message template such as ChatML (a Jinja template is rendered whole: see prompt-ids.ts).
  */
 
 /**
@@ -100,7 +101,8 @@ export class ExpectedCache {
       state = { ids: new PromptIds(this.#counter.tokenizer, this.#markers), chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0 };
       this.#states.set(conversation, state);
     }
-    const update = state.ids.update(this.#counter.template.apply(messages, { addGenerationPrompt: true }));
+    const template = this.#counter.template;
+    const update = template.incremental !== undefined ? state.ids.updateMessages(messages, template.incremental) : state.ids.update(template.apply(messages, { addGenerationPrompt: true }));
     state.chain.sync(update.ids, update.length, update.unchanged);
     state.known = Math.min(state.registered, Math.floor(update.unchanged / this.blockSize));
     state.registered = state.known;

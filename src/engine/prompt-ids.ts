@@ -1,9 +1,18 @@
-import type { ChatMessage, TokenCounter, Tokenizer } from '../tokenizer/index.js';
+import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
 
 /*
  * A conversation's prompt token ids as the chat template renders them and the tokenizer encodes them, kept from
- * turn to turn so that each turn encodes only its new text (issue #13). The prompt text is rendered whole (a native
- * string build and compare), but only what follows the last "restart marker" both prompts share is encoded again.
+ * turn to turn so that each turn encodes only its new text (issue #13). Only what follows the last "restart marker"
+ * both prompts share is encoded again.
+ *
+ * How the shared part is found depends on the template. A template that renders message by message (ChatML: it
+ * declares `incremental`) is rendered per message: the leading messages that are the very same objects as last turn
+ * (history is append-only and never edited in place; a fork or a self-contained turn shares fewer or none) keep
+ * their rendered text, offsets and ids, and only the new messages are rendered and encoded, from the last marker
+ * before them. No string of the whole history is built or compared: per turn, a pointer compare per message, then
+ * work linear in the new text. Any other template (a model's Jinja template, which may render a message depending on
+ * later ones, e.g. dropping old reasoning) is rendered whole each turn and compared with the previous prompt (native
+ * string compares): exact, its render and compare linear in the history, its encode in the new text only.
  *
  * A restart marker is a special token of the template (`<|im_start|>`, `<|im_end|>`, `<s>`...) after which the
  * tokenizer starts afresh: encode(P + s + Q) = encode(P + s) ++ encode(s + Q) without its first id, for any P and
@@ -108,13 +117,76 @@ export class PromptIds {
   #markEnd: number[] = [];
   #markIds: number[] = [];
 
+  /** The incremental path (updateMessages): the messages last rendered, their rendered texts and start offsets. */
+  #messages: ChatMessage[] = [];
+  #rendered: string[] = [];
+  #offsets: number[] = [0];
+
   constructor(tokenizer: Tokenizer, markers: RegExp | null) {
     this.#tokenizer = tokenizer;
     this.#markers = markers;
   }
 
+  /**
+   * Brings the ids to `messages` rendered by a message-by-message template, with its generation prompt: renders and
+   * encodes only the messages that are not the same objects as last time (see the comment at the top).
+   */
+  updateMessages(messages: readonly ChatMessage[], rendering: IncrementalRendering): PromptIdsUpdate {
+    let shared = 0;
+    const old = this.#messages;
+    while (shared < messages.length && shared < old.length && messages[shared] === old[shared]) shared++;
+    const sharedEnd = this.#offsets[shared]!;
+    old.length = this.#rendered.length = shared;
+    this.#offsets.length = shared + 1;
+    let tail = '';
+    for (let i = shared; i < messages.length; i++) {
+      const text = rendering.renderMessage(messages[i]!);
+      old.push(messages[i]!);
+      this.#rendered.push(text);
+      this.#offsets.push(this.#offsets[i]! + text.length);
+      tail += text;
+    }
+    tail += rendering.generationPrompt;
+    this.#text = ''; // the whole-text path's state is not kept here; a later update(text) starts afresh
+    let j = this.#markEnd.length - 1;
+    while (j >= 0 && this.#markEnd[j]! > sharedEnd) j--;
+    if (j < 0 || this.#markers === null) {
+      // Nothing reusable (a new or reset conversation, or no restart marker): the whole prompt, encoded whole.
+      const whole = this.#rendered.join('') + rendering.generationPrompt;
+      this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
+      this.#length = 0;
+      this.#encodeFrom(whole, 0, 0, false);
+      return { ids: this.#ids, length: this.#length, unchanged: 0 };
+    }
+    // Re-encode from marker j: the rest of the message holding it (and any after it up to the shared end), then the new text.
+    const start = this.#markStart[j]!;
+    let i = this.#messageAt(start, shared);
+    let text = this.#rendered[i]!.slice(start - this.#offsets[i]!);
+    for (i++; i < shared; i++) text += this.#rendered[i]!;
+    text += tail;
+    const unchanged = this.#markIds[j]!;
+    this.#length = unchanged;
+    this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
+    this.#encodeFrom(text, start, 0, true);
+    return { ids: this.#ids, length: this.#length, unchanged };
+  }
+
+  /** The index of the shared message whose rendered text holds offset `at` (binary search; `at` < the shared end). */
+  #messageAt(at: number, shared: number): number {
+    let lo = 0;
+    let hi = shared - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.#offsets[mid]! <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
   /** Brings the ids to `text`, the new prompt as rendered, encoding only what follows the last shared marker. */
   update(text: string): PromptIdsUpdate {
+    this.#messages.length = this.#rendered.length = 0; // the incremental path's state is not kept here
+    this.#offsets.length = 1;
     const common = commonPrefixLength(this.#text, text);
     let j = this.#markEnd.length - 1;
     while (j >= 0 && this.#markEnd[j]! > common) j--;
@@ -122,20 +194,23 @@ export class PromptIds {
     if (j < 0 || this.#markers === null) {
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
       this.#length = 0;
-      this.#encodeFrom(text, 0, false);
+      this.#encodeFrom(text, 0, 0, false);
     } else {
       const start = this.#markStart[j]!;
       unchanged = this.#markIds[j]!;
       this.#length = unchanged;
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
-      this.#encodeFrom(text, start, true);
+      this.#encodeFrom(text, 0, start, true);
     }
     this.#text = text;
     return { ids: this.#ids, length: this.#length, unchanged };
   }
 
-  /** Encodes text[from..] piece by piece between markers; `atMarker`: text[from] starts a marker already counted. */
-  #encodeFrom(text: string, from: number, atMarker: boolean): void {
+  /**
+   * Encodes text[from..] piece by piece between markers; `atMarker`: text[from] starts a marker already counted.
+   * `base`: the offset of `text` in the whole prompt (marker positions are recorded in whole-prompt offsets).
+   */
+  #encodeFrom(text: string, base: number, from: number, atMarker: boolean): void {
     const markers = this.#markers;
     if (markers === null) {
       this.#push(this.#tokenizer.encode(text), 0);
@@ -148,12 +223,12 @@ export class PromptIds {
       // The marker at `from` is counted already: the next piece starts with it, so skip past it in the search.
       const m = markers.exec(text);
       if (m === null || m.index !== from) throw new Error('PromptIds: the restart marker moved');
-      this.#recordMark(from, markers.lastIndex);
+      this.#recordMark(base + from, base + markers.lastIndex);
     }
     for (let m = markers.exec(text); m !== null; m = markers.exec(text)) {
       const end = m.index + m[0].length;
       this.#push(this.#tokenizer.encode(text.slice(pieceStart, end)), dropFirst ? 1 : 0);
-      this.#recordMark(m.index, end);
+      this.#recordMark(base + m.index, base + end);
       pieceStart = m.index;
       dropFirst = true;
     }

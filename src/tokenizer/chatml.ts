@@ -1,18 +1,25 @@
 import { renderedText } from './chat-message.js';
-import type { ChatMessage, ChatTemplate } from './types.js';
+import type { ChatMessage, ChatTemplate, IncrementalRendering } from './types.js';
+
+const incremental: IncrementalRendering = {
+  renderMessage: (m: ChatMessage): string => `<|im_start|>${m.role}\n${renderedText(m)}<|im_end|>\n`,
+  generationPrompt: '<|im_start|>assistant\n',
+};
 
 /**
  * ChatML, the template of Qwen and many other chat models:
  * `<|im_start|>{role}\n{content}<|im_end|>\n` per message (image parts left out), then `<|im_start|>assistant\n` as the generation prompt.
  * An assistant's tool calls follow its text as `<tool_call>{json}</tool_call>` lines (Qwen's form).
  * It is the default until a model's own template is loaded (datasets issue).
+ * It renders message by message (each message's text depends on it alone), so it declares `incremental`.
  */
 export const chatmlTemplate: ChatTemplate = {
   name: 'chatml',
+  incremental,
   apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
     let out = '';
-    for (const m of messages) out += `<|im_start|>${m.role}\n${renderedText(m)}<|im_end|>\n`;
-    if (options.addGenerationPrompt) out += '<|im_start|>assistant\n';
+    for (const m of messages) out += incremental.renderMessage(m);
+    if (options.addGenerationPrompt) out += incremental.generationPrompt;
     return out;
   },
 };

@@ -2,7 +2,7 @@ import { approxTokenizer } from './approx.js';
 import { chatmlTemplate } from './chatml.js';
 import type { ChatMessage, TokenCounter } from './types.js';
 
-export type { ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
+export type { ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, IncrementalRendering, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
 export { renderedText, wireMessage } from './chat-message.js';
 export { countTextYielding, encodeTextYielding } from './sliced.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';

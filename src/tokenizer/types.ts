@@ -58,6 +58,18 @@ export interface Tokenizer {
 export interface ChatTemplate {
   readonly name: string;
   apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string;
+  /**
+   * Set only when the template renders message by message, each message's text depending on that message alone:
+   * `apply(ms, o)` is `ms.map(renderMessage).join('')`, then `generationPrompt` when `o.addGenerationPrompt`. It lets
+   * a conversation's prompt be rendered turn by turn, its new messages only (engine/prompt-ids.ts).
+   */
+  readonly incremental?: IncrementalRendering;
+}
+
+/** How a template renders message by message (see ChatTemplate.incremental). */
+export interface IncrementalRendering {
+  renderMessage(message: ChatMessage): string;
+  readonly generationPrompt: string;
 }
 
 /** A tokenizer with the chat template that goes with it: what both the client and the simulator count with. */

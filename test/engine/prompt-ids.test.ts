@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { commonPrefixLength, PromptIds, restartMarkers } from '../../src/engine/prompt-ids.js';
-import { defaultTokenCounter, encodePrompt, resolveTokenCounter, type ChatMessage, type TokenCounter } from '../../src/tokenizer/index.js';
+import { Rng } from '../../src/synth/rng.js';
+import { chatmlTemplate, defaultTokenCounter, encodePrompt, resolveTokenCounter, type ChatMessage, type TokenCounter } from '../../src/tokenizer/index.js';
 import { LLAMA2_DIR, QWEN3_DIR } from '../helpers/tokenizers.js';
 
 /** A conversation's requests turn by turn: each prompt's messages (history, then the next user message). */
@@ -60,4 +61,94 @@ test('commonPrefixLength', () => {
   assert.equal(commonPrefixLength('abcd', 'abc'), 3);
   assert.equal(commonPrefixLength('abxd', 'abcd'), 2);
   assert.equal(commonPrefixLength('abc', 'abc'), 3);
+});
+
+/** Random message text: words, markup that looks like special tokens, whitespace runs, non-Latin text. */
+function randomText(rng: Rng): string {
+  const bits = ['hello', ' world', '  ', '\n', '\n\n', '<|im_end|>', '<|im_start|>', '<tool_call>', '</think>', 'é', '数字', '🙂', '{"a": 1}', '.', '12', '[INST]', 'x'];
+  let out = '';
+  for (let n = rng.int(0, 12); n > 0; n--) out += bits[rng.int(0, bits.length - 1)]!;
+  return out;
+}
+
+/** A random message: plain or part-list content (with image parts), an assistant's tool calls, a tool's answer. */
+function randomMessage(rng: Rng, n: number): ChatMessage {
+  const kind = rng.int(0, 5);
+  if (kind === 0) return { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }, { type: 'text', text: randomText(rng) }, { type: 'text', text: randomText(rng) }] };
+  if (kind === 1) {
+    const m: ChatMessage = { role: 'assistant', content: rng.chance(0.5) ? '' : randomText(rng) };
+    m.tool_calls = [{ id: `call_${n}`, type: 'function', function: { name: 'lookup', arguments: JSON.stringify({ q: randomText(rng) }) } }];
+    return m;
+  }
+  if (kind === 2) return { role: 'tool', content: randomText(rng), tool_call_id: `call_${n}` };
+  if (kind === 3) return { role: 'assistant', content: randomText(rng) };
+  return { role: 'user', content: randomText(rng) };
+}
+
+/**
+ * Random conversations through one PromptIds, as the engine drives it: mostly appends (a turn's new messages), with
+ * forks (another history sharing a prefix of the same message objects), self-contained turns (all new messages) and
+ * a dropped last message. Every update must equal the rendered prompt encoded whole, and what it calls unchanged must
+ * be the previous prompt's ids.
+ */
+function checkRandom(counter: TokenCounter, seed: number, steps: number): number {
+  const rng = new Rng(seed);
+  const rendering = counter.template.incremental!;
+  const ids = new PromptIds(counter.tokenizer, restartMarkers(counter));
+  let history: ChatMessage[] = [];
+  let previous: number[] = [];
+  let reused = 0;
+  for (let step = 0; step < steps; step++) {
+    const op = rng.int(0, 9);
+    if (op === 0) history = history.slice(0, rng.int(0, history.length)); // a fork from a shared prefix
+    else if (op === 1) history = []; // a self-contained turn
+    else if (op === 2 && history.length > 0) history = history.slice(0, -1);
+    for (let n = rng.int(op === 2 ? 0 : 1, 3); n > 0; n--) history.push(randomMessage(rng, step));
+    const update = ids.updateMessages(history, rendering);
+    const want = encodePrompt(counter, history);
+    assert.deepEqual([...update.ids.subarray(0, update.length)], want, `seed ${seed} step ${step}`);
+    assert.deepEqual(want.slice(0, update.unchanged), previous.slice(0, update.unchanged), `seed ${seed} step ${step}: unchanged`);
+    reused += update.unchanged;
+    previous = want;
+  }
+  return reused;
+}
+
+describe('PromptIds.updateMessages: a message-by-message template rendered turn by turn, exact', () => {
+  test('ChatML renders message by message: apply equals the messages rendered one by one', () => {
+    const rng = new Rng(7);
+    const messages = Array.from({ length: 30 }, (_, i) => randomMessage(rng, i));
+    const r = chatmlTemplate.incremental!;
+    assert.equal(chatmlTemplate.apply(messages, { addGenerationPrompt: true }), messages.map((m) => r.renderMessage(m)).join('') + r.generationPrompt);
+    assert.equal(chatmlTemplate.apply(messages, { addGenerationPrompt: false }), messages.map((m) => r.renderMessage(m)).join(''));
+  });
+  test('the approximate tokenizer, random conversations with tool calls and image parts', () => {
+    for (let seed = 1; seed <= 40; seed++) assert.ok(checkRandom(defaultTokenCounter, seed, 40) > 0, 'earlier ids are reused');
+  });
+  test("Qwen3's tokenizer with ChatML (its markers are added tokens), random conversations", async () => {
+    const qwen = await resolveTokenCounter({ tokenizer: QWEN3_DIR });
+    const counter: TokenCounter = { tokenizer: qwen.tokenizer, template: chatmlTemplate };
+    assert.notEqual(restartMarkers(counter), null);
+    for (let seed = 1; seed <= 12; seed++) assert.ok(checkRandom(counter, seed, 30) > 0, 'earlier ids are reused');
+  });
+  test("Llama-2's tokenizer with ChatML (no restart marker): encoded whole each turn, still exact", async () => {
+    const llama = await resolveTokenCounter({ tokenizer: LLAMA2_DIR });
+    const counter: TokenCounter = { tokenizer: llama.tokenizer, template: chatmlTemplate };
+    assert.equal(restartMarkers(counter), null);
+    for (let seed = 1; seed <= 4; seed++) assert.equal(checkRandom(counter, seed, 20), 0);
+  });
+  test('a turn that appends a message re-encodes only the new text, from the last marker before it', () => {
+    const counter = defaultTokenCounter;
+    const ids = new PromptIds(counter.tokenizer, restartMarkers(counter));
+    const history: ChatMessage[] = [{ role: 'system', content: 'S '.repeat(500) }, { role: 'user', content: 'hi' }];
+    const first = ids.updateMessages(history, chatmlTemplate.incremental!);
+    const firstLength = first.length;
+    history.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' });
+    const second = ids.updateMessages(history, chatmlTemplate.incremental!);
+    assert.deepEqual([...second.ids.subarray(0, second.length)], encodePrompt(counter, history));
+    // Everything up to the last message's closing marker is kept; the generation prompt and the new messages are new.
+    const kept = counter.tokenizer.encode(chatmlTemplate.apply(history.slice(0, 2), { addGenerationPrompt: false })).length - counter.tokenizer.encode('\n').length;
+    assert.equal(second.unchanged, kept);
+    assert.ok(second.unchanged < firstLength);
+  });
 });

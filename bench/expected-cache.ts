@@ -64,7 +64,7 @@ while (live.length > 0) {
     const messages = [...c.history, { role: 'user' as const, content: text(30, c.id, c.turn) }];
     const answer = text(30, c.id + 1_000_000, c.turn);
     const t0 = performance.now();
-    const ticket = model.begin(c.key, messages, 64);
+    const ticket = await model.begin(c.key, messages, 64);
     model.prefilled(ticket, t0);
     model.end(ticket, tokenizer.encode(answer));
     const us = (performance.now() - t0) * 1000;

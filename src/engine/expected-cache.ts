@@ -95,14 +95,14 @@ export class ExpectedCache {
    * ends. `maxTokens`: the request's output budget, when it has one; its blocks are taken at once, as a server
    * allocates them while the answer streams, evicting as it goes, before the answer's end is seen here.
    */
-  begin(conversation: object, messages: readonly ChatMessage[], maxTokens?: number): ExpectedCacheTicket {
+  async begin(conversation: object, messages: readonly ChatMessage[], maxTokens?: number): Promise<ExpectedCacheTicket> {
     let state = this.#states.get(conversation);
     if (state === undefined) {
       state = { ids: new PromptIds(this.#counter.tokenizer, this.#markers), chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0 };
       this.#states.set(conversation, state);
     }
     const template = this.#counter.template;
-    const update = template.incremental !== undefined ? state.ids.updateMessages(messages, template.incremental) : state.ids.update(template.apply(messages, { addGenerationPrompt: true }));
+    const update = template.incremental !== undefined ? await state.ids.updateMessages(messages, template.incremental) : await state.ids.update(template.apply(messages, { addGenerationPrompt: true }));
     state.chain.sync(update.ids, update.length, update.unchanged);
     state.known = Math.min(state.registered, Math.floor(update.unchanged / this.blockSize));
     state.registered = state.known;

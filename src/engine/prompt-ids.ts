@@ -1,4 +1,5 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
+import { encodeTextYielding } from '../tokenizer/sliced.js';
 
 /*
  * A conversation's prompt token ids as the chat template renders them and the tokenizer encodes them, kept from
@@ -124,14 +125,15 @@ export class PromptIds {
 
   constructor(tokenizer: Tokenizer, markers: RegExp | null) {
     this.#tokenizer = tokenizer;
-    this.#markers = markers;
+    // Its own copy: a global regex keeps its place in lastIndex, and other conversations encode between our awaits.
+    this.#markers = markers === null ? null : new RegExp(markers.source, markers.flags);
   }
 
   /**
    * Brings the ids to `messages` rendered by a message-by-message template, with its generation prompt: renders and
    * encodes only the messages that are not the same objects as last time (see the comment at the top).
    */
-  updateMessages(messages: readonly ChatMessage[], rendering: IncrementalRendering): PromptIdsUpdate {
+  async updateMessages(messages: readonly ChatMessage[], rendering: IncrementalRendering): Promise<PromptIdsUpdate> {
     let shared = 0;
     const old = this.#messages;
     while (shared < messages.length && shared < old.length && messages[shared] === old[shared]) shared++;
@@ -155,7 +157,7 @@ export class PromptIds {
       const whole = this.#rendered.join('') + rendering.generationPrompt;
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
       this.#length = 0;
-      this.#encodeFrom(whole, 0, 0, false);
+      await this.#encodeFrom(whole, 0, 0, false);
       return { ids: this.#ids, length: this.#length, unchanged: 0 };
     }
     // Re-encode from marker j: the rest of the message holding it (and any after it up to the shared end), then the new text.
@@ -167,7 +169,7 @@ export class PromptIds {
     const unchanged = this.#markIds[j]!;
     this.#length = unchanged;
     this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
-    this.#encodeFrom(text, start, 0, true);
+    await this.#encodeFrom(text, start, 0, true);
     return { ids: this.#ids, length: this.#length, unchanged };
   }
 
@@ -184,7 +186,7 @@ export class PromptIds {
   }
 
   /** Brings the ids to `text`, the new prompt as rendered, encoding only what follows the last shared marker. */
-  update(text: string): PromptIdsUpdate {
+  async update(text: string): Promise<PromptIdsUpdate> {
     this.#messages.length = this.#rendered.length = 0; // the incremental path's state is not kept here
     this.#offsets.length = 1;
     const common = commonPrefixLength(this.#text, text);
@@ -194,13 +196,13 @@ export class PromptIds {
     if (j < 0 || this.#markers === null) {
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
       this.#length = 0;
-      this.#encodeFrom(text, 0, 0, false);
+      await this.#encodeFrom(text, 0, 0, false);
     } else {
       const start = this.#markStart[j]!;
       unchanged = this.#markIds[j]!;
       this.#length = unchanged;
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
-      this.#encodeFrom(text, 0, start, true);
+      await this.#encodeFrom(text, 0, start, true);
     }
     this.#text = text;
     return { ids: this.#ids, length: this.#length, unchanged };
@@ -210,10 +212,10 @@ export class PromptIds {
    * Encodes text[from..] piece by piece between markers; `atMarker`: text[from] starts a marker already counted.
    * `base`: the offset of `text` in the whole prompt (marker positions are recorded in whole-prompt offsets).
    */
-  #encodeFrom(text: string, base: number, from: number, atMarker: boolean): void {
+  async #encodeFrom(text: string, base: number, from: number, atMarker: boolean): Promise<void> {
     const markers = this.#markers;
     if (markers === null) {
-      this.#push(this.#tokenizer.encode(text), 0);
+      await this.#pushText(text, 0);
       return;
     }
     markers.lastIndex = from;
@@ -227,12 +229,20 @@ export class PromptIds {
     }
     for (let m = markers.exec(text); m !== null; m = markers.exec(text)) {
       const end = m.index + m[0].length;
-      this.#push(this.#tokenizer.encode(text.slice(pieceStart, end)), dropFirst ? 1 : 0);
+      const piece = text.slice(pieceStart, end);
+      const next = markers.lastIndex;
+      await this.#pushText(piece, dropFirst ? 1 : 0);
+      markers.lastIndex = next;
       this.#recordMark(base + m.index, base + end);
       pieceStart = m.index;
       dropFirst = true;
     }
-    if (pieceStart < text.length) this.#push(this.#tokenizer.encode(text.slice(pieceStart)), dropFirst ? 1 : 0);
+    if (pieceStart < text.length) await this.#pushText(text.slice(pieceStart), dropFirst ? 1 : 0);
+  }
+
+  /** Encodes `text` and appends its ids from `skip` on; a large text in slices that let the event loop go (issue #14). */
+  async #pushText(text: string, skip: number): Promise<void> {
+    this.#push(await encodeTextYielding(this.#tokenizer, text), skip);
   }
 
   #recordMark(start: number, end: number): void {

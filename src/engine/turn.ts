@@ -11,7 +11,7 @@ import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
 import type { ExpectedCache } from './expected-cache.js';
 import { joinForks } from './fork-join.js';
-import { countTextYielding } from '../tokenizer/sliced.js';
+import { countTextYielding, encodeTextYielding } from '../tokenizer/sliced.js';
 import { localPromptTokens, messageTokens } from './message-tokens.js';
 import { sleep } from './sleep.js';
 import { stopMessage, type StopController } from './stop.js';
@@ -184,7 +184,7 @@ export async function runTurn(
   for (const m of messages) await prepareMessageBytes(m);
   const request = buildRequest(ctx, conversation, messages, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
   // The expected cache: the prompt is encoded as it is sent, looked up as its first token comes (see ExpectedCache).
-  const ticket = ctx.expectedCache?.begin(conversation, request.messages, request.maxTokens);
+  const ticket = ctx.expectedCache === undefined ? undefined : await ctx.expectedCache.begin(conversation, request.messages, request.maxTokens);
   if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
@@ -214,7 +214,11 @@ export async function runTurn(
     result,
   );
   // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning).
-  if (ticket !== undefined) ctx.expectedCache!.end(ticket, record.status === 'ok' && result.reasoning.length === 0 ? tokenizer.encode(result.content) : undefined);
+  if (ticket !== undefined) {
+    // A long answer is encoded in slices that let the loop go (issue #14), as the prompt was.
+    const answerIds = record.status === 'ok' && result.reasoning.length === 0 ? await encodeTextYielding(tokenizer, result.content) : undefined;
+    ctx.expectedCache!.end(ticket, answerIds);
+  }
   if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;
   if (record.status === 'ok') {
     if (ctx.request.verifyOutput && recorded !== undefined && recorded.content !== result.content) ctx.onAnswerMismatch();

@@ -23,7 +23,7 @@ async function checkExact(counter: TokenCounter, expectMarkers: boolean): Promis
   const ids = new PromptIds(counter.tokenizer, markers);
   let previous: number[] = [];
   for (const messages of turns()) {
-    const update = ids.update(counter.template.apply(messages, { addGenerationPrompt: true }));
+    const update = await ids.update(counter.template.apply(messages, { addGenerationPrompt: true }));
     const want = encodePrompt(counter, messages);
     assert.deepEqual([...update.ids.subarray(0, update.length)], want);
     // What it says is unchanged really is the previous prompt's first ids.
@@ -44,12 +44,12 @@ describe('PromptIds: a prompt\'s ids encoded turn by turn equal the whole prompt
   test("Llama-2's tokenizer with ChatML, where <|im_start|> is plain text: encoded whole each turn, still exact", async () => {
     await checkExact(await resolveTokenCounter({ tokenizer: LLAMA2_DIR }), false);
   });
-  test('a prompt that changes before the end (a template that rewrites history) restarts before the change', () => {
+  test('a prompt that changes before the end (a template that rewrites history) restarts before the change', async () => {
     const ids = new PromptIds(defaultTokenCounter.tokenizer, restartMarkers(defaultTokenCounter));
     const a = '<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n';
     const b = '<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi here<|im_end|>\n<|im_start|>user\nx';
-    ids.update(a);
-    const u = ids.update(b);
+    await ids.update(a);
+    const u = await ids.update(b);
     assert.deepEqual([...u.ids.subarray(0, u.length)], defaultTokenCounter.tokenizer.encode(b));
     assert.equal(u.unchanged, defaultTokenCounter.tokenizer.encode('<|im_start|>user\nHello<|im_end|>\n<|im_start|>').length);
   });
@@ -91,7 +91,7 @@ function randomMessage(rng: Rng, n: number): ChatMessage {
  * a dropped last message. Every update must equal the rendered prompt encoded whole, and what it calls unchanged must
  * be the previous prompt's ids.
  */
-function checkRandom(counter: TokenCounter, seed: number, steps: number): number {
+async function checkRandom(counter: TokenCounter, seed: number, steps: number): Promise<number> {
   const rng = new Rng(seed);
   const rendering = counter.template.incremental!;
   const ids = new PromptIds(counter.tokenizer, restartMarkers(counter));
@@ -104,7 +104,7 @@ function checkRandom(counter: TokenCounter, seed: number, steps: number): number
     else if (op === 1) history = []; // a self-contained turn
     else if (op === 2 && history.length > 0) history = history.slice(0, -1);
     for (let n = rng.int(op === 2 ? 0 : 1, 3); n > 0; n--) history.push(randomMessage(rng, step));
-    const update = ids.updateMessages(history, rendering);
+    const update = await ids.updateMessages(history, rendering);
     const want = encodePrompt(counter, history);
     assert.deepEqual([...update.ids.subarray(0, update.length)], want, `seed ${seed} step ${step}`);
     assert.deepEqual(want.slice(0, update.unchanged), previous.slice(0, update.unchanged), `seed ${seed} step ${step}: unchanged`);
@@ -122,29 +122,29 @@ describe('PromptIds.updateMessages: a message-by-message template rendered turn 
     assert.equal(chatmlTemplate.apply(messages, { addGenerationPrompt: true }), messages.map((m) => r.renderMessage(m)).join('') + r.generationPrompt);
     assert.equal(chatmlTemplate.apply(messages, { addGenerationPrompt: false }), messages.map((m) => r.renderMessage(m)).join(''));
   });
-  test('the approximate tokenizer, random conversations with tool calls and image parts', () => {
-    for (let seed = 1; seed <= 40; seed++) assert.ok(checkRandom(defaultTokenCounter, seed, 40) > 0, 'earlier ids are reused');
+  test('the approximate tokenizer, random conversations with tool calls and image parts', async () => {
+    for (let seed = 1; seed <= 40; seed++) assert.ok(await checkRandom(defaultTokenCounter, seed, 40) > 0, 'earlier ids are reused');
   });
   test("Qwen3's tokenizer with ChatML (its markers are added tokens), random conversations", async () => {
     const qwen = await resolveTokenCounter({ tokenizer: QWEN3_DIR });
     const counter: TokenCounter = { tokenizer: qwen.tokenizer, template: chatmlTemplate };
     assert.notEqual(restartMarkers(counter), null);
-    for (let seed = 1; seed <= 12; seed++) assert.ok(checkRandom(counter, seed, 30) > 0, 'earlier ids are reused');
+    for (let seed = 1; seed <= 12; seed++) assert.ok(await checkRandom(counter, seed, 30) > 0, 'earlier ids are reused');
   });
   test("Llama-2's tokenizer with ChatML (no restart marker): encoded whole each turn, still exact", async () => {
     const llama = await resolveTokenCounter({ tokenizer: LLAMA2_DIR });
     const counter: TokenCounter = { tokenizer: llama.tokenizer, template: chatmlTemplate };
     assert.equal(restartMarkers(counter), null);
-    for (let seed = 1; seed <= 4; seed++) assert.equal(checkRandom(counter, seed, 20), 0);
+    for (let seed = 1; seed <= 4; seed++) assert.equal(await checkRandom(counter, seed, 20), 0);
   });
-  test('a turn that appends a message re-encodes only the new text, from the last marker before it', () => {
+  test('a turn that appends a message re-encodes only the new text, from the last marker before it', async () => {
     const counter = defaultTokenCounter;
     const ids = new PromptIds(counter.tokenizer, restartMarkers(counter));
     const history: ChatMessage[] = [{ role: 'system', content: 'S '.repeat(500) }, { role: 'user', content: 'hi' }];
-    const first = ids.updateMessages(history, chatmlTemplate.incremental!);
+    const first = await ids.updateMessages(history, chatmlTemplate.incremental!);
     const firstLength = first.length;
     history.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' });
-    const second = ids.updateMessages(history, chatmlTemplate.incremental!);
+    const second = await ids.updateMessages(history, chatmlTemplate.incremental!);
     assert.deepEqual([...second.ids.subarray(0, second.length)], encodePrompt(counter, history));
     // Everything up to the last message's closing marker is kept; the generation prompt and the new messages are new.
     const kept = counter.tokenizer.encode(chatmlTemplate.apply(history.slice(0, 2), { addGenerationPrompt: false })).length - counter.tokenizer.encode('\n').length;

@@ -1,6 +1,7 @@
 import { BlockHashChain } from '../prefix-cache/block-hash.js';
 import { BlockPool, type BlockLease } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
+import { letLoopGo } from '../tokenizer/sliced.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
 
 /*
@@ -19,6 +20,9 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  * first tokens within well under a millisecond of each other on loopback.
  */
 export const SAME_STEP_MS = 2;
+
+/** Tokens hashed between yields to the event loop (a few ms of work at most). */
+const HASH_CHUNK_TOKENS = 256 * 1024;
 
 /** What the model needs, fixed for the run. */
 export interface ExpectedCacheConfig {
@@ -103,7 +107,12 @@ export class ExpectedCache {
     }
     const template = this.#counter.template;
     const update = template.incremental !== undefined ? await state.ids.updateMessages(messages, template.incremental) : await state.ids.update(template.apply(messages, { addGenerationPrompt: true }));
-    state.chain.sync(update.ids, update.length, update.unchanged);
+    // Hashed in chunks with the loop let go between them: a 10 MB message is ~156,000 blocks (issue #14).
+    for (let from = update.unchanged; ; from += HASH_CHUNK_TOKENS) {
+      state.chain.sync(update.ids, Math.min(update.length, from + HASH_CHUNK_TOKENS), from);
+      if (from + HASH_CHUNK_TOKENS >= update.length) break;
+      await letLoopGo();
+    }
     state.known = Math.min(state.registered, Math.floor(update.unchanged / this.blockSize));
     state.registered = state.known;
     state.last = update.ids;

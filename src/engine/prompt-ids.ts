@@ -1,5 +1,5 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
-import { encodeTextYielding } from '../tokenizer/sliced.js';
+import { encodeTextInto } from '../tokenizer/sliced.js';
 
 /*
  * A conversation's prompt token ids as the chat template renders them and the tokenizer encodes them, kept from
@@ -242,7 +242,11 @@ export class PromptIds {
 
   /** Encodes `text` and appends its ids from `skip` on; a large text in slices that let the event loop go (issue #14). */
   async #pushText(text: string, skip: number): Promise<void> {
-    this.#push(await encodeTextYielding(this.#tokenizer, text), skip);
+    let drop = skip;
+    await encodeTextInto(this.#tokenizer, text, (ids) => {
+      this.#push(ids, Math.min(drop, ids.length));
+      drop -= Math.min(drop, ids.length);
+    });
   }
 
   #recordMark(start: number, end: number): void {

@@ -68,8 +68,17 @@ export async function countTextYielding(tokenizer: Tokenizer, text: string): Pro
 export async function encodeTextYielding(tokenizer: Tokenizer, text: string): Promise<number[]> {
   if (text.length <= SYNC_CHARS) return tokenizer.encode(text);
   const ids: number[] = [];
-  await eachSlice(text, (slice) => {
-    for (const id of tokenizer.encode(slice)) ids.push(id);
+  await encodeTextInto(tokenizer, text, (slice) => {
+    for (const id of slice) ids.push(id);
   });
   return ids;
 }
+
+/** Encodes `text` in the same slices, handing each slice's ids to `sink` as it is made (nothing held in one piece). */
+export async function encodeTextInto(tokenizer: Tokenizer, text: string, sink: (ids: readonly number[]) => void): Promise<void> {
+  if (text.length <= SYNC_CHARS) return sink(tokenizer.encode(text));
+  await eachSlice(text, (slice) => sink(tokenizer.encode(slice)));
+}
+
+/** setImmediate as a promise, for other long loops that must let the event loop go between chunks. */
+export const letLoopGo = yieldToLoop;

@@ -15,8 +15,8 @@ export type { SweepPoint } from '../metrics/sweep-point.js';
 
 /** What a sweep varies: closed-loop clients, open-loop session rates, or a search for the highest rate meeting the SLOs. */
 export type SweepPlan =
-  | { kind: 'concurrency'; values: number[]; cachePressure?: CachePressurePlan }
-  | { kind: 'session-rate'; values: number[]; cachePressure?: CachePressurePlan }
+  | { kind: 'concurrency'; values: number[]; cachePressure?: CachePressurePlan; repeat?: number }
+  | { kind: 'session-rate'; values: number[]; cachePressure?: CachePressurePlan; repeat?: number }
   | { kind: 'search'; minRate: number; maxRate: number; steps: number; targetShare: number };
 
 /** --cache-pressure: find the knee where the actual hit ratio falls below `share` of the infinite-cache expectation. */
@@ -69,9 +69,37 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const total = plan.kind === 'search' ? plan.steps + 2 : plan.values.length;
       hooks.onPointStart?.({ index: points.length + 1, total, atMost: plan.kind === 'search', kind, value });
       const load: RunOptionsInput = kind === 'concurrency' ? { numClients: value, maxActiveConversations: undefined } : { sessionRate: value };
-      const result = await runBenchmark({ ...base, ...load, url, outputDir: dir, outputFile: undefined, statsJsonOutput: undefined }, hooks);
+      const repeat = plan.kind === 'search' ? 1 : (plan.repeat ?? 1);
+      const runOnce = (outputDir: string) => runBenchmark({ ...base, ...load, url, outputDir, outputFile: undefined, statsJsonOutput: undefined }, hooks);
       const target = plan.kind === 'search' ? plan.targetShare : 1;
-      const point: SweepPoint = { kind, value, outputDir: dir, summary: result.summary, perTurn: result.perTurn, prefixCache: result.prefixCache, meetsSlos: meets(result.summary, target), stopReason: result.engine.stopReason };
+      if (repeat <= 1) {
+        const result = await runOnce(dir);
+        const point: SweepPoint = { kind, value, outputDir: dir, summary: result.summary, perTurn: result.perTurn, prefixCache: result.prefixCache, meetsSlos: meets(result.summary, target), stopReason: result.engine.stopReason };
+        points.push(point);
+        hooks.onPoint?.(point);
+        return point;
+      }
+      // --repeat N: the point N times, as `run --repeat` does, into the point's repeat-1 … repeat-N (a stop ends the series).
+      const results = [];
+      for (let i = 1; i <= repeat && (i === 1 || !hooks.signal?.aborted); i++) results.push(await runOnce(join(dir, `repeat-${i}`)));
+      const first = results[0]!;
+      const { repeatIntervals } = await import('../report/repeats.js'); // it loads the table library: only when repeating
+      const intervals = repeatIntervals(results.map((r) => r.summary));
+      const runs = results.map((r) => r.outputDir);
+      // The same repeats.json as `run --repeat`, so `chatload compare` reads a point folder as a repeated run.
+      writeJsonAtomic(join(dir, 'repeats.json'), { repeat, completed_repetitions: results.length, runs, metrics: intervals });
+      const allMeet = results.map((r) => meets(r.summary, target));
+      const point: SweepPoint = {
+        kind,
+        value,
+        outputDir: dir,
+        summary: first.summary,
+        perTurn: first.perTurn,
+        prefixCache: first.prefixCache,
+        meetsSlos: allMeet.includes(null) ? null : allMeet.every(Boolean),
+        stopReason: results.at(-1)!.engine.stopReason,
+        repeats: { runs, intervals },
+      };
       points.push(point);
       hooks.onPoint?.(point);
       return point;
@@ -124,6 +152,8 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
         tpot_ms: p.summary.metrics.tpot_ms,
         e2el_ms: p.summary.metrics.e2el_ms,
         e2el_from_scheduled_ms: p.summary.metrics.e2el_from_scheduled_ms,
+        // --repeat N: the figures above are repetition 1's; these are each key metric's mean and 95% interval.
+        repeats: p.repeats === undefined ? null : { runs: p.repeats.runs, metrics: p.repeats.intervals },
         cache_hit_ratio: p.summary.cache_hit_ratio,
         per_turn_ttft_p50: p.perTurn.map((t) => ({ turn: t.turn, p50: t.ttft_ms?.p50 ?? null })),
         expected_hit_ratio: p.prefixCache?.totals.expected_hit_ratio ?? null,
@@ -142,5 +172,6 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
 /** One line describing a sweep plan. */
 export function describePlan(plan: SweepPlan): string {
   if (plan.kind === 'search') return `search for the highest session rate in [${plan.minRate}, ${plan.maxRate}]/s with goodput share >= ${plan.targetShare}`;
-  return `${plan.kind === 'concurrency' ? 'clients' : 'sessions/s'}: ${plan.values.join(', ')}`;
+  const repeat = plan.repeat !== undefined && plan.repeat > 1 ? `, each ${plan.repeat} times` : '';
+  return `${plan.kind === 'concurrency' ? 'clients' : 'sessions/s'}: ${plan.values.join(', ')}${repeat}`;
 }

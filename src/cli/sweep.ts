@@ -5,6 +5,7 @@ import { ConfigError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { sweepOptions } from '../options/table/sweep.js';
+import { repeatOptions } from '../options/table/outputs.js';
 import { fmtNum, fmtPercentileOf } from '../report/html-util.js';
 import { LiveView } from '../report/progress.js';
 import { cachePressureLine } from '../report/cache-pressure-chart.js';
@@ -12,17 +13,18 @@ import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } fro
 import { onStopSignals } from './signals.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
-const sweepSchema = z.object(fieldsOf(sweepOptions)).strict();
+const sweepAndRepeatOptions = { ...sweepOptions, ...repeatOptions };
+const sweepSchema = z.object(fieldsOf(sweepAndRepeatOptions)).strict();
 
 /** The sweep's own flags, validated. */
 type SweepFlags = z.output<typeof sweepSchema>;
 
 /** The sweep flags of a parsed command, validated (one ConfigError with every problem). */
 function sweepFlags(command: Command): SweepFlags {
-  const { values, problems, fromEnv } = readTableOptions(command, sweepOptions);
+  const { values, problems, fromEnv } = readTableOptions(command, sweepAndRepeatOptions);
   const parsed = sweepSchema.safeParse(values);
   const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
-  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, sweepOptions, fromEnv));
+  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, sweepAndRepeatOptions, fromEnv));
   return parsed.data;
 }
 
@@ -30,8 +32,11 @@ function planOf(flags: SweepFlags): SweepPlan {
   const chosen = [flags.concurrency !== undefined, flags.sessionRates !== undefined, flags.search].filter(Boolean).length;
   if (chosen !== 1) throw new ConfigError('sweep: give exactly one of --concurrency LIST, --session-rates LIST or --search');
   const cachePressure = flags.cachePressure ? { share: flags.kneeShare } : undefined;
-  if (flags.concurrency) return { kind: 'concurrency', values: flags.concurrency, cachePressure };
-  if (flags.sessionRates) return { kind: 'session-rate', values: flags.sessionRates, cachePressure };
+  const repeat = flags.repeat > 1 ? flags.repeat : undefined;
+  if (flags.concurrency) return { kind: 'concurrency', values: flags.concurrency, cachePressure, repeat };
+  if (flags.sessionRates) return { kind: 'session-rate', values: flags.sessionRates, cachePressure, repeat };
+  // One run per rate keeps the bisection's pass/fail plain; repeat a few fixed rates with --session-rates instead.
+  if (flags.repeat > 1) throw new ConfigError('sweep --repeat: not with --search; repeat chosen rates with --session-rates LIST --repeat N');
   if (flags.cachePressure) throw new ConfigError('sweep --cache-pressure: give the load points with --concurrency LIST (or --session-rates LIST)');
   if (flags.minRate === undefined || flags.maxRate === undefined || flags.minRate >= flags.maxRate) {
     throw new ConfigError('sweep --search: give --min-rate and --max-rate with min < max (sessions/s)');
@@ -46,6 +51,7 @@ export function registerSweepCommand(program: Command): void {
     .description(COMMAND_DESCRIPTIONS.sweep);
   addTableOptions(command, sweepOptions);
   addRunOptions(command);
+  addTableOptions(command, repeatOptions);
   command.action(async () => {
     const plan = planOf(sweepFlags(command));
     const { input } = runOptionsFromCommand(command, process.env);
@@ -59,6 +65,8 @@ export function registerSweepCommand(program: Command): void {
     const release = onStopSignals(() => stop.abort());
     try {
       say(`chatload sweep: ${describePlan(plan)}\n`);
+      // --repeat: each point's line shows means with their 95% interval (the module loads the table library: only then).
+      const fmtMean = plan.kind !== 'search' && plan.repeat !== undefined ? (await import('../report/repeats.js')).fmtMeanInterval : undefined;
       const result = await runSweep(input, plan, {
         signal: stop.signal,
         onPointStart: (p) => live.setHeading(`point ${p.index}${p.atMost ? ` (of at most ${p.total})` : `/${p.total}`}: ${p.kind} ${p.value}`),
@@ -75,6 +83,14 @@ export function registerSweepCommand(program: Command): void {
           const ttft = p.summary.metrics.ttft_ms;
           const goodput = p.summary.goodput ? `, goodput ${fmtNum(p.summary.goodput.share * 100, 1)}%` : '';
           live.stop();
+          if (p.repeats !== undefined && fmtMean !== undefined) {
+            const m = (key: string): string => fmtMean(p.repeats!.intervals, key);
+            process.stdout.write(
+              `${p.kind} ${p.value} (mean ± 95% CI of ${p.repeats.runs.length}): ${m('request_throughput')} req/s, TTFT p50 ${m('ttft p50')} ms p99 ${m('ttft p99')} ms, ` +
+                `TPOT p50 ${m('tpot p50')} ms, E2EL p50 ${m('e2el p50')} ms${goodput}\n`,
+            );
+            return;
+          }
           process.stdout.write(
             `${p.kind} ${p.value}: ${fmtNum(p.summary.request_throughput)} req/s, TTFT p50 ${fmtNum(ttft?.p50)} ms p99 ${fmtPercentileOf(ttft, 99)} ms, ` +
               `TPOT p50 ${fmtNum(p.summary.metrics.tpot_ms?.p50)} ms, E2EL p50 ${fmtNum(p.summary.metrics.e2el_ms?.p50)} ms${goodput}\n`,

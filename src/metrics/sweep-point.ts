@@ -15,4 +15,9 @@ export interface SweepPoint {
   /** With SLOs: whether goodput share reached the target. */
   meetsSlos: boolean | null;
   stopReason: string;
+  /**
+   * `sweep --repeat N`: the point ran N times into its folder's repeat-1 … repeat-N; `summary` and `perTurn` are
+   * repetition 1's, `intervals` each key metric's mean and 95% interval across them (report/repeats.ts's shape).
+   */
+  repeats?: { runs: string[]; intervals: ReadonlyArray<{ key: string; unit: string; values: Array<number | null>; mean: number | null; ci95_half_width: number | null }> };
 }

@@ -83,7 +83,8 @@ Flags of \`run\` and \`sweep\` that change only what the terminal shows (not run
 ${rows(Object.entries(terminalOptions), terminalOptions, false).join('\n')}
 ### Repeated runs
 
-\`run\` only: the same benchmark several times, and the confidence interval of each key metric across them.
+\`run\`, and \`sweep\` (each load point; not with \`--search\`): the same benchmark several times, and the confidence
+interval of each key metric across them.
 
 ${rows(Object.entries(repeatOptions), repeatOptions, false).join('\n')}
 ## chatload sweep

@@ -67,3 +67,11 @@ export function formatRepeatIntervals(intervals: readonly RepeatInterval[], runs
   }
   return `chatload run --repeat ${runs}: mean and 95% confidence interval across the repetitions (Student t)\n${table.toString()}\n`;
 }
+
+/** One metric's mean with its interval, e.g. "28.1 ± 0.9" ("28.1" alone with one repetition; "-" without a value). */
+export function fmtMeanInterval(intervals: readonly RepeatInterval[], key: string): string {
+  const r = intervals.find((i) => i.key === key);
+  if (r === undefined || r.mean === null) return '-';
+  const show = (v: number): string => (r.unit === 'fraction' ? `${(v * 100).toFixed(1)}%` : fmtNum(v));
+  return r.ci95_half_width === null ? show(r.mean) : `${show(r.mean)} ± ${show(r.ci95_half_width)}`;
+}

@@ -4,6 +4,7 @@ import type { Stats } from '../metrics/stats.js';
 import type { CachePressureKnee, CachePressurePoint } from '../metrics/cache-pressure.js';
 import type { SweepPoint } from '../metrics/sweep-point.js';
 import { cachePressureChart } from './cache-pressure-chart.js';
+import { fmtMeanInterval } from './repeats.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
 
@@ -99,24 +100,27 @@ export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: str
       : [chartFigure('sweep-turns', 'TTFT p50 by turn at each load point', lineChart(perTurn, { xLabel: 'turn', xIntegers: true, yLabel: 'TTFT p50 (ms)', dots: true, seriesOrder: loads, width: 1100, height: 300 }))];
 
   const ms = (v: number | null): Cell => ({ text: fmtNum(v), className: 'num' });
+  const repeated = points.some((p) => p.repeats !== undefined);
   const rows = points.map((p): Cell[] => {
     const m = p.summary.metrics;
-    const dir = basename(p.outputDir);
+    // --repeat: a key metric shows its mean ± 95% interval across the repetitions (the others: repetition 1's).
+    const mean = (key: string, single: Cell): Cell => (p.repeats === undefined ? single : { text: fmtMeanInterval(p.repeats.intervals, key), className: 'num' });
+    const dir = p.repeats === undefined ? basename(p.outputDir) : `${basename(p.outputDir)}/repeat-1`;
     return [
-      { html: `<a href="${escapeHtml(`${dir}/report.html`)}">${escapeHtml(loadLabel(p))}</a>` },
+      { html: `<a href="${escapeHtml(`${dir}/report.html`)}">${escapeHtml(loadLabel(p))}</a>${p.repeats === undefined ? '' : ` ×${p.repeats.runs.length}`}` },
       p.summary.completed,
       p.summary.failed,
-      fmtNum(p.summary.request_throughput),
-      fmtNum(p.summary.output_throughput, 1),
-      ms(pct(m.ttft_ms, 50)),
-      ms(pct(m.ttft_ms, 99)),
-      ms(pct(m.tpot_ms, 50)),
-      ms(pct(m.tpot_ms, 99)),
-      ms(pct(m.itl_ms, 50)),
+      mean('request_throughput', fmtNum(p.summary.request_throughput)),
+      mean('output_throughput', fmtNum(p.summary.output_throughput, 1)),
+      mean('ttft p50', ms(pct(m.ttft_ms, 50))),
+      mean('ttft p99', ms(pct(m.ttft_ms, 99))),
+      mean('tpot p50', ms(pct(m.tpot_ms, 50))),
+      mean('tpot p99', ms(pct(m.tpot_ms, 99))),
+      mean('itl p50', ms(pct(m.itl_ms, 50))),
       ms(pct(m.itl_ms, 99)),
-      ms(pct(m.e2el_ms, 50)),
-      ms(pct(m.e2el_ms, 99)),
-      fmtPercent(p.summary.cache_hit_ratio),
+      mean('e2el p50', ms(pct(m.e2el_ms, 50))),
+      mean('e2el p99', ms(pct(m.e2el_ms, 99))),
+      mean('cache_hit_ratio', fmtPercent(p.summary.cache_hit_ratio)),
       p.summary.goodput === null ? '-' : fmtPercent(p.summary.goodput.share),
       p.meetsSlos === null ? '-' : p.meetsSlos ? 'yes' : 'no',
       p.stopReason,
@@ -129,7 +133,11 @@ export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: str
     {
       id: 'points',
       title: 'Load points',
-      html: `${best}${htmlTable(head, rows)}<p class="note">Each load value links to that point's own report (its folder holds results.json and requests.jsonl). Latencies in ms; p99 needs 100 values (else -).</p>`,
+      html: `${best}${htmlTable(head, rows)}<p class="note">Each load value links to that point's own report (its folder holds results.json and requests.jsonl). Latencies in ms; p99 needs 100 values (else -).${
+        repeated
+          ? ' A load marked ×N ran N times (--repeat): req/s, tok/s, cache hit and the latencies but ITL p99 show the mean ± its 95% confidence interval across the repetitions (the point\'s repeats.json); completed, failed, ITL p99, the charts and the link are repetition 1\'s.'
+          : ''
+      }</p>`,
     },
     { id: 'curves', title: 'Curves', html: grid(curves) },
     { id: 'per-turn', title: 'Per turn', html: grid(turnCharts) },

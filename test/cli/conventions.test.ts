@@ -98,3 +98,16 @@ describe('waiting for the server', () => {
     assert.match(lines.at(-1)!, /^chatload: cannot reach the server at /);
   });
 });
+
+describe('chatload sweep --repeat', () => {
+  test('each point runs n times and its line shows means with their interval; --search refuses it in one line', { timeout: 90_000 }, async () => {
+    const dir = join(tempDir('cli-sweep-repeat'), 'out');
+    const result = await runCli(['sweep', '--concurrency', '1', '--repeat', '2', '-n', '4', '--output-dir', dir]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^concurrency 1 \(mean ± 95% CI of 2\): [\d.]+ ± [\d.]+ req\/s, TTFT p50 [\d.]+ ± [\d.]+ ms/m);
+    for (const run of ['repeat-1', 'repeat-2']) assert.ok(existsSync(join(dir, '01-concurrency-1', run, 'results.json')));
+    const refused = await runCli(['sweep', '--search', '--min-rate', '1', '--max-rate', '2', '--goodput', 'e2el:1000', '--repeat', '2']);
+    assert.equal(refused.code, 2);
+    assert.equal(refused.stderr.trim(), 'chatload: sweep --repeat: not with --search; repeat chosen rates with --session-rates LIST --repeat N');
+  });
+});

@@ -29,6 +29,38 @@ describe('sweep', () => {
     assert.match(html, /<path[^>]+d="M/, 'the curves have data');
   });
 
+  test('--repeat runs each point N times and writes each metric\'s mean and 95% interval per point', { timeout: 60_000 }, async () => {
+    const dir = tempDir('sweep-repeat');
+    const result = await runSweep(
+      { inputFile: writeSyntheticDataset(dir, 6, 2), maxNumRequests: 4, simProfile: 'cpu-tiny', outputDir: join(dir, 'out') },
+      { kind: 'concurrency', values: [1, 2], repeat: 2 },
+    );
+    type Interval = { key: string; values: Array<number | null>; mean: number | null; ci95_half_width: number | null };
+    const summary = JSON.parse(readFileSync(result.files.summary, 'utf8')) as {
+      plan: { repeat: number };
+      points: Array<{ value: number; output_dir: string; repeats: { runs: string[]; metrics: Interval[] } | null }>;
+    };
+    assert.equal(summary.plan.repeat, 2);
+    assert.deepEqual(summary.points.map((p) => p.value), [1, 2]);
+    for (const point of summary.points) {
+      assert.ok(point.repeats !== null, 'each point has its intervals');
+      assert.deepEqual(point.repeats.runs, [join(point.output_dir, 'repeat-1'), join(point.output_dir, 'repeat-2')]);
+      for (const run of point.repeats.runs) assert.ok(existsSync(join(run, 'results.json')), `${run} is a complete run`);
+      assert.ok(existsSync(join(point.output_dir, 'repeats.json')), 'the point folder reads as a run --repeat folder');
+      const throughput = point.repeats.metrics.find((m) => m.key === 'request_throughput')!;
+      const ttft = point.repeats.metrics.find((m) => m.key === 'ttft p50')!;
+      for (const m of [throughput, ttft]) {
+        assert.equal(m.values.length, 2);
+        assert.ok(m.values.every((v) => v !== null && v > 0));
+        assert.ok(Math.abs(m.mean! - (m.values[0]! + m.values[1]!) / 2) < 1e-9, 'the mean of the two repetitions');
+        assert.ok(m.ci95_half_width !== null && m.ci95_half_width >= 0, 'two repetitions give an interval');
+      }
+    }
+    const html = readFileSync(result.files.html, 'utf8');
+    assert.match(html, /\d ± \d/, 'the page shows a mean with its interval');
+    assert.match(html, /href="01-concurrency-1\/repeat-1\/report.html"/);
+  });
+
   test('--search bisects the session rate against the SLOs', { timeout: 90_000 }, async () => {
     const dir = tempDir('search');
     // Every rate meets a generous SLO, so the search ends at the top of the range after two points.

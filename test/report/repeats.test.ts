@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { summarize } from '../../src/metrics/summary.js';
-import { repeatIntervals, t95, formatRepeatIntervals } from '../../src/report/repeats.js';
+import { fmtMeanInterval, repeatIntervals, t95, formatRepeatIntervals } from '../../src/report/repeats.js';
 import { syntheticRecords } from '../helpers/report-fixtures.js';
 
 describe('repeatIntervals (--repeat)', () => {
@@ -28,5 +28,18 @@ describe('repeatIntervals (--repeat)', () => {
     assert.equal(t95(1), 12.706);
     assert.equal(t95(30), 2.042);
     assert.equal(t95(100), 1.96);
+  });
+
+  test('fmtMeanInterval: "mean ± half-width" as the sweep shows it, the mean alone for one run, "-" without a value', () => {
+    const interval = (values: Array<number | null>, unit = 'ms') => {
+      const xs = values.filter((v): v is number => v !== null);
+      const mean = xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
+      return { key: 'k', unit, values, mean, ci95_half_width: xs.length >= 2 ? 0.9 : null };
+    };
+    assert.equal(fmtMeanInterval([interval([28, 28.2])], 'k'), '28.10 ± 0.90');
+    assert.equal(fmtMeanInterval([interval([28])], 'k'), '28');
+    assert.equal(fmtMeanInterval([interval([null])], 'k'), '-');
+    assert.equal(fmtMeanInterval([interval([0.5, 0.5], 'fraction')], 'k'), '50.0% ± 90.0%');
+    assert.equal(fmtMeanInterval([], 'missing'), '-');
   });
 });

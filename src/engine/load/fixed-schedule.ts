@@ -5,7 +5,7 @@ import { sleep } from '../sleep.js';
 import type { TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
 import type { CrashHandler } from './fixed-clients.js';
-import { runSessionTurns } from './session-turns.js';
+import { runSessionTurns, SessionsInFlight } from './session-turns.js';
 
 /**
  * `fixed-schedule`: a production trace replayed at its timestamps (Mooncake, Bailian). An open loop: each session
@@ -46,10 +46,7 @@ export async function runFixedSchedule(config: FixedScheduleConfig, ctx: TurnCon
   const stopping = ctx.stop.stopping;
   const limit = config.maxConcurrency === undefined ? undefined : new ConcurrencyLimit(config.maxConcurrency);
   const startMs = ctx.loadStartMs;
-  let open = 0;
-  let arrivalsOver = false;
-  let allEnded: () => void = () => {};
-  const ended = new Promise<void>((resolve) => (allEnded = resolve));
+  const sessions = new SessionsInFlight(pool, onCrash);
 
   const due = (conversation: ActiveConversation): number => dueAt(conversation, config, startMs, performance.now());
   const runSession = (conversation: ActiveConversation, session: number, firstAtMs: number): Promise<void> =>
@@ -62,18 +59,7 @@ export async function runFixedSchedule(config: FixedScheduleConfig, ctx: TurnCon
     const atMs = startMs + (conversation.traceTurn?.atMs ?? 0) / config.speed;
     // Taken but never started, it counts as not started.
     if (!(await sleep(atMs - performance.now(), stopping))) break;
-    open += 1;
-    void runSession(conversation, session, atMs)
-      .catch((error: unknown) => {
-        onCrash(`session ${conversation.id}`, error);
-        pool.fail(conversation);
-      })
-      .finally(() => {
-        open -= 1;
-        if (open === 0 && arrivalsOver) allEnded();
-      });
+    sessions.start(conversation, () => runSession(conversation, session, atMs));
   }
-  arrivalsOver = true;
-  if (open === 0) allEnded();
-  await ended;
+  await sessions.ended();
 }

@@ -6,7 +6,7 @@ import { sleep } from '../sleep.js';
 import type { TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
 import type { CrashHandler } from './fixed-clients.js';
-import { runSessionTurns } from './session-turns.js';
+import { runSessionTurns, SessionsInFlight } from './session-turns.js';
 
 /**
  * `open-sessions`: users arrive on their own schedule (--session-rate, --burstiness, --ramp-up), each replaying one
@@ -47,11 +47,7 @@ export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnConte
   const limit = config.maxConcurrency === undefined ? undefined : new ConcurrencyLimit(config.maxConcurrency);
   const schedule = arrivalScheduleFor(config);
   const startMs = ctx.loadStartMs;
-  // Sessions in flight are counted, not kept in a list, so a long run's memory does not grow with every session.
-  let open = 0;
-  let arrivalsOver = false;
-  let allEnded: () => void = () => {};
-  const ended = new Promise<void>((resolve) => (allEnded = resolve));
+  const sessions = new SessionsInFlight(pool, onCrash);
 
   // Each next turn comes a think time after the previous answer.
   const afterThinking = (conversation: ActiveConversation, rng: Rng): number => performance.now() + Math.max(0, config.thinkTimeMs(conversation, conversation.nextTurn, rng));
@@ -64,18 +60,7 @@ export async function runOpenSessions(config: OpenSessionsConfig, ctx: TurnConte
     if (!Number.isFinite(arrivalMs) || !(await sleep(arrivalMs - performance.now(), stopping))) break;
     const conversation = pool.take();
     if (conversation === undefined) break; // every conversation has arrived
-    open += 1;
-    void runSession(conversation, session, arrivalMs)
-      .catch((error: unknown) => {
-        onCrash(`session ${conversation.id}`, error);
-        pool.fail(conversation);
-      })
-      .finally(() => {
-        open -= 1;
-        if (open === 0 && arrivalsOver) allEnded();
-      });
+    sessions.start(conversation, () => runSession(conversation, session, arrivalMs));
   }
-  arrivalsOver = true;
-  if (open === 0) allEnded();
-  await ended;
+  await sessions.ended();
 }

@@ -49,3 +49,43 @@ export async function runSessionTurns(
     if (!(await sleep(scheduledAtMs - performance.now(), stopping))) return;
   }
 }
+
+/**
+ * The open loops' sessions in flight: each started in the background, a crash handed to `onCrash` with its
+ * conversation counted failed, and `ended()` resolving once arrivals are over and the last session has ended.
+ * Sessions are counted, not kept in a list, so a long run's memory does not grow with every session.
+ */
+export class SessionsInFlight {
+  readonly #pool: WorkPool;
+  readonly #onCrash: (what: string, error: unknown) => void;
+  #open = 0;
+  #arrivalsOver = false;
+  #allEnded: () => void = () => {};
+  readonly #ended = new Promise<void>((resolve) => (this.#allEnded = resolve));
+
+  constructor(pool: WorkPool, onCrash: (what: string, error: unknown) => void) {
+    this.#pool = pool;
+    this.#onCrash = onCrash;
+  }
+
+  /** Starts `session` (the conversation's turns) in the background. */
+  start(conversation: ActiveConversation, session: () => Promise<void>): void {
+    this.#open += 1;
+    void session()
+      .catch((error: unknown) => {
+        this.#onCrash(`session ${conversation.id}`, error);
+        this.#pool.fail(conversation);
+      })
+      .finally(() => {
+        this.#open -= 1;
+        if (this.#open === 0 && this.#arrivalsOver) this.#allEnded();
+      });
+  }
+
+  /** No more sessions will start: resolves when every started one has ended. */
+  ended(): Promise<void> {
+    this.#arrivalsOver = true;
+    if (this.#open === 0) this.#allEnded();
+    return this.#ended;
+  }
+}

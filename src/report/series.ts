@@ -89,19 +89,10 @@ export interface TimeBin {
 
 /**
  * One point of the rolling-window series: what happened in the trailing window ending at `t_sec` (seconds since the
- * run's start). Smoother than single bins, which at a fraction of a second look like sawtooth noise (issue 18).
+ * run's start), with a time bin's figures but its errors. Smoother than single bins, which at a fraction of a second
+ * look like sawtooth noise (issue 18).
  */
-export interface RollingPoint {
-  /** End of the window, seconds since the run's start. */
-  t_sec: number;
-  request_rate: number;
-  output_token_rate: number;
-  in_flight_mean: number;
-  in_flight_max: number;
-  ttft_p50_ms: number | null;
-  ttft_p90_ms: number | null;
-  cache_hit_ratio: number | null;
-}
+export type RollingPoint = Omit<TimeBin, 'errors'>;
 
 /** Time bins of a run, and the width chosen. */
 export interface TimeSeries {

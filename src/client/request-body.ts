@@ -1,4 +1,5 @@
 import { wireMessage } from '../tokenizer/chat-message.js';
+import { letLoopGo } from '../tokenizer/sliced.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import type { ChatRequest } from './types.js';
 
@@ -48,7 +49,7 @@ export async function prepareMessageBytes(message: ChatMessage): Promise<void> {
     if (end < text.length && c >= 0xd800 && c <= 0xdbff) end -= 1;
     chunks.push(Buffer.from(JSON.stringify(text.slice(start, end)).slice(1, -1)));
     start = end;
-    await new Promise((resolve) => setImmediate(resolve));
+    await letLoopGo();
   }
   chunks.push(Buffer.from(`"${tail}`));
   messageBytesCache.set(message, Buffer.concat(chunks));

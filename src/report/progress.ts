@@ -148,7 +148,22 @@ export class LiveView {
     }
   }
 
+  /**
+   * The terminal's width now. Node updates `columns` only when its SIGWINCH handler runs, a loop turn or more after
+   * the resize, and a clear counted at the old width leaves the panel's top rows behind once the terminal has re-wrapped
+   * them (seen in tmux under load). So the width is read again before each clear and draw: `_refreshSize` is
+   * tty.WriteStream's own ioctl(TIOCGWINSZ) refresh, a microsecond call, present since Node 0.x; a stream without it
+   * (a test's fake, a pipe) keeps its `columns`.
+   */
   #columns(): number {
+    const refresh = (this.#stream as { _refreshSize?: () => void })._refreshSize;
+    if (typeof refresh === 'function') {
+      try {
+        refresh.call(this.#stream);
+      } catch {
+        // The terminal is gone (the size query failed): keep the last width; the write that follows fails on its own.
+      }
+    }
     return this.#stream.columns !== undefined && this.#stream.columns > 0 ? this.#stream.columns : 80;
   }
 

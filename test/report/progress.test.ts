@@ -104,6 +104,26 @@ describe('LiveView', () => {
     view.stop();
   });
 
+  test('a clear counts rows at the width the terminal has now, read before Node has handled SIGWINCH', () => {
+    let now = 0;
+    // A terminal narrowed from 60 to 20 columns: `columns` still says 60 until the ioctl refresh runs, as in Node.
+    let real = 60;
+    const writes: string[] = [];
+    const stream = { columns: 60, write: (chunk: string) => writes.push(chunk) > 0, _refreshSize(): void { this.columns = real; } };
+    const view = new LiveView(stream, 'panel', { now: () => now });
+    view.start({ totalRequests: 10 });
+    now = 300;
+    view.print('first\n');
+    const lengths = writes[1]!.split('\n').map((l) => l.replaceAll('\x1b[2K', '').length);
+    real = 20; // the terminal re-wraps each drawn line at 20 columns
+    view.print('second\n');
+    const rows = lengths.reduce((n, len) => n + Math.max(1, Math.ceil(len / 20)), 0);
+    assert.ok(rows > lengths.length, 'some drawn line is wider than 20 columns');
+    assert.equal(writes[2], `\r\x1b[${rows - 1}A${'\x1b[2K\x1b[1B'.repeat(rows - 1)}\x1b[2K\x1b[${rows - 1}A`);
+    assert.ok(writes[4]!.split('\n').every((l) => l.replaceAll('\x1b[2K', '').length <= 19), 'the next frame fits the new width');
+    view.stop();
+  });
+
   test("'plain' writes one whole line per 10 s of the run's clock, and no control characters", { timeout: 10_000 }, async () => {
     let now = 0;
     const { stream, writes } = fakeStream();

@@ -25,7 +25,9 @@ test('sweep --cache-pressure against a simulator with a small KV cache finds the
       ],
     }));
     const inputFile = writeDataset(dir, conversations);
-    const steps = [2, 4, 6, 8, 10, 12];
+    // The analytic knee is ~6.7 conversations (the dataset is seeded), so a knee past 8 fails the check below anyway:
+    // points beyond 8 would only cost time.
+    const steps = [2, 4, 6, 8];
     const result = await runSweep(
       { url: sim.url, inputFile, outputDir: join(dir, 'out'), limitMaxTokens: 16, limitMinTokens: 16, ignoreEos: true },
       { kind: 'concurrency', values: steps, cachePressure: { share: 0.9 } },

@@ -9,10 +9,11 @@ import { tempDir } from '../helpers/tmp.js';
 
 // Issue 18 part 4: --json, shell completion, and the countdown while the server is not up yet.
 
+// Runs use the simulator's fast cpu-tiny profile: these tests check output conventions, not the demo's timings.
 describe('chatload run --json', () => {
   test('stdout is one JSON object with the summary; the table and status lines go to stderr', { timeout: 60_000 }, async () => {
     const dir = tempDir('cli-json');
-    const result = await runCli(['run', '-n', '12', '--json', '--output-dir', join(dir, 'out')]);
+    const result = await runCli(['run', '-n', '12', '--json', '--sim-profile', 'cpu-tiny', '--output-dir', join(dir, 'out')]);
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trim().split('\n');
     assert.equal(lines.length, 1, `one line on stdout, got: ${result.stdout}`);
@@ -30,7 +31,7 @@ describe('chatload run --json', () => {
 describe('chatload run --repeat', () => {
   test('runs the benchmark n times in repeat-i folders and writes each metric\'s interval to repeats.json', { timeout: 90_000 }, async () => {
     const dir = join(tempDir('cli-repeat'), 'out');
-    const result = await runCli(['run', '-n', '8', '--repeat', '2', '--output-dir', dir]);
+    const result = await runCli(['run', '-n', '8', '--repeat', '2', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
     assert.equal(result.code, 0, result.stderr);
     const doc = JSON.parse(readFileSync(join(dir, 'repeats.json'), 'utf8')) as { repeat: number; runs: string[]; metrics: Array<{ key: string; values: Array<number | null>; mean: number | null; ci95_half_width: number | null }> };
     assert.equal(doc.repeat, 2);
@@ -102,7 +103,7 @@ describe('waiting for the server', () => {
 describe('chatload sweep --repeat', () => {
   test('each point runs n times and its line shows means with their interval; --search refuses it in one line', { timeout: 90_000 }, async () => {
     const dir = join(tempDir('cli-sweep-repeat'), 'out');
-    const result = await runCli(['sweep', '--concurrency', '1', '--repeat', '2', '-n', '4', '--output-dir', dir]);
+    const result = await runCli(['sweep', '--concurrency', '1', '--repeat', '2', '-n', '4', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^concurrency 1 \(mean ± 95% CI of 2\): [\d.]+ ± [\d.]+ req\/s, TTFT p50 [\d.]+ ± [\d.]+ ms/m);
     for (const run of ['repeat-1', 'repeat-2']) assert.ok(existsSync(join(dir, '01-concurrency-1', run, 'results.json')));

@@ -14,7 +14,7 @@ test('sweep --cache-pressure against a simulator with a small KV cache finds the
   const dir = tempDir('cache-pressure');
   try {
     // Conversations of one shape: a unique ~800-token system prompt, then four short turns.
-    const conversations = Array.from({ length: 40 }, (_, c) => ({
+    const conversations = Array.from({ length: 28 }, (_, c) => ({
       id: `c${c}`,
       messages: [
         { role: 'system', content: `conversation ${c} of the pressure test. ${filler(400, c + 1)}` },

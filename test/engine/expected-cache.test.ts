@@ -20,7 +20,7 @@ function referenceConfig(dir: string, conversations: number): string {
 }
 
 /** Sum of cached / sum of expected per turn (the per-turn efficiency), over records that expected a hit. */
-function efficiencyByTurn(records: readonly RequestRecord[]): Map<number, { cached: number; expected: number }> {
+function byTurnOf(records: readonly RequestRecord[]): Map<number, { cached: number; expected: number }> {
   const byTurn = new Map<number, { cached: number; expected: number }>();
   for (const r of records) {
     if (r.status !== 'ok' || r.expected_cached_tokens === 0) continue;
@@ -33,9 +33,17 @@ function efficiencyByTurn(records: readonly RequestRecord[]): Map<number, { cach
 }
 
 function assertAgreesPerTurn(records: readonly RequestRecord[], label: string): void {
-  const byTurn = efficiencyByTurn(records);
+  const byTurn = byTurnOf(records);
   assert.ok(byTurn.has(1), `${label}: turn 1 expects the common prefix`);
+  // Turn 1 is where concurrently started conversations meet: whether one hit the common prefix another had just
+  // prefilled depends on the batch, which the model reads from first-token timings (METRICS.md, SAME_STEP_MS). A
+  // client descheduled for longer than an engine step (a loaded CI machine) can misread a batch boundary, so up to two
+  // turn-1 requests may be off, each by at most the block-aligned common prefix (500 tokens -> 496); the rest exact.
+  const turn1Off = records.filter((r) => r.status === 'ok' && r.turn === 1 && r.cached_tokens !== r.expected_cached_tokens);
+  assert.ok(turn1Off.length <= 2, `${label}: turn 1: ${turn1Off.length} requests off: ${turn1Off.map((r) => `${r.cached_tokens}/${r.expected_cached_tokens}`).join(', ')}`);
+  for (const r of turn1Off) assert.ok(Math.abs(r.cached_tokens! - r.expected_cached_tokens) <= 496, `${label}: ${r.conversation_id} turn 1: cached ${r.cached_tokens}, expected ${r.expected_cached_tokens}`);
   for (const [turn, t] of [...byTurn].sort((a, b) => a[0] - b[0])) {
+    if (turn === 1) continue;
     const efficiency = t.cached / t.expected;
     assert.ok(efficiency >= 0.98 && efficiency <= 1.02, `${label}: turn ${turn}: cached ${t.cached} / expected ${t.expected} = ${efficiency.toFixed(4)}`);
   }
@@ -97,7 +105,10 @@ describe('the global expected-cache model against the simulator (issue #13)', ()
         assert.equal(results.prefix_cache.model.capacity_tokens, blocks * 16);
         assert.equal(results.prefix_cache.model.capacity_source, 'vllm:cache_config_info');
         // results.json's per-turn efficiency is the same figure.
-        for (const row of results.prefix_cache.per_turn) assert.ok(row.efficiency === null || Math.abs(row.efficiency - 1) <= 0.02, `turn ${row.turn}: ${row.efficiency}`);
+        for (const row of results.prefix_cache.per_turn) {
+          const t = byTurnOf(records).get(row.turn);
+          if (t !== undefined) assert.ok(Math.abs(row.efficiency! - t.cached / t.expected) < 1e-9, `turn ${row.turn}: ${row.efficiency} against the records' ${t.cached / t.expected}`);
+        }
         assert.equal(result.prefixCache.totals.requests, records.length);
         // Tokens the server had to compute and keep (prompt misses and answers): past the capacity, blocks were evicted.
         const distinct = records.reduce((n, r) => n + r.input_num_tokens - r.expected_cached_tokens_infinite + r.output_num_tokens, 0);

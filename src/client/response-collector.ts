@@ -1,4 +1,5 @@
 import { redactText } from '../util/redact-text.js';
+import { ChunkShape, scanChatChunk, type ChatChunkFields } from './chat-chunk-scan.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
@@ -14,6 +15,8 @@ export const MAX_RESPONSE_CHARS = 16 * 1024 * 1024;
  * each carries at least one token, so this is the answer bound in chunks (issue #16).
  */
 export const MAX_RESPONSE_CHUNKS = 4_000_000;
+/** Chunks in a row of another shape than the last scanned one after which a stream's chunks are only JSON.parsed. */
+const MAX_SHAPE_MISSES = 3;
 
 /** The parts of an OpenAI chat completion chunk (or body) the collector reads. Everything is optional: servers vary. */
 export interface CompletionJson {
@@ -65,10 +68,21 @@ export class ResponseCollector {
   /** @param sentAtMs monotonic send time (ms). @param secrets strings redacted from error messages. */
   readonly #onFirstToken: (() => void) | undefined;
 
-  /** @param onFirstToken called once as the first token arrives. */
-  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void) {
+  /** Whether stream events may take the scan (chat-chunk-scan.ts); false only in tests, for the exact path alone. */
+  readonly #scan: boolean;
+  /** The shape of the last chunk scanned, which the next ones are matched against. */
+  #shape: ChunkShape | undefined;
+  /** Chunks in a row that did not match the shape. */
+  #misses = 0;
+
+  /**
+   * @param onFirstToken called once as the first token arrives.
+   * @param options.scanChunks false: every event is JSON.parsed (the path the scan must match, for tests).
+   */
+  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void, options: { scanChunks?: boolean } = {}) {
     this.#secrets = secrets;
     this.#onFirstToken = onFirstToken;
+    this.#scan = options.scanChunks ?? true;
     this.result = {
       sentAtMs,
       tokenChunkTimesMs: [],
@@ -90,6 +104,9 @@ export class ResponseCollector {
       return;
     }
     if (data.length === 0) return; // `data:` with nothing: a keep-alive some servers send
+    // The common chunk is scanned for its few fields without JSON.parse (chat-chunk-scan.ts); any other takes the
+    // exact path below, which the scan reproduces field for field.
+    if (this.#scan && this.#scanned(data, atMs)) return;
     const json = this.#parse(data, 'stream event', atMs);
     if (json === undefined) return;
     const choice = json.choices?.[0];
@@ -101,6 +118,36 @@ export class ResponseCollector {
     if (!this.#answered) this.#answered = anyAnswer(json.choices, 'delta');
     if (json.usage) this.#usage(json.usage, json.timings);
   };
+
+  /**
+   * onSseEvent's work for a chunk of the last scanned shape, or one scanChatChunk reads; false when neither applies
+   * (the chunk is then JSON.parsed). The same steps as for a parsed chunk, in the same order.
+   */
+  #scanned(data: string, atMs: number): boolean {
+    let chunk: ChatChunkFields | undefined;
+    let content = this.#shape?.contentOf(data);
+    if (content !== undefined) {
+      chunk = this.#shape!.fields;
+      this.#misses = 0;
+    } else {
+      // A stream whose chunks never repeat a shape (a field that changes in every chunk) stops trying: the scan alone
+      // costs about what JSON.parse does.
+      if (this.#misses >= MAX_SHAPE_MISSES) return false;
+      this.#misses += 1;
+      chunk = scanChatChunk(data);
+      if (chunk === undefined) return false;
+      this.#shape = ChunkShape.of(data, chunk);
+      content = chunk.content;
+    }
+    if (chunk.hasChoice) {
+      if (chunk.hasDelta) this.addText(content ?? '', chunk.reasoningContent ?? chunk.reasoning ?? '', atMs);
+      if (chunk.finishReason !== undefined) this.result.finishReason = chunk.finishReason;
+    }
+    if (!this.#answered) {
+      this.#answered = chunk.finishReason === 'length' || nonEmptyText(content) || nonEmptyText(chunk.reasoningContent) || nonEmptyText(chunk.reasoning);
+    }
+    return true;
+  }
 
   /**
    * Parses one completion object (an SSE event's data, or a whole body). A text that is not a JSON object, or an

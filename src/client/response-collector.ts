@@ -1,5 +1,5 @@
 import { redactText } from '../util/redact-text.js';
-import { ChunkShape, scanChatChunk, type ChatChunkFields } from './chat-chunk-scan.js';
+import { ChunkShape, scanChatChunk } from './chat-chunk-scan.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
@@ -15,8 +15,11 @@ export const MAX_RESPONSE_CHARS = 16 * 1024 * 1024;
  * each carries at least one token, so this is the answer bound in chunks (issue #16).
  */
 export const MAX_RESPONSE_CHUNKS = 4_000_000;
-/** Chunks in a row of another shape than the last scanned one after which a stream's chunks are only JSON.parsed. */
-const MAX_SHAPE_MISSES = 3;
+/**
+ * Shapes learned in a row without a chunk matching them, after which a stream's chunks are only JSON.parsed: a
+ * server whose chunks never repeat (a field that changes in every chunk) does not pay a scan per chunk.
+ */
+const MAX_UNUSED_SHAPES = 2;
 
 /** The parts of an OpenAI chat completion chunk (or body) the collector reads. Everything is optional: servers vary. */
 export interface CompletionJson {
@@ -70,10 +73,10 @@ export class ResponseCollector {
 
   /** Whether stream events may take the scan (chat-chunk-scan.ts); false only in tests, for the exact path alone. */
   readonly #scan: boolean;
-  /** The shape of the last chunk scanned, which the next ones are matched against. */
+  /** The shape of the last chunk learned, which the next ones are matched against. */
   #shape: ChunkShape | undefined;
-  /** Chunks in a row that did not match the shape. */
-  #misses = 0;
+  /** Shapes learned since the last match. */
+  #learned = 0;
 
   /**
    * @param onFirstToken called once as the first token arrives.
@@ -104,11 +107,12 @@ export class ResponseCollector {
       return;
     }
     if (data.length === 0) return; // `data:` with nothing: a keep-alive some servers send
-    // The common chunk is scanned for its few fields without JSON.parse (chat-chunk-scan.ts); any other takes the
-    // exact path below, which the scan reproduces field for field.
-    if (this.#scan && this.#scanned(data, atMs)) return;
+    // A chunk of the stream's usual shape is read without JSON.parse (chat-chunk-scan.ts); any other takes the exact
+    // path below, which the shape reproduces field for field.
+    if (this.#scan && this.#matched(data, atMs)) return;
     const json = this.#parse(data, 'stream event', atMs);
     if (json === undefined) return;
+    if (this.#scan) this.#learn(data, json);
     const choice = json.choices?.[0];
     if (choice) {
       const delta = choice.delta;
@@ -120,33 +124,40 @@ export class ResponseCollector {
   };
 
   /**
-   * onSseEvent's work for a chunk of the last scanned shape, or one scanChatChunk reads; false when neither applies
-   * (the chunk is then JSON.parsed). The same steps as for a parsed chunk, in the same order.
+   * onSseEvent's work for a chunk of the last learned shape (see ChunkShape): the same steps as for a parsed chunk,
+   * in the same order. False when the chunk is not of that shape (it is then JSON.parsed).
    */
-  #scanned(data: string, atMs: number): boolean {
-    let chunk: ChatChunkFields | undefined;
-    let content = this.#shape?.contentOf(data);
-    if (content !== undefined) {
-      chunk = this.#shape!.fields;
-      this.#misses = 0;
-    } else {
-      // A stream whose chunks never repeat a shape (a field that changes in every chunk) stops trying: the scan alone
-      // costs about what JSON.parse does.
-      if (this.#misses >= MAX_SHAPE_MISSES) return false;
-      this.#misses += 1;
-      chunk = scanChatChunk(data);
-      if (chunk === undefined) return false;
-      this.#shape = ChunkShape.of(data, chunk);
-      content = chunk.content;
-    }
+  #matched(data: string, atMs: number): boolean {
+    const shape = this.#shape;
+    const content = shape?.contentOf(data);
+    if (content === undefined) return false;
+    this.#learned = 0;
+    const chunk = shape!.fields;
     if (chunk.hasChoice) {
-      if (chunk.hasDelta) this.addText(content ?? '', chunk.reasoningContent ?? chunk.reasoning ?? '', atMs);
+      if (chunk.hasDelta) this.addText(content, chunk.reasoningContent ?? chunk.reasoning ?? '', atMs);
       if (chunk.finishReason !== undefined) this.result.finishReason = chunk.finishReason;
     }
     if (!this.#answered) {
       this.#answered = chunk.finishReason === 'length' || nonEmptyText(content) || nonEmptyText(chunk.reasoningContent) || nonEmptyText(chunk.reasoning);
     }
     return true;
+  }
+
+  /**
+   * After a parsed chunk that carried plain content and nothing else of note (the chunk the next ones most likely
+   * repeat with new content), learns its shape by scanning it. The scan validates the chunk and finds its content
+   * itself, so the shape is exact whatever this guess; the guess only keeps the scan (slower than JSON.parse when it
+   * runs cold) off the chunks that come once per stream: the role chunk, the last one, the usage chunk.
+   */
+  #learn(data: string, json: CompletionJson): void {
+    if (this.#learned >= MAX_UNUSED_SHAPES || json.usage != null) return;
+    const choice = json.choices?.length === 1 ? json.choices[0] : undefined;
+    const content = choice?.delta?.content;
+    if (typeof content !== 'string' || content.length === 0 || choice!.finish_reason != null) return;
+    const fields = scanChatChunk(data);
+    if (fields === undefined) return;
+    this.#learned += 1;
+    this.#shape = ChunkShape.of(data, fields);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { redactText } from '../util/redact-text.js';
-import { ChunkShape, scanChatChunk } from './chat-chunk-scan.js';
+import { ChunkShape } from './chat-chunk-scan.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
@@ -17,7 +17,7 @@ export const MAX_RESPONSE_CHARS = 16 * 1024 * 1024;
 export const MAX_RESPONSE_CHUNKS = 4_000_000;
 /**
  * Shapes learned in a row without a chunk matching them, after which a stream's chunks are only JSON.parsed: a
- * server whose chunks never repeat (a field that changes in every chunk) does not pay a scan per chunk.
+ * server whose chunks never repeat (a field that changes in every chunk) does not pay a probe per chunk.
  */
 const MAX_UNUSED_SHAPES = 2;
 
@@ -71,7 +71,7 @@ export class ResponseCollector {
   /** @param sentAtMs monotonic send time (ms). @param secrets strings redacted from error messages. */
   readonly #onFirstToken: (() => void) | undefined;
 
-  /** Whether stream events may take the scan (chat-chunk-scan.ts); false only in tests, for the exact path alone. */
+  /** Whether stream events may be read by their shape (chat-chunk-scan.ts); false only in tests: JSON.parse alone. */
   readonly #scan: boolean;
   /** The shape of the last chunk learned, which the next ones are matched against. */
   #shape: ChunkShape | undefined;
@@ -80,7 +80,7 @@ export class ResponseCollector {
 
   /**
    * @param onFirstToken called once as the first token arrives.
-   * @param options.scanChunks false: every event is JSON.parsed (the path the scan must match, for tests).
+   * @param options.scanChunks false: every event is JSON.parsed (the path a shape must match, for tests).
    */
   constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void, options: { scanChunks?: boolean } = {}) {
     this.#secrets = secrets;
@@ -107,12 +107,16 @@ export class ResponseCollector {
       return;
     }
     if (data.length === 0) return; // `data:` with nothing: a keep-alive some servers send
-    // A chunk of the stream's usual shape is read without JSON.parse (chat-chunk-scan.ts); any other takes the exact
-    // path below, which the shape reproduces field for field.
-    if (this.#scan && this.#matched(data, atMs)) return;
-    const json = this.#parse(data, 'stream event', atMs);
-    if (json === undefined) return;
-    if (this.#scan) this.#learn(data, json);
+    // A chunk of the stream's usual shape is read without JSON.parse: the shape gives what JSON.parse would
+    // (chat-chunk-scan.ts), and it is read below exactly as a parsed chunk is.
+    let json: CompletionJson | undefined = this.#scan ? this.#shape?.parse(data) : undefined;
+    if (json !== undefined) {
+      this.#learned = 0;
+    } else {
+      json = this.#parse(data, 'stream event', atMs);
+      if (json === undefined) return;
+      if (this.#scan) this.#learn(data, json);
+    }
     const choice = json.choices?.[0];
     if (choice) {
       const delta = choice.delta;
@@ -124,40 +128,19 @@ export class ResponseCollector {
   };
 
   /**
-   * onSseEvent's work for a chunk of the last learned shape (see ChunkShape): the same steps as for a parsed chunk,
-   * in the same order. False when the chunk is not of that shape (it is then JSON.parsed).
-   */
-  #matched(data: string, atMs: number): boolean {
-    const shape = this.#shape;
-    const content = shape?.contentOf(data);
-    if (content === undefined) return false;
-    this.#learned = 0;
-    const chunk = shape!.fields;
-    if (chunk.hasChoice) {
-      if (chunk.hasDelta) this.addText(content, chunk.reasoningContent ?? chunk.reasoning ?? '', atMs);
-      if (chunk.finishReason !== undefined) this.result.finishReason = chunk.finishReason;
-    }
-    if (!this.#answered) {
-      this.#answered = chunk.finishReason === 'length' || nonEmptyText(content) || nonEmptyText(chunk.reasoningContent) || nonEmptyText(chunk.reasoning);
-    }
-    return true;
-  }
-
-  /**
-   * After a parsed chunk that carried plain content and nothing else of note (the chunk the next ones most likely
-   * repeat with new content), learns its shape by scanning it. The scan validates the chunk and finds its content
-   * itself, so the shape is exact whatever this guess; the guess only keeps the scan (slower than JSON.parse when it
-   * runs cold) off the chunks that come once per stream: the role chunk, the last one, the usage chunk.
+   * After a parsed chunk that carried plain content and nothing else of note (the chunk a stream repeats with new
+   * content), learns its shape (ChunkShape): the next chunks of that shape are read without JSON.parse. A chunk that
+   * comes once per stream (the role chunk, the last one, the usage chunk) is not learned from: its probe would be
+   * wasted.
    */
   #learn(data: string, json: CompletionJson): void {
-    if (this.#learned >= MAX_UNUSED_SHAPES || json.usage != null) return;
-    const choice = json.choices?.length === 1 ? json.choices[0] : undefined;
-    const content = choice?.delta?.content;
-    if (typeof content !== 'string' || content.length === 0 || choice!.finish_reason != null) return;
-    const fields = scanChatChunk(data);
-    if (fields === undefined) return;
+    if (this.#learned >= MAX_UNUSED_SHAPES || json.usage != null || json.choices?.length !== 1) return;
+    const choice = json.choices[0];
+    const delta = choice?.delta;
+    if (delta == null || choice!.finish_reason != null || delta.tool_calls != null || delta.function_call != null) return;
+    if (typeof delta.content !== 'string' || delta.content.length === 0) return;
     this.#learned += 1;
-    this.#shape = ChunkShape.of(data, fields);
+    this.#shape = ChunkShape.learn(data, delta.content);
   }
 
   /**

@@ -1,10 +1,10 @@
-// The scan of chat completion chunks (client/chat-chunk-scan.ts, issue 17 part 4) is a fast path of
-// ResponseCollector: for every stream it must give exactly what the JSON.parse path gives. Each test feeds the same
-// events to a collector that scans and to one that only parses (`scanChunks: false`) and compares all they recorded.
+// Chunks read by their shape (client/chat-chunk-scan.ts, issue 17 part 4) are a fast path of ResponseCollector: for
+// every stream it must give exactly what JSON.parse of every chunk gives. Each test feeds the same events to a
+// collector that uses shapes and to one that only parses (`scanChunks: false`) and compares all they recorded.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { ChunkShape, scanChatChunk } from '../../src/client/chat-chunk-scan.js';
+import { ChunkShape } from '../../src/client/chat-chunk-scan.js';
 import { ResponseCollector } from '../../src/client/response-collector.js';
 
 /** What a collector made of `events` (each arriving at its index), `[DONE]` included when given. */
@@ -23,27 +23,33 @@ function chunk(delta: unknown, finishReason: string | null = null, extra: Record
   return JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_796_081_227, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...extra });
 }
 
-describe('chat chunk scan', () => {
-  test('the common chunk is scanned, not parsed: content, finish_reason, and the shape of the next chunks', () => {
-    const first = chunk({ role: 'assistant', content: '' });
-    const fields = scanChatChunk(first);
-    assert.ok(fields);
-    assert.equal(fields.content, '');
-    assert.equal(fields.finishReason, undefined);
-    const shape = ChunkShape.of(chunk({ content: 'cod' }), scanChatChunk(chunk({ content: 'cod' }))!);
+describe('chunk shapes', () => {
+  test('a shape reads the chunks around another plain content, and nothing else', () => {
+    const shape = ChunkShape.learn(chunk({ content: 'cod' }), 'cod');
     assert.ok(shape);
-    assert.equal(shape.contentOf(chunk({ content: ' ore' })), ' ore');
-    assert.equal(shape.contentOf(chunk({ content: 'a much longer delta than twelve' })), 'a much longer delta than twelve');
-    // Not this shape: another finish_reason, a quote or an escape in the content, a role.
-    assert.equal(shape.contentOf(chunk({ content: 'x' }, 'length')), undefined);
-    assert.equal(shape.contentOf(chunk({ content: 'say "hi"' })), undefined);
-    assert.equal(shape.contentOf(chunk({ content: 'a\nb' })), undefined);
-    assert.equal(shape.contentOf(chunk({ role: 'assistant', content: 'x' })), undefined);
+    assert.equal(shape.parse(chunk({ content: ' ore' }))?.choices[0].delta.content, ' ore');
+    assert.equal(shape.parse(chunk({ content: 'a much longer delta than twelve' }))?.choices[0].delta.content, 'a much longer delta than twelve');
+    assert.deepEqual(shape.parse(chunk({ content: 'x' })), JSON.parse(chunk({ content: 'x' })));
+    // Not this shape: another finish_reason, a quote, backslash or control character in the content, a role.
+    for (const other of [chunk({ content: 'x' }, 'length'), chunk({ content: 'say "hi"' }), chunk({ content: 'a\\b' }), chunk({ content: 'a\nb' }), chunk({ role: 'assistant', content: 'x' })]) {
+      assert.equal(shape.parse(other), undefined, other);
+    }
   });
 
-  test('left to JSON.parse: usage, errors, tool calls, several choices, escaped keys, repeated fields, not JSON', () => {
-    const parsed = [
-      JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } }),
+  test('no shape when the content is not plain, not found as written, or not the delta\'s (the probe says so)', () => {
+    assert.equal(ChunkShape.learn(chunk({ content: 'a"b' }), 'a"b'), undefined);
+    assert.equal(ChunkShape.learn('{"choices":[{"delta":{"content" : "cod"}}]}', 'cod'), undefined);
+    // The last "content":"cod" is another object's: the probe reads the delta's unchanged.
+    assert.equal(ChunkShape.learn('{"choices":[{"delta":{"content":"cod"}}],"x":{"content":"cod"}}', 'cod'), undefined);
+    // A repeated key: JSON.parse keeps the last, and so does the shape.
+    const repeated = ChunkShape.learn('{"choices":[{"delta":{"content":"a","content":"cod"}}]}', 'cod');
+    assert.equal(repeated?.parse('{"choices":[{"delta":{"content":"a","content":"ore"}}]}')?.choices[0].delta.content, 'ore');
+    assert.equal(ChunkShape.learn('{"choices":[{"delta":{"content":"cod","content":"b"}}]}', 'cod'), undefined);
+  });
+
+  test('after a learned shape, odd chunks give what JSON.parse gives: usage, errors, tool calls, several choices, escapes, repeats, not JSON', () => {
+    const odd = [
+      JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } }),
       JSON.stringify({ error: { message: 'boom' } }),
       JSON.stringify({ object: 'error', message: 'boom' }),
       JSON.stringify({ error: false, choices: [] }),
@@ -52,7 +58,6 @@ describe('chat chunk scan', () => {
       JSON.stringify({ choices: [{ delta: { content: 'a' } }, { delta: { content: 'b' } }] }),
       '{"cho\\u0069ces":[{"delta":{"content":"a"}}]}',
       '{"choices":[{"delta":{"content":"a","content":"b"}}]}',
-      '{"choices":[{"delta":{"content":"a"},"finish_reason":"st\\u006fp"}]}',
       '{"choices":[{"delta":{"content":"a"}}]',
       '{"choices":[{"delta":{"content":"a\u0001"}}]}',
       '{"choices":[{"delta":{"content":1}}]}',
@@ -60,8 +65,11 @@ describe('chat chunk scan', () => {
       '[1]',
       '"text"',
       '\ufeff{}',
+      // The shape's own text around a content that breaks it, or a second chunk glued on.
+      chunk({ content: 'cod"},"x":{"y":"' }),
+      `${chunk({ content: 'a' })}${chunk({ content: 'b' })}`,
     ];
-    for (const text of parsed) assert.equal(scanChatChunk(text), undefined, text);
+    for (const text of odd) assertSameAsParse([chunk({ content: 'cod' }), chunk({ content: 'ore' }), text, chunk({ content: 'bee' }), '[DONE]']);
   });
 
   test('streams as engines send them give what the JSON.parse path gives', () => {
@@ -121,17 +129,4 @@ describe('chat chunk scan', () => {
     fc.assert(fc.property(stream, (events) => assertSameAsParse(events)), { numRuns: 3000 });
   });
 
-  test('property: a text the scan answers for is a JSON object JSON.parse reads the same fields from', () => {
-    const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 60 }), fc.json().map((j) => `{"choices":[{"delta":{"content":${j}}}],"x":${j}}`));
-    fc.assert(
-      fc.property(anyText, (s) => {
-        const fields = scanChatChunk(s);
-        if (fields === undefined) return;
-        const json = JSON.parse(s) as { choices?: Array<{ delta?: { content?: unknown }; finish_reason?: unknown }> };
-        assert.equal(fields.content, json.choices?.[0]?.delta?.content ?? undefined);
-        assert.equal(fields.finishReason, json.choices?.[0]?.finish_reason ?? undefined);
-      }),
-      { numRuns: 3000 },
-    );
-  });
 });

@@ -92,7 +92,7 @@ const COMPONENTS: Array<[string, RegExp]> = [
   ['local token counts (engine/message-tokens)', /dist\/engine\/message-tokens|^countTextYielding /],
   ['requests.jsonl (record-writer, store/requests-jsonl)', /dist\/(benchmark\/record-writer|store\/requests-jsonl)/],
   ['record and aggregate (metrics/)', /dist\/metrics\//],
-  ['SSE read (client/sse-reader, read-body, response-collector, chat-chunk-scan)', /dist\/client\/(sse-reader|read-body|response-collector|chat-chunk-scan)/],
+  ['SSE read (client/sse-reader, read-body, response-collector, chunk-shape)', /dist\/client\/(sse-reader|read-body|response-collector|chunk-shape)/],
   ['send (client/chat-client, request-body, request-timer)', /dist\/client\//],
   ['undici (HTTP/1, llhttp)', /node_modules\/undici\/|^wasm-function/],
   ['engine (turn, load model, conversations)', /dist\/engine\//],

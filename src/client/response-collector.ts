@@ -1,5 +1,5 @@
 import { redactText } from '../util/redact-text.js';
-import { ChunkShape } from './chat-chunk-scan.js';
+import { ChunkShape } from './chunk-shape.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
@@ -71,7 +71,7 @@ export class ResponseCollector {
   /** @param sentAtMs monotonic send time (ms). @param secrets strings redacted from error messages. */
   readonly #onFirstToken: (() => void) | undefined;
 
-  /** Whether stream events may be read by their shape (chat-chunk-scan.ts); false only in tests: JSON.parse alone. */
+  /** Whether stream events may be read by their shape (chunk-shape.ts); false only in tests: JSON.parse alone. */
   readonly #scan: boolean;
   /** The shape of the last chunk learned, which the next ones are matched against. */
   #shape: ChunkShape | undefined;
@@ -108,7 +108,7 @@ export class ResponseCollector {
     }
     if (data.length === 0) return; // `data:` with nothing: a keep-alive some servers send
     // A chunk of the stream's usual shape is read without JSON.parse: the shape gives what JSON.parse would
-    // (chat-chunk-scan.ts), and it is read below exactly as a parsed chunk is.
+    // (chunk-shape.ts), and it is read below exactly as a parsed chunk is.
     let json: CompletionJson | undefined = this.#scan ? this.#shape?.parse(data) : undefined;
     if (json !== undefined) {
       this.#learned = 0;

@@ -13,7 +13,7 @@
  * with another string in that one place, and parses to the same object with that one value replaced. Which value it
  * is, is checked once: T(z) for another z is parsed (the probe) and must read z as `choices[0].delta.content`. So
  * JSON.parse(T(m)) is the probe with that content set to m: the collector then reads the probe exactly as it reads a
- * parsed chunk (test/client/chat-chunk-scan.test.ts compares the two paths on engines' streams and generated ones).
+ * parsed chunk (test/client/chunk-shape.test.ts compares the two paths on engines' streams and generated ones).
  */
 
 /** The parts of a parsed chunk a shape keeps: the probe, whose delta's content each match sets. */

@@ -1,10 +1,10 @@
-// Chunks read by their shape (client/chat-chunk-scan.ts, issue 17 part 4) are a fast path of ResponseCollector: for
+// Chunks read by their shape (client/chunk-shape.ts, issue 17 part 4) are a fast path of ResponseCollector: for
 // every stream it must give exactly what JSON.parse of every chunk gives. Each test feeds the same events to a
 // collector that uses shapes and to one that only parses (`scanChunks: false`) and compares all they recorded.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { ChunkShape } from '../../src/client/chat-chunk-scan.js';
+import { ChunkShape } from '../../src/client/chunk-shape.js';
 import { ResponseCollector } from '../../src/client/response-collector.js';
 
 /** What a collector made of `events` (each arriving at its index), `[DONE]` included when given. */

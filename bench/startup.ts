@@ -151,9 +151,11 @@ if (want('3')) {
     rows.push(result as (typeof rows)[number]);
   }
   console.log(`\nchatload all-in vs the client floor: ${REQUESTS} requests, -p ${CLIENTS}, cpu-tiny simulator (128-token answers) in its own process`);
-  console.log('| round | floor CPU | chatload CPU | CPU ratio | unbundled CPU ratio | floor wall | chatload wall | wall ratio |\n| --- | --- | --- | --- | --- | --- | --- | --- |');
+  const before = BEFORE === undefined ? ['', ''] : [' --before CPU ratio |', ' --- |'];
+  console.log(`| round | floor CPU | chatload CPU | CPU ratio | unbundled CPU ratio |${before[0]} floor wall | chatload wall | wall ratio |\n| --- | --- | --- | --- | --- |${before[1]} --- | --- | --- |`);
   for (const [i, r] of rows.entries()) {
-    console.log(`| ${i + 1} | ${fmt(r.floor.cpuMs)} ms | ${fmt(r.chatload.cpuMs)} ms | ${ratio(r.chatload.cpuMs, r.floor.cpuMs)} | ${ratio(r.unbundled.cpuMs, r.floor.cpuMs)} | ${fmt(r.floor.wallMs)} ms | ${fmt(r.chatload.wallMs)} ms | ${ratio(r.chatload.wallMs, r.floor.wallMs)} |`);
+    const beforeRatio = r.before === undefined ? '' : ` ${ratio(r.before.cpuMs, r.floor.cpuMs)} |`;
+    console.log(`| ${i + 1} | ${fmt(r.floor.cpuMs)} ms | ${fmt(r.chatload.cpuMs)} ms | ${ratio(r.chatload.cpuMs, r.floor.cpuMs)} | ${ratio(r.unbundled.cpuMs, r.floor.cpuMs)} |${beforeRatio} ${fmt(r.floor.wallMs)} ms | ${fmt(r.chatload.wallMs)} ms | ${ratio(r.chatload.wallMs, r.floor.wallMs)} |`);
   }
   kept.allInChatload = median(rows.map((r) => r.chatload.cpuMs));
   kept.allInFloor = median(rows.map((r) => r.floor.cpuMs));

@@ -29,7 +29,7 @@ export interface ShapeChunk {
 const SLICE_MAX_CHARS = 12;
 
 /** True when `text` has no quote, backslash or control character: its JSON string literal is itself in quotes. */
-function isPlain(text: string): boolean {
+export function isPlain(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 34 || c === 92 || c < 32) return false;

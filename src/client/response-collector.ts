@@ -1,5 +1,5 @@
 import { redactText } from '../util/redact-text.js';
-import { ChunkShape } from './chunk-shape.js';
+import { ChunkShape, isPlain } from './chunk-shape.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
@@ -16,8 +16,8 @@ export const MAX_RESPONSE_CHARS = 16 * 1024 * 1024;
  */
 export const MAX_RESPONSE_CHUNKS = 4_000_000;
 /**
- * Shapes learned in a row without a chunk matching them, after which a stream's chunks are only JSON.parsed: a
- * server whose chunks never repeat (a field that changes in every chunk) does not pay a probe per chunk.
+ * Shapes tried in a row without a chunk matching one, after which a stream's chunks are only JSON.parsed: a server
+ * whose chunks never repeat (a field that changes in every chunk) does not pay a probe per chunk.
  */
 const MAX_UNUSED_SHAPES = 2;
 
@@ -75,7 +75,7 @@ export class ResponseCollector {
   readonly #scan: boolean;
   /** The shape of the last chunk learned, which the next ones are matched against. */
   #shape: ChunkShape | undefined;
-  /** Shapes learned since the last match. */
+  /** Shapes tried (each a probe) since the last chunk that matched one. */
   #learned = 0;
 
   /**
@@ -138,9 +138,10 @@ export class ResponseCollector {
     const choice = json.choices[0];
     const delta = choice?.delta;
     if (delta == null || choice!.finish_reason != null || delta.tool_calls != null || delta.function_call != null) return;
-    if (typeof delta.content !== 'string' || delta.content.length === 0) return;
+    // A content with a quote or an escape (code, say) cannot make a shape; the shape in hand stays for the next chunks.
+    if (typeof delta.content !== 'string' || delta.content.length === 0 || !isPlain(delta.content)) return;
     this.#learned += 1;
-    this.#shape = ChunkShape.learn(data, delta.content);
+    this.#shape = ChunkShape.learn(data, delta.content) ?? this.#shape;
   }
 
   /**

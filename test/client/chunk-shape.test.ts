@@ -72,6 +72,25 @@ describe('chunk shapes', () => {
     for (const text of odd) assertSameAsParse([chunk({ content: 'cod' }), chunk({ content: 'ore' }), text, chunk({ content: 'bee' }), '[DONE]']);
   });
 
+  test('a chunk with a quote in its content keeps the shape in hand: the chunks after it still match', () => {
+    const events = [chunk({ content: 'cod' }), chunk({ content: 'say "x"' }), chunk({ content: 'a\\b' }), chunk({ content: 'ore' }), chunk({ content: 'bee' }), '[DONE]'];
+    assertSameAsParse(events);
+    // Counted by what JSON.parse would have been asked: a collector whose JSON.parse is watched.
+    const parse = JSON.parse;
+    let parsed = 0;
+    JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+      parsed += 1;
+      return parse(text, reviver);
+    }) as typeof JSON.parse;
+    try {
+      collect(events, true);
+    } finally {
+      JSON.parse = parse;
+    }
+    // The first chunk and its probe, the two with a quote or an escape; 'ore' and 'bee' matched the shape.
+    assert.equal(parsed, 4);
+  });
+
   test('streams as engines send them give what the JSON.parse path gives', () => {
     const streams: string[][] = [
       // vLLM / SGLang: a role chunk, content chunks, a length stop, the usage chunk.

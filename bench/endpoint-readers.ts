@@ -2,7 +2,9 @@
 // same SseReader and ResponseCollector, fed pre-built streams in each API's real format (vLLM's chat and completions
 // chunks, OpenAI's Responses events with their `event:` lines), cut into reads of 16 events. The network is left out
 // on purpose (bench/client-sse.ts measures it for chat): this isolates what an endpoint's format and reader add.
-// Figures are ratios against chat in the same run. Run: node --import tsx bench/endpoint-readers.ts [--events 20000]
+// Figures are ratios against chat in the same run; a fourth row reads the chat stream with every chunk JSON.parsed
+// (`scanChunks: false`), the path chat took before chunk shapes (client/chunk-shape.ts, issue 17 part 4).
+// Run: node --import tsx bench/endpoint-readers.ts [--events 20000]
 import Table from 'cli-table3';
 import { ENDPOINTS, type EndpointName } from '../src/client/endpoints/index.js';
 import { ResponseCollector } from '../src/client/response-collector.js';
@@ -45,10 +47,15 @@ function stream(endpoint: EndpointName): Uint8Array[] {
   return reads;
 }
 
+/** A row of the table: an endpoint's reader, or chat with every chunk JSON.parsed. */
+type Row = EndpointName | 'chat, every chunk JSON.parsed';
+const PARSE_ONLY = 'chat, every chunk JSON.parsed';
+
 /** Parses the reads once; returns the ms it took (and checks the answer came whole). */
-function readOnce(endpoint: EndpointName, reads: readonly Uint8Array[]): number {
+function readOnce(row: Row, reads: readonly Uint8Array[]): number {
+  const endpoint: EndpointName = row === PARSE_ONLY ? 'chat' : row;
   const startMs = performance.now();
-  const collector = new ResponseCollector(startMs, []);
+  const collector = new ResponseCollector(startMs, [], undefined, { scanChunks: row !== PARSE_ONLY });
   const reader = ENDPOINTS[endpoint].reader(collector);
   const sse = new SseReader((text, atMs) => reader.onSseEvent(text, atMs));
   for (const read of reads) sse.push(read, performance.now());
@@ -61,9 +68,9 @@ function readOnce(endpoint: EndpointName, reads: readonly Uint8Array[]): number 
 }
 
 const deadline = performance.now() + BENCH_TIME_LIMIT_MS;
-const endpoints: EndpointName[] = ['chat', 'completions', 'responses'];
-const inputs = new Map(endpoints.map((e) => [e, stream(e)] as const));
-const times = new Map<EndpointName, number[]>(endpoints.map((e) => [e, []]));
+const endpoints: Row[] = ['chat', 'completions', 'responses', PARSE_ONLY];
+const inputs = new Map(endpoints.map((e) => [e, stream(e === PARSE_ONLY ? 'chat' : e)] as const));
+const times = new Map<Row, number[]>(endpoints.map((e) => [e, []]));
 // Interleaved rounds (after a warm-up each), so machine noise falls on all three alike; the median round counts.
 for (const e of endpoints) readOnce(e, inputs.get(e)!);
 for (let round = 0; round < ROUNDS && performance.now() < deadline; round++) for (const e of endpoints) times.get(e)!.push(readOnce(e, inputs.get(e)!));

@@ -5,11 +5,12 @@
 //  3. the client floor: a minimal node:http client (client-floor.mjs) replaying the same dataset at -p 50 against
 //     the same simulator (`chatload serve --profile cpu-tiny`, its own process, fresh per run), in alternation with
 //     chatload all-in (start-up, run, requests.jsonl, results.json, report.html): CPU and wall ratios per round;
+//     then where each one's CPU goes, by component, from a CPU profile of one whole run of each;
 //  4. report rendering CPU per request at 1,000 requests (render-report.mjs, on chatload's last run);
 //  5. where start-up goes: a CPU profile of `run` up to its first request (unbundled, so frames name their
 //     package), the files `--version` and `run` load (bundled and not), and what run's bundle holds, by package.
 //
-//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js]
+//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3b,4,5]
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +21,7 @@ import { syntheticConversations, writeDataset } from '../test/helpers/datasets.j
 import { DIST_CLI_UNBUNDLED, ensureDist } from '../test/helpers/dist.js';
 import { tempDir } from '../test/helpers/tmp.js';
 import { median, nodeCost, nodeWallMs } from './child-cpu.js';
-import { cpuByPart } from './cpu-profile.js';
+import { cpuByComponent, cpuByPart } from './cpu-profile.js';
 import { startFirstRequestServer } from './first-request.js';
 import { startSimProcess } from './sim-process.js';
 
@@ -29,6 +30,9 @@ const arg = (name: string, fallback: number): number => {
   return i < 0 ? fallback : Number(process.argv[i + 1]);
 };
 const ROUNDS = arg('--rounds', 3);
+/** `--sections 3,3b`: only those sections (default: all). Section 4 renders the last run of section 3. */
+const SECTIONS = process.argv.includes('--sections') ? new Set(process.argv[process.argv.indexOf('--sections') + 1]!.split(',')) : undefined;
+const want = (section: string): boolean => SECTIONS === undefined || SECTIONS.has(section);
 const REQUESTS = arg('--requests', 1000);
 const CLIENTS = 50;
 const BIN = fileURLToPath(new URL('../bin/chatload.js', import.meta.url));
@@ -59,7 +63,7 @@ const floorArgs = (url: string): string[] => [FLOOR, url, dataset, String(CLIENT
 console.log(`chatload start-up bench: node ${process.version}, ${ROUNDS} rounds, ${REQUESTS} requests at -p ${CLIENTS}\n`);
 
 // 1. --version and --help, interleaved with the baseline so drifts in machine load hit all three alike.
-{
+if (want('1')) {
   const commands: Array<[string, string[]]> = [
     ['node -e 0 (baseline)', ['-e', '0']],
     ['chatload --version', [BIN, '--version']],
@@ -87,7 +91,7 @@ console.log(`chatload start-up bench: node ${process.version}, ${ROUNDS} rounds,
 const stub = await startFirstRequestServer();
 /** Medians kept for the closing breakdown of chatload's CPU above the floor's. */
 const kept = { startChatload: 0, startFloor: 0, allInChatload: 0, allInFloor: 0, reportImport: 0, reportCold: 0 };
-{
+if (want('2')) {
   const probes = { chatload: [] as Array<{ cpuMs: number; wallMs: number }>, unbundled: [] as Array<{ cpuMs: number; wallMs: number }>, before: [] as Array<{ cpuMs: number; wallMs: number }>, floor: [] as Array<{ cpuMs: number; wallMs: number }> };
   let bodies: Record<string, string> = {};
   for (let i = 0; i < 7; i++) {
@@ -117,7 +121,7 @@ const kept = { startChatload: 0, startFloor: 0, allInChatload: 0, allInFloor: 0,
 
 // 3. chatload all-in against the client floor, same dataset, same concurrency, a fresh simulator per run.
 let lastRunDir = '';
-{
+if (want('3')) {
   type Cost = { cpuMs: number; wallMs: number };
   const rows: Array<{ floor: Cost; chatload: Cost; unbundled: Cost; before?: Cost }> = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -147,9 +151,11 @@ let lastRunDir = '';
     rows.push(result as (typeof rows)[number]);
   }
   console.log(`\nchatload all-in vs the client floor: ${REQUESTS} requests, -p ${CLIENTS}, cpu-tiny simulator (128-token answers) in its own process`);
-  console.log('| round | floor CPU | chatload CPU | CPU ratio | unbundled CPU ratio | floor wall | chatload wall | wall ratio |\n| --- | --- | --- | --- | --- | --- | --- | --- |');
+  const before = BEFORE === undefined ? ['', ''] : [' --before CPU ratio |', ' --- |'];
+  console.log(`| round | floor CPU | chatload CPU | CPU ratio | unbundled CPU ratio |${before[0]} floor wall | chatload wall | wall ratio |\n| --- | --- | --- | --- | --- |${before[1]} --- | --- | --- |`);
   for (const [i, r] of rows.entries()) {
-    console.log(`| ${i + 1} | ${fmt(r.floor.cpuMs)} ms | ${fmt(r.chatload.cpuMs)} ms | ${ratio(r.chatload.cpuMs, r.floor.cpuMs)} | ${ratio(r.unbundled.cpuMs, r.floor.cpuMs)} | ${fmt(r.floor.wallMs)} ms | ${fmt(r.chatload.wallMs)} ms | ${ratio(r.chatload.wallMs, r.floor.wallMs)} |`);
+    const beforeRatio = r.before === undefined ? '' : ` ${ratio(r.before.cpuMs, r.floor.cpuMs)} |`;
+    console.log(`| ${i + 1} | ${fmt(r.floor.cpuMs)} ms | ${fmt(r.chatload.cpuMs)} ms | ${ratio(r.chatload.cpuMs, r.floor.cpuMs)} | ${ratio(r.unbundled.cpuMs, r.floor.cpuMs)} |${beforeRatio} ${fmt(r.floor.wallMs)} ms | ${fmt(r.chatload.wallMs)} ms | ${ratio(r.chatload.wallMs, r.floor.wallMs)} |`);
   }
   kept.allInChatload = median(rows.map((r) => r.chatload.cpuMs));
   kept.allInFloor = median(rows.map((r) => r.floor.cpuMs));
@@ -160,9 +166,43 @@ let lastRunDir = '';
   console.log(`median ratio: CPU ${median(cpuRatios).toFixed(2)}x (range ${Math.min(...cpuRatios).toFixed(2)}-${Math.max(...cpuRatios).toFixed(2)}), wall ${median(wallRatios).toFixed(2)}x (range ${Math.min(...wallRatios).toFixed(2)}-${Math.max(...wallRatios).toFixed(2)})`);
 }
 
+// 3b. Where each client's CPU goes over a whole run: a CPU profile of one all-in run of chatload (tsc's unbundled
+// dist/, so frames name their files) and of the floor, grouped by component (bench/cpu-profile.ts cpuByComponent).
+if (want('3b')) {
+  const profDir = join(work, 'profiles-all-in');
+  const profiled = async (args: (url: string) => string[]): Promise<Array<{ part: string; ms: number }>> => {
+    rmSync(profDir, { recursive: true, force: true });
+    mkdirSync(profDir);
+    const sim = await startSimProcess({ profile: 'cpu-tiny' });
+    try {
+      const cost = await nodeCost(['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', '200', ...args(sim.url)]);
+      if (cost.code !== 0) throw new Error(`a profiled run failed: ${cost.stderr.slice(-500)}`);
+    } finally {
+      await sim.close();
+    }
+    return cpuByComponent(join(profDir, readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'))!));
+  };
+  const chatload = await profiled((url) => runArgs(url, join(work, 'run-profiled'), UNBUNDLED));
+  const floor = await profiled(floorArgs);
+  const total = (parts: Array<{ ms: number }>): number => parts.reduce((a, p) => a + p.ms, 0);
+  const [chatloadMs, floorMs] = [total(chatload), total(floor)];
+  console.log(`\nwhere the CPU goes, one profiled all-in run each (--cpu-prof, main thread, sampled ms including the profiler's overhead; unbundled dist/)`);
+  console.log(`| component | chatload | share | per request | floor | share |\n| --- | --- | --- | --- | --- | --- |`);
+  const floorOf = new Map(floor.map((p) => [p.part, p.ms]));
+  const share = (ms: number, of: number): string => `${((100 * ms) / of).toFixed(1)}%`;
+  for (const p of chatload) {
+    const f = floorOf.get(p.part);
+    floorOf.delete(p.part);
+    if (p.ms < 0.005 * chatloadMs && (f ?? 0) < 0.005 * floorMs) continue;
+    console.log(`| ${p.part} | ${fmt(p.ms)} ms | ${share(p.ms, chatloadMs)} | ${fmt((1000 * p.ms) / REQUESTS)} µs | ${f === undefined ? '-' : `${fmt(f)} ms`} | ${f === undefined ? '-' : share(f, floorMs)} |`);
+  }
+  for (const [part, ms] of floorOf) if (ms >= 0.005 * floorMs) console.log(`| ${part} | - | - | - | ${fmt(ms)} ms | ${share(ms, floorMs)} |`);
+  console.log(`| total | ${fmt(chatloadMs)} ms | | ${fmt((1000 * chatloadMs) / REQUESTS)} µs | ${fmt(floorMs)} ms | |`);
+}
+
 // 4. Rendering report.html of chatload's last run, in fresh processes: the renderer bundled as the package's bundle
 // is (what `chatload run` loads), and tsc's unbundled dist/, alternating.
-{
+if (want('4') && lastRunDir !== '') {
   const bundled = join(work, 'report-bundle');
   await build({ ...BUNDLE_OPTIONS, entryPoints: { html: 'src/report/html.ts', 'run-data': 'src/store/run-data.ts' }, outdir: bundled, metafile: false });
   type Render = { records: number; loadMs: number; importMs: number; coldMs: number; warmMs: number };
@@ -187,7 +227,7 @@ let lastRunDir = '';
   kept.reportImport = m(renders.bundled, 'importMs');
   kept.reportCold = m(renders.bundled, 'coldMs');
 }
-{
+if (want('2') && want('3') && want('4')) {
   const k = kept;
   const above = k.allInChatload - k.allInFloor;
   const start = k.startChatload - k.startFloor;
@@ -196,7 +236,7 @@ let lastRunDir = '';
 }
 
 // 5. Where start-up goes.
-{
+if (want('5')) {
   const profDir = join(work, 'profiles');
   const profile = async (name: string, run: () => Promise<number>): Promise<void> => {
     rmSync(profDir, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 import { redactText } from '../util/redact-text.js';
+import { ChunkShape, isPlain } from './chunk-shape.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
@@ -14,6 +15,11 @@ export const MAX_RESPONSE_CHARS = 16 * 1024 * 1024;
  * each carries at least one token, so this is the answer bound in chunks (issue #16).
  */
 export const MAX_RESPONSE_CHUNKS = 4_000_000;
+/**
+ * Shapes tried in a row without a chunk matching one, after which a stream's chunks are only JSON.parsed: a server
+ * whose chunks never repeat (a field that changes in every chunk) does not pay a probe per chunk.
+ */
+const MAX_UNUSED_SHAPES = 2;
 
 /** The parts of an OpenAI chat completion chunk (or body) the collector reads. Everything is optional: servers vary. */
 export interface CompletionJson {
@@ -65,10 +71,21 @@ export class ResponseCollector {
   /** @param sentAtMs monotonic send time (ms). @param secrets strings redacted from error messages. */
   readonly #onFirstToken: (() => void) | undefined;
 
-  /** @param onFirstToken called once as the first token arrives. */
-  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void) {
+  /** Whether stream events may be read by their shape (chunk-shape.ts); false only in tests: JSON.parse alone. */
+  readonly #scan: boolean;
+  /** The shape of the last chunk learned, which the next ones are matched against. */
+  #shape: ChunkShape | undefined;
+  /** Shapes tried (each a probe) since the last chunk that matched one. */
+  #learned = 0;
+
+  /**
+   * @param onFirstToken called once as the first token arrives.
+   * @param options.scanChunks false: every event is JSON.parsed (the path a shape must match, for tests).
+   */
+  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void, options: { scanChunks?: boolean } = {}) {
     this.#secrets = secrets;
     this.#onFirstToken = onFirstToken;
+    this.#scan = options.scanChunks ?? true;
     this.result = {
       sentAtMs,
       tokenChunkTimesMs: [],
@@ -90,8 +107,16 @@ export class ResponseCollector {
       return;
     }
     if (data.length === 0) return; // `data:` with nothing: a keep-alive some servers send
-    const json = this.#parse(data, 'stream event', atMs);
-    if (json === undefined) return;
+    // A chunk of the stream's usual shape is read without JSON.parse: the shape gives what JSON.parse would
+    // (chunk-shape.ts), and it is read below exactly as a parsed chunk is.
+    let json: CompletionJson | undefined = this.#scan ? this.#shape?.parse(data) : undefined;
+    if (json !== undefined) {
+      this.#learned = 0;
+    } else {
+      json = this.#parse(data, 'stream event', atMs);
+      if (json === undefined) return;
+      if (this.#scan) this.#learn(data, json);
+    }
     const choice = json.choices?.[0];
     if (choice) {
       const delta = choice.delta;
@@ -101,6 +126,23 @@ export class ResponseCollector {
     if (!this.#answered) this.#answered = anyAnswer(json.choices, 'delta');
     if (json.usage) this.#usage(json.usage, json.timings);
   };
+
+  /**
+   * After a parsed chunk that carried plain content and nothing else of note (the chunk a stream repeats with new
+   * content), learns its shape (ChunkShape): the next chunks of that shape are read without JSON.parse. A chunk that
+   * comes once per stream (the role chunk, the last one, the usage chunk) is not learned from: its probe would be
+   * wasted.
+   */
+  #learn(data: string, json: CompletionJson): void {
+    if (this.#learned >= MAX_UNUSED_SHAPES || json.usage != null || json.choices?.length !== 1) return;
+    const choice = json.choices[0];
+    const delta = choice?.delta;
+    if (delta == null || choice!.finish_reason != null || delta.tool_calls != null || delta.function_call != null) return;
+    // A content with a quote or an escape (code, say) cannot make a shape; the shape in hand stays for the next chunks.
+    if (typeof delta.content !== 'string' || delta.content.length === 0 || !isPlain(delta.content)) return;
+    this.#learned += 1;
+    this.#shape = ChunkShape.learn(data, delta.content) ?? this.#shape;
+  }
 
   /**
    * Parses one completion object (an SSE event's data, or a whole body). A text that is not a JSON object, or an

@@ -188,8 +188,8 @@ describe('ChatClient error taxonomy', () => {
   test("the caller's signal aborts a request in flight, and a pre-aborted signal sends nothing", TEST_TIMEOUT, async () => {
     await withScriptedClient({ actions: [{ write: token('a') }] }, {}, async (client, server) => {
       const controller = new AbortController();
-      const pending = client.send(chatRequest(), controller.signal);
-      setTimeout(() => controller.abort(), 100);
+      // Aborted once the first token is in (not after a fixed delay, which a loaded machine can outrun).
+      const pending = client.send({ ...chatRequest(), onFirstToken: () => setImmediate(() => controller.abort()) }, controller.signal);
       const result = await pending;
       assert.equal(result.error?.kind, 'aborted');
       assert.equal(result.content, 'a');

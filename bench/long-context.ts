@@ -161,7 +161,8 @@ async function flatPerTurn(url: string): Promise<void> {
   const beforeTurn = (active: ActiveConversation): void => {
     const t0 = cpuMs();
     const body = encodeChatBody({ model: 'm', messages: active.requestMessages(), stream: true, tools: active.tools });
-    Buffer.from(body);
+    if (Buffer.isBuffer(body)) Buffer.from(body);
+    else for (const chunk of body) Buffer.from(chunk);
     bodyCpu.push(cpuMs() - t0);
     last = cpuMs();
   };

@@ -1,5 +1,5 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
-import { encodeTextInto } from '../tokenizer/sliced.js';
+import { encodeTextInto, SYNC_CHARS } from '../tokenizer/sliced.js';
 
 /*
  * A conversation's prompt token ids as the chat template renders them and the tokenizer encodes them, kept from
@@ -158,6 +158,7 @@ export class PromptIds {
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
       this.#length = 0;
       await this.#encodeFrom(whole, 0, 0, false);
+      this.#keepFlat(whole, 0, 0);
       return { ids: this.#ids, length: this.#length, unchanged: 0 };
     }
     // Re-encode from marker j: the rest of the message holding it (and any after it up to the shared end), then the new text.
@@ -170,7 +171,21 @@ export class PromptIds {
     this.#length = unchanged;
     this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
     await this.#encodeFrom(text, start, 0, true);
+    this.#keepFlat(text, start, this.#messageAt(start, shared) + 1);
     return { ids: this.#ids, length: this.#length, unchanged };
+  }
+
+  /**
+   * Points the kept rendered texts of messages `from` on that are long into `text` (the prompt from offset `base`,
+   * which encoding has read and so flattened). A rendered message is a concatenation (template markup + content), and
+   * V8 copies a concatenation into one flat string the first time it is read: slicing a 10 MB message's kept
+   * rendering next turn would copy it again in one piece (issue #14). A slice of a flat string is never copied.
+   */
+  #keepFlat(text: string, base: number, from: number): void {
+    for (let k = from; k < this.#rendered.length; k++) {
+      if (this.#rendered[k]!.length < SYNC_CHARS) continue;
+      this.#rendered[k] = text.slice(this.#offsets[k]! - base, this.#offsets[k + 1]! - base);
+    }
   }
 
   /** The index of the shared message whose rendered text holds offset `at` (binary search; `at` < the shared end). */

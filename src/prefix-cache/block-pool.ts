@@ -20,6 +20,64 @@
 /** Blocks a stepped operation handles between two pauses: well under a millisecond of Map work. */
 export const DEFAULT_STEP_BLOCKS = 1024;
 
+/** What a pool keeps per cached block: its key -> references held by requests in flight. */
+interface RefIndex<K> {
+  readonly size: number;
+  has(key: K): boolean;
+  get(key: K): number | undefined;
+  set(key: K, refs: number): unknown;
+  delete(key: K): boolean;
+  [Symbol.iterator](): Iterator<[K, number]>;
+}
+
+/** Maps an infinite pool's index is cut into (a power of two). */
+const SHARDS = 256;
+
+/**
+ * The index of a pool that never evicts, cut into SHARDS Maps by a number key's low bits (other keys all go to the
+ * first). A Map grows by copying all its entries into a table twice the size, in one piece: at 131,072 blocks, ~8 ms
+ * (issue #14), and a run's infinite index holds millions. Cut in 256, each copy is 1/256 of that; and V8's limit of
+ * 2^24 entries per Map no longer bounds the index. Its order is not kept across shards: an infinite pool needs none.
+ */
+class ShardedRefs<K> implements RefIndex<K> {
+  readonly #shards = Array.from({ length: SHARDS }, () => new Map<K, number>());
+  #size = 0;
+
+  #shard(key: K): Map<K, number> {
+    return this.#shards[typeof key === 'number' ? (key >>> 0) & (SHARDS - 1) : 0]!;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  has(key: K): boolean {
+    return this.#shard(key).has(key);
+  }
+
+  get(key: K): number | undefined {
+    return this.#shard(key).get(key);
+  }
+
+  set(key: K, refs: number): this {
+    const shard = this.#shard(key);
+    const before = shard.size;
+    shard.set(key, refs);
+    this.#size += shard.size - before;
+    return this;
+  }
+
+  delete(key: K): boolean {
+    const deleted = this.#shard(key).delete(key);
+    if (deleted) this.#size -= 1;
+    return deleted;
+  }
+
+  *[Symbol.iterator](): Iterator<[K, number]> {
+    for (const shard of this.#shards) yield* shard;
+  }
+}
+
 /** Runs a stepped operation to its end at once and returns its value. */
 function drain<R>(steps: Generator<void, R, void>): R {
   for (;;) {
@@ -49,8 +107,9 @@ export class BlockPool<K = number> {
    * Cached blocks: key -> references held by requests in flight. One Map is also the LRU list: a block released to 0
    * references is moved to its end (delete + set), so the unreferenced ones come least recently released first; an
    * eviction walks from the start past the referenced ones. (Two Maps cost twice the memory: ~160 bytes a block.)
+   * With infinite capacity, ShardedRefs: nothing is evicted, so no order is needed.
    */
-  readonly #refs = new Map<K, number>();
+  readonly #refs: RefIndex<K>;
   /** Cached blocks with no reference (evictable). */
   #unreferenced = 0;
   /** False with infinite capacity: nothing is ever evicted, so references and LRU order need no upkeep. */
@@ -65,6 +124,7 @@ export class BlockPool<K = number> {
     this.capacity = capacity;
     this.stepBlocks = stepBlocks;
     this.#tracked = capacity !== Infinity;
+    this.#refs = this.#tracked ? new Map<K, number>() : new ShardedRefs<K>();
   }
 
   /** Blocks cached (referenced or not). */

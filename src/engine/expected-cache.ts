@@ -165,7 +165,10 @@ export class ExpectedCache {
   prefilled(ticket: ExpectedCacheTicket, atMs = performance.now()): void {
     if (ticket.lookupAsked) return;
     ticket.lookupAsked = true;
-    ticket.lookup = this.#run(this.#prefilledSteps(ticket, atMs));
+    const lookup = this.#run(this.#prefilledSteps(ticket, atMs));
+    // Its failure (a bug) reaches whoever awaits settled(); unawaited, it must not end the process.
+    lookup?.catch(() => {});
+    ticket.lookup = lookup;
   }
 
   /** Resolves when the ticket's `hit` is final (at once unless its lookup waits behind a large registration). */

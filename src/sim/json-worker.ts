@@ -3,7 +3,8 @@ import { Worker } from 'node:worker_threads';
 /*
  * JSON.parse of a large request body off the event loop (issue #14): parsing a 3 MB chat body took ~10 ms in one
  * piece, during which no other stream of the simulator moved. Bodies over WORKER_PARSE_BYTES are parsed in one worker
- * thread, started on first use and kept (unref'd: it never holds the process open); the parsed value comes back by
+ * thread, started on first use and kept (held only while a parse is pending: an idle one never keeps the process
+ * open); the parsed value comes back by
  * structured clone, which copies strings without parsing them again. The same V8 parses in both places, so a body's
  * value and a malformed body's error message are the same as inline.
  *
@@ -51,6 +52,7 @@ let nextId = 0;
 const pending = new Map<number, Pending>();
 
 function failAll(error: Error): void {
+  worker?.unref();
   worker = undefined;
   for (const p of pending.values()) p.reject(error);
   pending.clear();
@@ -64,12 +66,13 @@ function started(): Worker {
     const p = pending.get(reply.id);
     if (p === undefined) return;
     pending.delete(reply.id);
+    if (pending.size === 0) w.unref();
     if (reply.error !== undefined) p.reject(new JsonSyntaxError(reply.error));
     else p.resolve(reply.value);
   });
   w.on('error', (error) => failAll(new Error(`the JSON parsing worker thread failed: ${error.message}`)));
   w.on('exit', (code) => failAll(new Error(`the JSON parsing worker thread exited (code ${code})`)));
-  // After the listeners: never what keeps the process open.
+  // Held (ref) only while a parse is pending: an idle worker never keeps the process open.
   w.unref();
   worker = w;
   return w;
@@ -86,6 +89,7 @@ export function parseJsonInWorker(bytes: Uint8Array): Promise<unknown> {
   // new Uint8Array(view) copies (a Buffer's own slice() would share the memory, and the transfer would detach it).
   const sent = owned ? bytes : new Uint8Array(bytes);
   return new Promise((resolve, reject) => {
+    if (pending.size === 0) w.ref();
     pending.set(id, { resolve, reject });
     w.postMessage({ id, bytes: sent }, [sent.buffer as ArrayBuffer]);
   });

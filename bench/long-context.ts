@@ -7,8 +7,10 @@
 //    Claim: CPU per turn without the body, last 10 turns / first 10 turns, within 1.5x.
 // 2. Event-loop stalls: the largest event-loop delay (monitorEventLoopDelay, 1 ms resolution) during a run whose second
 //    user message is 10 MB, against the same run with a 10 kB message (baseline); and inside a simulator (`serve`'s
-//    server) while it receives a 3 MB prompt from another process, against a 3 kB prompt.
-// Run: node --import tsx bench/long-context.ts
+//    server) while it receives a 3 MB prompt from another process, against a 3 kB prompt. Each pair is measured
+//    --reps times (default 3), interleaved, and printed with its max and p99 delay: the machine is shared and one
+//    run's baseline alone moves by several ms.
+// Run: node --import tsx bench/long-context.ts [--stall-only] [--reps N]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
@@ -29,7 +31,7 @@ import { parseAgenticConfig } from '../src/synth/agentic/config.js';
 import { generateAgenticSessions } from '../src/synth/agentic/generate.js';
 import { defaultTokenCounter } from '../src/tokenizer/index.js';
 
-const BENCH_TIME_LIMIT_MS = 240_000;
+const BENCH_TIME_LIMIT_MS = 480_000;
 
 // ---- child: a server that answers every step with a streamed tool call, or a client that posts one big prompt ----
 
@@ -159,7 +161,8 @@ async function flatPerTurn(url: string): Promise<void> {
   const beforeTurn = (active: ActiveConversation): void => {
     const t0 = cpuMs();
     const body = encodeChatBody({ model: 'm', messages: active.requestMessages(), stream: true, tools: active.tools });
-    Buffer.from(body);
+    if (Buffer.isBuffer(body)) Buffer.from(body);
+    else for (const chunk of body) Buffer.from(chunk);
     bodyCpu.push(cpuMs() - t0);
     last = cpuMs();
   };
@@ -182,15 +185,21 @@ async function flatPerTurn(url: string): Promise<void> {
   console.log(`expected cache per turn, last 10 / first 10: ${(mean(cacheCpu.slice(-10)) / mean(cacheCpu.slice(0, 10))).toFixed(2)}x`);
 }
 
-async function maxLoopDelayDuring(work: () => Promise<void>): Promise<number> {
+/** The event loop's delay while `work` runs, in ms: the largest and the 99th percentile. */
+interface LoopDelay {
+  maxMs: number;
+  p99Ms: number;
+}
+
+async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
   await work();
   h.disable();
-  return h.max / 1e6;
+  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6 };
 }
 
-async function bigMessageRun(url: string, chars: number): Promise<number> {
+async function bigMessageRun(url: string, chars: number): Promise<LoopDelay> {
   const conversation: Conversation = {
     id: 'big',
     messages: [
@@ -204,14 +213,14 @@ async function bigMessageRun(url: string, chars: number): Promise<number> {
   };
   const client = new ChatClient({ baseUrl: url, connections: 2, requestTimeoutMs: 60_000 });
   try {
-    return await maxLoopDelayDuring(() => replay(context(client, []), conversation));
+    return await loopDelayDuring(() => replay(context(client, []), conversation));
   } finally {
     await client.close();
   }
 }
 
 /** The simulator's largest event-loop delay while a prompt of `chars` arrives from another process (after a warm-up one). */
-async function servePrompt(chars: number): Promise<number> {
+async function servePrompt(chars: number): Promise<LoopDelay> {
   const sim = await startSimulator({ profile: 'agentic', modelName: 'm', config: { max_model_len: 1_000_000, num_gpu_blocks: 70_000, prefill_ms_per_token: 0.0001 } });
   const post = async (n: number): Promise<void> => {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--post', sim.url, String(n)], { stdio: 'inherit' });
@@ -220,10 +229,31 @@ async function servePrompt(chars: number): Promise<number> {
   try {
     await post(3_000);
     // The child's own start (it loads tsx) happens before its request; its delay is that of the sim's loop alone.
-    return await maxLoopDelayDuring(() => post(chars));
+    return await loopDelayDuring(() => post(chars));
   } finally {
     await sim.close();
   }
+}
+
+/** Baseline and large runs of each stall case, interleaved `reps` times; prints every figure and the worst. */
+async function stalls(url: string, reps: number): Promise<void> {
+  const cases = [
+    { label: 'run: a 10 MB user message (baseline 10 kB)', measure: (chars: number) => bigMessageRun(url, chars), small: 10_000, large: 10_000_000 },
+    { label: 'serve: a 3 MB prompt arrives (baseline 3 kB)', measure: servePrompt, small: 3_000, large: 3_000_000 },
+  ];
+  const fmt = (ds: LoopDelay[], key: keyof LoopDelay): string => ds.map((d) => d[key].toFixed(1)).join(' / ');
+  const worst = (ds: LoopDelay[]): number => Math.max(...ds.map((d) => d.maxMs));
+  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'worst large / worst baseline'], style: { head: [], border: [] } });
+  for (const c of cases) {
+    const small: LoopDelay[] = [];
+    const large: LoopDelay[] = [];
+    for (let i = 0; i < reps; i++) {
+      small.push(await c.measure(c.small));
+      large.push(await c.measure(c.large));
+    }
+    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), (worst(large) / worst(small)).toFixed(1)]);
+  }
+  console.log(table.toString());
 }
 
 async function main(): Promise<void> {
@@ -231,17 +261,13 @@ async function main(): Promise<void> {
     console.error('bench/long-context: over its time limit');
     process.exit(1);
   }, BENCH_TIME_LIMIT_MS);
+  const args = process.argv.slice(2);
+  const repsAt = args.indexOf('--reps');
+  const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
   const { url, child } = await startServerChild();
   try {
-    await flatPerTurn(url);
-    const table = new Table({ head: ['event-loop max delay (ms)', 'baseline', 'large', 'large / baseline'], style: { head: [], border: [] } });
-    const small = await bigMessageRun(url, 10_000);
-    const big = await bigMessageRun(url, 10_000_000);
-    table.push(['run: a 10 MB user message (baseline 10 kB)', small.toFixed(1), big.toFixed(1), (big / small).toFixed(1)]);
-    const smallPrompt = await servePrompt(3_000);
-    const bigPrompt = await servePrompt(3_000_000);
-    table.push(['serve: a 3 MB prompt arrives (baseline 3 kB)', smallPrompt.toFixed(1), bigPrompt.toFixed(1), (bigPrompt / smallPrompt).toFixed(1)]);
-    console.log(table.toString());
+    if (!args.includes('--stall-only')) await flatPerTurn(url);
+    await stalls(url, reps);
   } finally {
     child.kill();
     clearTimeout(timer);

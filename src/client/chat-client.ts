@@ -5,7 +5,7 @@ import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/in
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
 import { decodeContent } from './content-encoding.js';
 import { readBodyExcerpt, readJsonBody, readSseBody } from './read-body.js';
-import { normalizeBaseUrl } from './request-body.js';
+import { normalizeBaseUrl, sendableBody } from './request-body.js';
 import { ENDPOINTS, type ApiEndpoint, type EndpointName } from './endpoints/index.js';
 import { ResponseCollector, excerpt } from './response-collector.js';
 import { splitUrlCredentials, splitUrlTextCredentials } from './url-credentials.js';
@@ -163,7 +163,7 @@ export class ChatClient {
   /** Sends one turn to the endpoint. Never rejects: every failure is returned as `result.error` with its kind. */
   async send(chatRequest: ChatRequest, signal?: AbortSignal): Promise<StreamResult> {
     const endpoint = this.#endpoint;
-    let body: string | Buffer;
+    let body: string | Buffer | Buffer[];
     try {
       body = endpoint.encode?.(chatRequest) ?? JSON.stringify(endpoint.body(chatRequest));
     } catch (error) {
@@ -171,10 +171,11 @@ export class ChatClient {
       collector.fail({ kind: 'other', message: `cannot build the request: ${(error as Error).message}` }, collector.result.sentAtMs);
       return collector.result;
     }
-    const headers =
-      chatRequest.conversationId === undefined
-        ? this.#headers
-        : { ...this.#headers, 'x-session-id': chatRequest.conversationId };
+    // A large body goes as its chunks, its length declared (sendableBody): kept, so a stale-connection resend resends it.
+    const { body: sendable, headers } = sendableBody(
+      body,
+      chatRequest.conversationId === undefined ? this.#headers : { ...this.#headers, 'x-session-id': chatRequest.conversationId },
+    );
     const controller = new AbortController();
     /** Why we aborted: a timeout kind, or `aborted` for the caller's signal. Set before controller.abort(). */
     let stopKind: TimeoutKind | 'aborted' | undefined;
@@ -200,7 +201,7 @@ export class ChatClient {
       let dispatcher = this.#reuse.reuseConnections ? this.#agent : this.#fresh();
       while (response === undefined) {
         try {
-          response = await request(this.#generateUrl, { method: 'POST', headers, body, dispatcher, signal: controller.signal });
+          response = await request(this.#generateUrl, { method: 'POST', headers, body: sendable, dispatcher, signal: controller.signal });
         } catch (error) {
           const stale = dispatcher === this.#agent && stopKind === undefined ? this.#staleFailure(error) : undefined;
           if (stale === undefined) {

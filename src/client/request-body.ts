@@ -5,26 +5,31 @@ import type { ChatRequest } from './types.js';
 
 /**
  * Each message's JSON as UTF-8 bytes, made once: a conversation's history holds the same message objects turn after
- * turn, so a 128k-token history is not re-encoded on every request, only copied into the body (issue #14).
+ * turn, so a 128k-token history is not re-encoded on every request, only copied into the body (issue #14). A large
+ * message prepared in slices keeps its slices (a list of Buffers): it is never copied into one Buffer.
  */
-const messageBytesCache = new WeakMap<ChatMessage, Buffer>();
+const messageBytesCache = new WeakMap<ChatMessage, Buffer | readonly Buffer[]>();
 
 /** Content longer than this is JSON-encoded in slices by prepareMessageBytes, letting the event loop go between them. */
 const SLICE_CHARS = 256 * 1024;
 
-/** The JSON of one message in its wire shape, as UTF-8 bytes, from the cache after the first time. */
-export function messageBytes(message: ChatMessage): Buffer {
+/**
+ * Bodies up to this many bytes are copied into one Buffer (one socket write, as before issue #14); larger ones are
+ * sent as their list of chunks: copying a 10 MB body into one Buffer held the event loop ~8 ms.
+ */
+export const CHUNKED_BODY_BYTES = 1024 * 1024;
+
+/** Small parts of a chunked body are joined into chunks of about this size (fewer socket writes). */
+const JOIN_BYTES = 64 * 1024;
+
+/** The JSON of one message in its wire shape, as UTF-8 bytes (its slices for a large prepared one), kept after the first time. */
+function messageBytes(message: ChatMessage): Buffer | readonly Buffer[] {
   let bytes = messageBytesCache.get(message);
   if (bytes === undefined) {
     bytes = Buffer.from(JSON.stringify(wireMessage(message)));
     messageBytesCache.set(message, bytes);
   }
   return bytes;
-}
-
-/** The JSON text of one message in its wire shape. */
-export function messageJson(message: ChatMessage): string {
-  return messageBytes(message).toString('utf8');
 }
 
 /**
@@ -52,28 +57,81 @@ export async function prepareMessageBytes(message: ChatMessage): Promise<void> {
     await letLoopGo();
   }
   chunks.push(Buffer.from(`"${tail}`));
-  messageBytesCache.set(message, Buffer.concat(chunks));
+  messageBytesCache.set(message, chunks);
 }
 
 /**
  * The request body as UTF-8 JSON: buildChatBody's fields, with `messages` copied from each message's kept bytes.
- * The same JSON as `JSON.stringify(buildChatBody(request))` up to key order.
+ * The same JSON as `JSON.stringify(buildChatBody(request))` up to key order. One Buffer up to CHUNKED_BODY_BYTES;
+ * past it the body's chunks in order (see sendableBody), so a large message's bytes are never copied again.
  */
-export function encodeChatBody(request: ChatRequest): Buffer {
+export function encodeChatBody(request: ChatRequest): Buffer | Buffer[] {
   const rest = buildChatBody({ ...request, messages: [] });
   // --extra-body may set `messages` itself: then it wins, as in buildChatBody.
   if (request.extraBody !== undefined && 'messages' in request.extraBody) return Buffer.from(JSON.stringify(rest));
   delete rest.messages;
-  const parts: Buffer[] = [Buffer.from('{"messages":[')];
+  const parts: Buffer[] = [OPEN];
+  let length = OPEN.length;
   request.messages.forEach((m, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(messageBytes(m));
+    if (i > 0) {
+      parts.push(COMMA);
+      length += 1;
+    }
+    const bytes = messageBytes(m);
+    if (Buffer.isBuffer(bytes)) {
+      parts.push(bytes);
+      length += bytes.length;
+    } else {
+      for (const b of bytes) {
+        parts.push(b);
+        length += b.length;
+      }
+    }
   });
-  parts.push(Buffer.from(`],${JSON.stringify(rest).slice(1)}`));
-  return Buffer.concat(parts);
+  const close = Buffer.from(`],${JSON.stringify(rest).slice(1)}`);
+  parts.push(close);
+  length += close.length;
+  return length <= CHUNKED_BODY_BYTES ? Buffer.concat(parts, length) : joinSmallParts(parts);
 }
 
+const OPEN = Buffer.from('{"messages":[');
 const COMMA = Buffer.from(',');
+
+/** `parts` with each run of small ones joined into one Buffer of about JOIN_BYTES; large ones are kept as they are. */
+function joinSmallParts(parts: readonly Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  let run: Buffer[] = [];
+  let runBytes = 0;
+  const flush = (): void => {
+    if (run.length > 0) out.push(run.length === 1 ? run[0]! : Buffer.concat(run, runBytes));
+    run = [];
+    runBytes = 0;
+  };
+  for (const part of parts) {
+    if (part.length >= JOIN_BYTES) {
+      flush();
+      out.push(part);
+      continue;
+    }
+    run.push(part);
+    runBytes += part.length;
+    if (runBytes >= JOIN_BYTES) flush();
+  }
+  flush();
+  return out;
+}
+
+/**
+ * A body for undici's request: a string or Buffer as it is; a list of chunks as that array (undici writes an
+ * iterable chunk by chunk) with its content-length declared, so the server sees the same request as with one Buffer.
+ * The array can be iterated again, so a stale-connection resend sends the very same bytes.
+ */
+export function sendableBody(body: string | Buffer | Buffer[], headers: Record<string, string>): { body: string | Buffer | Buffer[]; headers: Record<string, string> } {
+  if (!Array.isArray(body)) return { body, headers };
+  let length = 0;
+  for (const chunk of body) length += chunk.length;
+  return { body, headers: { ...headers, 'content-length': String(length) } };
+}
 
 /**
  * The JSON body of a chat completion request: `model`, `messages`, `stream`, the optional sampling fields under

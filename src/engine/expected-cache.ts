@@ -1,5 +1,5 @@
 import { BlockHashChain } from '../prefix-cache/block-hash.js';
-import { BlockPool, type BlockLease } from '../prefix-cache/block-pool.js';
+import { BlockPool, DEFAULT_STEP_BLOCKS, type BlockLease } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { letLoopGo } from '../tokenizer/sliced.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
@@ -12,6 +12,13 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  * (the infinite model), one with --kv-cache-tokens evicts LRU as a server's block pool does; the main figure is the
  * finite one when a capacity is given. Per request: the new text of the turn is rendered, encoded and hashed, nothing
  * more, with a message-by-message template such as ChatML (a Jinja template is rendered whole: see prompt-ids.ts).
+ *
+ * Nothing holds the event loop for long, even for a 10 MB message (issue #14): its prompt is encoded and hashed in
+ * slices, and the indexes' work (a lookup, registering ~156,000 blocks, releasing them) runs as stepped operations
+ * (BlockPool's `*Steps`) in call order, one at a time: an operation that outlasts SLICE_MS lets the loop go and
+ * finishes later, and the ones called meanwhile wait behind it. So every lookup sees exactly the index it would have
+ * seen had each operation run whole at its call: the figures do not depend on the slicing. A request's `hit` is final
+ * once `settled(ticket)` resolves, and `end` resolves when its release has run.
  */
 
 /**
@@ -21,8 +28,11 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  */
 export const SAME_STEP_MS = 2;
 
-/** Tokens hashed between yields to the event loop (a few ms of work at most). */
-const HASH_CHUNK_TOKENS = 256 * 1024;
+/** Tokens hashed between yields to the event loop (about a millisecond of work). */
+const HASH_CHUNK_TOKENS = 128 * 1024;
+
+/** The longest the indexes' operations run before letting the event loop go, in ms. */
+const SLICE_MS = 1;
 
 /** What the model needs, fixed for the run. */
 export interface ExpectedCacheConfig {
@@ -30,6 +40,10 @@ export interface ExpectedCacheConfig {
   blockSize: number;
   /** KV capacity in blocks (--kv-cache-tokens / block size); undefined for the infinite model only. */
   capacityBlocks?: number;
+  /** Blocks an index handles between two chances to let the loop go (BlockPool's stepBlocks); tests set it small. */
+  stepBlocks?: number;
+  /** The longest the indexes' operations run before letting the loop go, in ms (default SLICE_MS); tests set 0. */
+  sliceMs?: number;
 }
 
 /** The model's figures for one request, in tokens. */
@@ -48,7 +62,20 @@ export interface ExpectedCacheTicket {
   /** Blocks of the prompt and the output budget. */
   readonly totalBlocks: number;
   readonly leases: Array<{ pool: BlockPool; lease: BlockLease<number> }>;
+  /** Whether its lookup was asked for (by `prefilled`, or by `end` when no first token came). */
+  lookupAsked: boolean;
+  /** Resolves when its lookup has run, when it had to wait (see the comment at the top). */
+  lookup: Promise<void> | undefined;
 }
+
+/** One of the indexes' operations waiting its turn, and how to settle its caller's promise. */
+interface QueuedOperation {
+  steps: Generator<void, void, void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+const SETTLED = Promise.resolve();
 
 /** One conversation's state: its prompt ids and their block hashes (a partial tail block is rehashed when it fills). */
 interface ConversationState {
@@ -69,17 +96,23 @@ export class ExpectedCache {
   readonly capacityBlocks: number | undefined;
   readonly #counter: TokenCounter;
   readonly #markers: RegExp | null;
-  readonly #infinite = new BlockPool<number>();
+  readonly #infinite: BlockPool<number>;
   readonly #finite: BlockPool<number> | undefined;
   readonly #states = new WeakMap<object, ConversationState>();
   /** Requests prefilled whose prompt blocks are not visible yet, oldest first (see prefilled). */
   readonly #pending: Array<{ ticket: ExpectedCacheTicket; atMs: number; hashes: readonly number[] }> = [];
+  /** The indexes' operations in call order, the first one running (see the comment at the top). */
+  readonly #queue: QueuedOperation[] = [];
+  readonly #sliceMs: number;
 
   constructor(counter: TokenCounter, config: ExpectedCacheConfig) {
     this.#counter = counter;
     this.blockSize = config.blockSize;
     this.capacityBlocks = config.capacityBlocks;
-    this.#finite = config.capacityBlocks === undefined ? undefined : new BlockPool<number>(config.capacityBlocks);
+    const stepBlocks = config.stepBlocks ?? DEFAULT_STEP_BLOCKS;
+    this.#sliceMs = config.sliceMs ?? SLICE_MS;
+    this.#infinite = new BlockPool<number>(Infinity, stepBlocks);
+    this.#finite = config.capacityBlocks === undefined ? undefined : new BlockPool<number>(config.capacityBlocks, stepBlocks);
     this.#markers = restartMarkers(counter);
   }
 
@@ -118,7 +151,7 @@ export class ExpectedCache {
     state.last = update.ids;
     state.lastLength = update.length;
     const totalBlocks = Math.ceil((update.length + Math.max(0, (maxTokens ?? 0) - 1)) / this.blockSize);
-    return { hit: { expected: 0, infinite: 0 }, conversation, promptLength: update.length, totalBlocks, leases: [] };
+    return { hit: { expected: 0, infinite: 0 }, conversation, promptLength: update.length, totalBlocks, leases: [], lookupAsked: false, lookup: undefined };
   }
 
   /**
@@ -126,61 +159,140 @@ export class ExpectedCache {
    * up in the indexes now rather than at the send, because a server looks a prompt up when it admits it, after any
    * queueing: a request that waited behind another with the same prefix hits it. Its own blocks become visible to
    * others SAME_STEP_MS later: requests whose first token comes in the same engine step were prefilled in the same
-   * batch, and a batch does not hit its own blocks.
+   * batch, and a batch does not hit its own blocks. The lookup may wait behind a large registration: read the
+   * ticket's `hit` after `settled(ticket)`.
    */
   prefilled(ticket: ExpectedCacheTicket, atMs = performance.now()): void {
-    if (ticket.leases.length > 0) return;
-    this.#publish(atMs - SAME_STEP_MS);
+    if (ticket.lookupAsked) return;
+    ticket.lookupAsked = true;
+    const lookup = this.#run(this.#prefilledSteps(ticket, atMs));
+    // Its failure (a bug) reaches whoever awaits settled(); unawaited, it must not end the process.
+    lookup?.catch(() => {});
+    ticket.lookup = lookup;
+  }
+
+  /** Resolves when the ticket's `hit` is final (at once unless its lookup waits behind a large registration). */
+  settled(ticket: ExpectedCacheTicket): Promise<void> {
+    return ticket.lookup ?? SETTLED;
+  }
+
+  *#prefilledSteps(ticket: ExpectedCacheTicket, atMs: number): Generator<void, void, void> {
+    yield* this.#publishSteps(atMs - SAME_STEP_MS);
     const state = this.#states.get(ticket.conversation);
     if (state === undefined || state.lastLength !== ticket.promptLength) return;
     const bs = this.blockSize;
     // vLLM computes at least the prompt's last token (its logits give the first output token): a hit stops before it.
     const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
-    const admit = (pool: BlockPool): number => {
-      const { lease, hitBlocks } = pool.admit(state.chain.hashes, ticket.totalBlocks, maxHit, false, pool === this.#infinite ? state.known : 0);
+    const infinite = this.#infinite;
+    const admit = function* (pool: BlockPool): Generator<void, number, void> {
+      const { lease, hitBlocks } = yield* pool.admitSteps(state.chain.hashes, ticket.totalBlocks, maxHit, false, pool === infinite ? state.known : 0);
       ticket.leases.push({ pool, lease });
       return hitBlocks * bs;
     };
-    ticket.hit.infinite = admit(this.#infinite);
-    ticket.hit.expected = this.#finite === undefined ? ticket.hit.infinite : admit(this.#finite);
+    ticket.hit.infinite = yield* admit(this.#infinite);
+    ticket.hit.expected = this.#finite === undefined ? ticket.hit.infinite : yield* admit(this.#finite);
     this.#pending.push({ ticket, atMs, hashes: state.chain.hashes });
   }
 
   /** Registers the prompt blocks of requests prefilled at or before `untilMs`, in the order they were. */
-  #publish(untilMs: number): void {
-    let i = 0;
-    for (; i < this.#pending.length && this.#pending[i]!.atMs <= untilMs; i++) {
-      const { ticket, hashes } = this.#pending[i]!;
-      for (const { pool, lease } of ticket.leases) if (lease.heldBlocks > 0) pool.grow(lease, hashes, lease.heldBlocks);
+  *#publishSteps(untilMs: number): Generator<void, void, void> {
+    while (this.#pending.length > 0 && this.#pending[0]!.atMs <= untilMs) {
+      const { ticket, hashes } = this.#pending.shift()!;
+      for (const { pool, lease } of ticket.leases) if (lease.heldBlocks > 0) yield* pool.growSteps(lease, hashes, lease.heldBlocks);
     }
-    if (i > 0) this.#pending.splice(0, i);
   }
 
   /**
    * The request ended. `answerIds`: the tokens the server generated and so cached after the prompt (the answer as
    * it came back, encoded), or undefined when it failed or they are unknown; then only the prompt stays cached.
+   * Resolves when its blocks are released (at once unless it waits behind a large registration, or is one).
    */
-  end(ticket: ExpectedCacheTicket, answerIds: readonly number[] | undefined): void {
+  end(ticket: ExpectedCacheTicket, answerIds: readonly number[] | undefined): Promise<void> {
     const nowMs = performance.now();
-    this.prefilled(ticket, nowMs); // no first token (not streamed, or failed): looked up now
-    this.#publish(nowMs - SAME_STEP_MS);
+    // No first token (not streamed, or failed): looked up now.
+    const lookUp = !ticket.lookupAsked;
+    ticket.lookupAsked = true;
+    const ended = this.#run(this.#endSteps(ticket, answerIds, nowMs, lookUp));
+    if (lookUp) ticket.lookup = ended;
+    return ended ?? SETTLED;
+  }
+
+  *#endSteps(ticket: ExpectedCacheTicket, answerIds: readonly number[] | undefined, nowMs: number, lookUp: boolean): Generator<void, void, void> {
+    if (lookUp) yield* this.#prefilledSteps(ticket, nowMs);
+    yield* this.#publishSteps(nowMs - SAME_STEP_MS);
     const bs = this.blockSize;
     let keys: readonly number[] | undefined;
     let totalBlocks = 0;
     const state = this.#states.get(ticket.conversation);
-    if (answerIds !== undefined && answerIds.length > 0 && state !== undefined && state.lastLength === ticket.promptLength) {
+    const current = state !== undefined && state.lastLength === ticket.promptLength;
+    if (answerIds !== undefined && answerIds.length > 0 && current) {
       const head = state.chain.hashes.length * bs;
       // The prompt's partial tail block, then the answer: hashed on from the prompt's last full block.
-      keys = state.chain.extend([...state.last.subarray(head, ticket.promptLength), ...answerIds]);
+      keys = yield* this.#extendSteps(state.chain, state.last.subarray(head, ticket.promptLength), answerIds);
       // The last generated token's KV is never computed: the blocks through the one before it are held.
       totalBlocks = Math.ceil((ticket.promptLength + answerIds.length - 1) / bs);
     }
-    keys ??= state !== undefined && state.lastLength === ticket.promptLength ? state.chain.hashes : undefined;
+    keys ??= current ? state.chain.hashes : undefined;
     for (const { pool, lease } of ticket.leases) {
-      if (keys !== undefined) pool.grow(lease, keys, Math.max(totalBlocks, lease.heldBlocks));
-      pool.release(lease);
+      if (keys !== undefined) yield* pool.growSteps(lease, keys, Math.max(totalBlocks, lease.heldBlocks));
+      yield* pool.releaseSteps(lease);
     }
     // Every full block of the prompt (and answer) is in the infinite index now.
-    if (state !== undefined && state.lastLength === ticket.promptLength && keys !== undefined) state.registered = Math.min(keys.length, Math.max(totalBlocks, ticket.totalBlocks));
+    if (current && keys !== undefined) state.registered = Math.min(keys.length, Math.max(totalBlocks, ticket.totalBlocks));
+  }
+
+  /** Extends `chain` by `partial` (a prompt's partial tail block) then `answerIds`, hashed in chunks between pauses. */
+  *#extendSteps(chain: BlockHashChain, partial: Uint32Array, answerIds: readonly number[]): Generator<void, readonly number[], void> {
+    const tail = new Uint32Array(partial.length + answerIds.length);
+    tail.set(partial);
+    tail.set(answerIds, partial.length);
+    // Whole blocks per chunk, so the chunks chain exactly as the whole would.
+    const span = Math.max(1, Math.floor(HASH_CHUNK_TOKENS / this.blockSize)) * this.blockSize;
+    let keys = chain.hashes;
+    for (let from = 0; from < tail.length; from += span) {
+      if (from > 0) yield;
+      keys = chain.extend(tail.subarray(from, Math.min(tail.length, from + span)));
+    }
+    return keys;
+  }
+
+  /**
+   * Runs an operation on the indexes in call order: at once when none waits, for up to sliceMs, and the rest of it
+   * (or all of it, behind others) between turns of the event loop. Returns undefined when it ran whole at once, else
+   * a promise of its end.
+   */
+  #run(steps: Generator<void, void, void>): Promise<void> | undefined {
+    if (this.#queue.length === 0) {
+      if (steps.next().done === true) return undefined;
+      const t0 = performance.now();
+      while (performance.now() - t0 < this.#sliceMs) if (steps.next().done === true) return undefined;
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ steps, resolve, reject });
+      if (this.#queue.length === 1) void this.#drain();
+    });
+  }
+
+  /** Runs the queued operations in order, sliceMs at a time with the loop let go between. */
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      await letLoopGo();
+      const t0 = performance.now();
+      do {
+        const head = this.#queue[0]!;
+        let done: boolean;
+        try {
+          done = head.steps.next().done === true;
+        } catch (error) {
+          this.#queue.shift();
+          head.reject(error);
+          continue;
+        }
+        if (done) {
+          this.#queue.shift();
+          head.resolve();
+        }
+      } while (this.#queue.length > 0 && performance.now() - t0 < this.#sliceMs);
+    }
   }
 }

@@ -1,5 +1,5 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
-import { encodeTextInto } from '../tokenizer/sliced.js';
+import { encodeTextInto, letLoopGo, SYNC_CHARS } from '../tokenizer/sliced.js';
 
 /*
  * A conversation's prompt token ids as the chat template renders them and the tokenizer encodes them, kept from
@@ -21,6 +21,11 @@ import { encodeTextInto } from '../tokenizer/sliced.js';
  * `<|name|>`; each candidate is checked on probes before use. A template with no such marker (say ChatML markup
  * under Llama-2's tokenizer, where `<|im_start|>` is plain text) is encoded whole every turn: exact, not linear.
  */
+
+/** Characters of a long text searched for a restart marker between yields to the event loop. */
+const MARKER_WINDOW_CHARS = 1024 * 1024;
+/** Longest restart marker: CANDIDATE's `<|name|>` with a 64-character name is 68. */
+const MARKER_MAX_CHARS = 68;
 
 /** Texts around a candidate marker that the restart property is checked on. */
 const PROBE_BEFORE = ['', 'a', 'Hello.', 'x  ', 'end\n', 'é!', '12'];
@@ -158,6 +163,7 @@ export class PromptIds {
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
       this.#length = 0;
       await this.#encodeFrom(whole, 0, 0, false);
+      this.#keepFlat(whole, 0, 0);
       return { ids: this.#ids, length: this.#length, unchanged: 0 };
     }
     // Re-encode from marker j: the rest of the message holding it (and any after it up to the shared end), then the new text.
@@ -170,7 +176,21 @@ export class PromptIds {
     this.#length = unchanged;
     this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
     await this.#encodeFrom(text, start, 0, true);
+    this.#keepFlat(text, start, this.#messageAt(start, shared) + 1);
     return { ids: this.#ids, length: this.#length, unchanged };
+  }
+
+  /**
+   * Points the kept rendered texts of messages `from` on that are long into `text` (the prompt from offset `base`,
+   * which encoding has read and so flattened). A rendered message is a concatenation (template markup + content), and
+   * V8 copies a concatenation into one flat string the first time it is read: slicing a 10 MB message's kept
+   * rendering next turn would copy it again in one piece (issue #14). A slice of a flat string is never copied.
+   */
+  #keepFlat(text: string, base: number, from: number): void {
+    for (let k = from; k < this.#rendered.length; k++) {
+      if (this.#rendered[k]!.length < SYNC_CHARS) continue;
+      this.#rendered[k] = text.slice(this.#offsets[k]! - base, this.#offsets[k + 1]! - base);
+    }
   }
 
   /** The index of the shared message whose rendered text holds offset `at` (binary search; `at` < the shared end). */
@@ -227,21 +247,38 @@ export class PromptIds {
       if (m === null || m.index !== from) throw new Error('PromptIds: the restart marker moved');
       this.#recordMark(base + from, base + markers.lastIndex);
     }
-    for (let m = markers.exec(text); m !== null; m = markers.exec(text)) {
-      const end = m.index + m[0].length;
-      const piece = text.slice(pieceStart, end);
-      const next = markers.lastIndex;
-      await this.#pushText(piece, dropFirst ? 1 : 0);
-      markers.lastIndex = next;
-      this.#recordMark(base + m.index, base + end);
+    for (let m = await this.#nextMarker(text, markers.lastIndex); m !== null; m = await this.#nextMarker(text, m.end)) {
+      await this.#pushText(text.slice(pieceStart, m.end), dropFirst ? 1 : 0);
+      this.#recordMark(base + m.index, base + m.end);
       pieceStart = m.index;
       dropFirst = true;
     }
     if (pieceStart < text.length) await this.#pushText(text.slice(pieceStart), dropFirst ? 1 : 0);
   }
 
+  /**
+   * The first restart marker in `text` at or after `from`. A long text is searched in windows of MARKER_WINDOW_CHARS
+   * with the loop let go between them: one search through a 10 MB message with no marker in it took ~3 ms (issue
+   * #14). A match is taken only when it starts inside its window, so that the window holds all of it (markers are at
+   * most MARKER_MAX_CHARS long) and it is the same match as a search of the whole text finds.
+   */
+  async #nextMarker(text: string, from: number): Promise<{ index: number; end: number } | null> {
+    const markers = this.#markers!;
+    for (let start = from; ; start += MARKER_WINDOW_CHARS) {
+      const whole = text.length - start <= MARKER_WINDOW_CHARS + MARKER_MAX_CHARS;
+      markers.lastIndex = whole ? start : 0;
+      const m = markers.exec(whole ? text : text.slice(start, start + MARKER_WINDOW_CHARS + MARKER_MAX_CHARS));
+      if (whole) return m === null ? null : { index: m.index, end: m.index + m[0].length };
+      if (m !== null && m.index < MARKER_WINDOW_CHARS) return { index: start + m.index, end: start + m.index + m[0].length };
+      await letLoopGo();
+    }
+  }
+
   /** Encodes `text` and appends its ids from `skip` on; a large text in slices that let the event loop go (issue #14). */
   async #pushText(text: string, skip: number): Promise<void> {
+    // A large text's room is made before it is encoded, while the ids held are few: growing a 2.5M-id array once it
+    // is full copies it in one piece (~6 ms at 10 MB). Its length in characters is a guess (sizes stay correct past it).
+    if (text.length > SYNC_CHARS) this.#reserve(this.#length + text.length);
     let drop = skip;
     await encodeTextInto(this.#tokenizer, text, (ids) => {
       this.#push(ids, Math.min(drop, ids.length));
@@ -255,13 +292,16 @@ export class PromptIds {
     this.#markIds.push(this.#length);
   }
 
+  /** Makes room for `need` ids (at least doubling). */
+  #reserve(need: number): void {
+    if (need <= this.#ids.length) return;
+    const grown = new Uint32Array(Math.max(need, this.#ids.length * 2));
+    grown.set(this.#ids.subarray(0, this.#length));
+    this.#ids = grown;
+  }
+
   #push(ids: readonly number[], skip: number): void {
-    const need = this.#length + ids.length - skip;
-    if (need > this.#ids.length) {
-      const grown = new Uint32Array(Math.max(need, this.#ids.length * 2));
-      grown.set(this.#ids.subarray(0, this.#length));
-      this.#ids = grown;
-    }
+    this.#reserve(this.#length + ids.length - skip);
     for (let i = skip; i < ids.length; i++) this.#ids[this.#length++] = ids[i]!;
   }
 }

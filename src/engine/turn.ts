@@ -188,6 +188,8 @@ export async function runTurn(
   if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
+  // Its lookup may wait behind another request's large registration (issue #14): the hit is final after this.
+  if (ticket !== undefined) await ctx.expectedCache!.settled(ticket);
   const record = buildRecord(
     {
       conversationId: conversation.id,
@@ -217,7 +219,7 @@ export async function runTurn(
   if (ticket !== undefined) {
     // A long answer is encoded in slices that let the loop go (issue #14), as the prompt was.
     const answerIds = record.status === 'ok' && result.reasoning.length === 0 ? await encodeTextYielding(tokenizer, result.content) : undefined;
-    ctx.expectedCache!.end(ticket, answerIds);
+    await ctx.expectedCache!.end(ticket, answerIds);
   }
   if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;
   if (record.status === 'ok') {

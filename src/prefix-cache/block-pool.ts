@@ -10,7 +10,81 @@
  *   capacity for a while (a server would queue or preempt instead), counted in `overCapacityBlocks`.
  * With capacity Infinity nothing is ever evicted: "every block the server has seen in this run".
  * Keys are generic (numbers for the chained hashes), so trace hash ids can be fed in directly (see `admit`).
+ *
+ * Each operation that walks blocks is also a stepped generator (`admitSteps`, `growSteps`, `releaseSteps`): it pauses
+ * (yields) after every `stepBlocks` blocks, so a caller can let the event loop go while a 10 MB prompt's ~156,000
+ * blocks are registered (issue #14). A caller that runs nothing else on the pool between a generator's steps gets
+ * exactly what the plain method gives; the plain methods run their generator to its end.
  */
+
+/** Blocks a stepped operation handles between two pauses: well under a millisecond of Map work. */
+export const DEFAULT_STEP_BLOCKS = 1024;
+
+/** What a pool keeps per cached block: its key -> references held by requests in flight. */
+interface RefIndex<K> {
+  readonly size: number;
+  has(key: K): boolean;
+  get(key: K): number | undefined;
+  set(key: K, refs: number): unknown;
+  delete(key: K): boolean;
+  [Symbol.iterator](): Iterator<[K, number]>;
+}
+
+/** Maps an infinite pool's index is cut into (a power of two). */
+const SHARDS = 256;
+
+/**
+ * The index of a pool that never evicts, cut into SHARDS Maps by a number key's low bits (other keys all go to the
+ * first). A Map grows by copying all its entries into a table twice the size, in one piece: at 131,072 blocks, ~8 ms
+ * (issue #14), and a run's infinite index holds millions. Cut in 256, each copy is 1/256 of that; and V8's limit of
+ * 2^24 entries per Map no longer bounds the index. Its order is not kept across shards: an infinite pool needs none.
+ */
+class ShardedRefs<K> implements RefIndex<K> {
+  readonly #shards = Array.from({ length: SHARDS }, () => new Map<K, number>());
+  #size = 0;
+
+  #shard(key: K): Map<K, number> {
+    return this.#shards[typeof key === 'number' ? (key >>> 0) & (SHARDS - 1) : 0]!;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  has(key: K): boolean {
+    return this.#shard(key).has(key);
+  }
+
+  get(key: K): number | undefined {
+    return this.#shard(key).get(key);
+  }
+
+  set(key: K, refs: number): this {
+    const shard = this.#shard(key);
+    const before = shard.size;
+    shard.set(key, refs);
+    this.#size += shard.size - before;
+    return this;
+  }
+
+  delete(key: K): boolean {
+    const deleted = this.#shard(key).delete(key);
+    if (deleted) this.#size -= 1;
+    return deleted;
+  }
+
+  *[Symbol.iterator](): Iterator<[K, number]> {
+    for (const shard of this.#shards) yield* shard;
+  }
+}
+
+/** Runs a stepped operation to its end at once and returns its value. */
+function drain<R>(steps: Generator<void, R, void>): R {
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}
 
 /** The blocks one request holds in a BlockPool between its admission and its release. */
 export interface BlockLease<K> {
@@ -27,12 +101,15 @@ export interface BlockLease<K> {
 /** A block pool over keys of type K, `capacity` blocks (Infinity for no limit). */
 export class BlockPool<K = number> {
   readonly capacity: number;
+  /** Blocks a stepped operation handles between pauses. */
+  readonly stepBlocks: number;
   /**
    * Cached blocks: key -> references held by requests in flight. One Map is also the LRU list: a block released to 0
    * references is moved to its end (delete + set), so the unreferenced ones come least recently released first; an
    * eviction walks from the start past the referenced ones. (Two Maps cost twice the memory: ~160 bytes a block.)
+   * With infinite capacity, ShardedRefs: nothing is evicted, so no order is needed.
    */
-  readonly #refs = new Map<K, number>();
+  readonly #refs: RefIndex<K>;
   /** Cached blocks with no reference (evictable). */
   #unreferenced = 0;
   /** False with infinite capacity: nothing is ever evicted, so references and LRU order need no upkeep. */
@@ -41,10 +118,13 @@ export class BlockPool<K = number> {
   #evictions = 0;
   #overCapacity = 0;
 
-  constructor(capacity = Infinity) {
+  constructor(capacity = Infinity, stepBlocks = DEFAULT_STEP_BLOCKS) {
     if (!(capacity > 0)) throw new RangeError(`BlockPool: capacity must be > 0 blocks, got ${capacity}`);
+    if (!(stepBlocks >= 1)) throw new RangeError(`BlockPool: stepBlocks must be >= 1, got ${stepBlocks}`);
     this.capacity = capacity;
+    this.stepBlocks = stepBlocks;
     this.#tracked = capacity !== Infinity;
+    this.#refs = this.#tracked ? new Map<K, number>() : new ShardedRefs<K>();
   }
 
   /** Blocks cached (referenced or not). */
@@ -77,9 +157,18 @@ export class BlockPool<K = number> {
    * knows are cached (with infinite capacity, a sequence's blocks registered before stay), not looked up again.
    */
   match(keys: readonly K[], maxBlocks = keys.length, knownCached = 0): number {
+    return drain(this.#matchSteps(keys, maxBlocks, knownCached));
+  }
+
+  *#matchSteps(keys: readonly K[], maxBlocks: number, knownCached: number): Generator<void, number, void> {
     const n = Math.min(keys.length, maxBlocks);
     let i = this.#tracked ? 0 : Math.min(knownCached, n);
-    while (i < n && this.#refs.has(keys[i]!)) i++;
+    for (let step = 0; i < n && this.#refs.has(keys[i]!); i++) {
+      if (++step === this.stepBlocks) {
+        step = 0;
+        yield;
+      }
+    }
     return i;
   }
 
@@ -91,18 +180,27 @@ export class BlockPool<K = number> {
    * the request ends) and the hit in blocks.
    */
   admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): { lease: BlockLease<K>; hitBlocks: number } {
-    const hit = this.match(keys, maxHitBlocks, knownCached);
+    return drain(this.admitSteps(keys, totalBlocks, maxHitBlocks, registerNow, knownCached));
+  }
+
+  /** `admit` as a stepped operation (see the comment at the top). */
+  *admitSteps(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): Generator<void, { lease: BlockLease<K>; hitBlocks: number }, void> {
+    const hit = yield* this.#matchSteps(keys, maxHitBlocks, knownCached);
     const lease: BlockLease<K> = { keys: [], privateBlocks: 0, heldBlocks: 0, registeredBlocks: 0 };
-    for (let i = 0; this.#tracked && i < hit; i++) {
+    for (let i = 0, step = 0; this.#tracked && i < hit; i++) {
       const key = keys[i]!;
       const refs = this.#refs.get(key)!;
       if (refs === 0) this.#unreferenced -= 1;
       this.#refs.set(key, refs + 1);
       lease.keys.push(key);
+      if (++step === this.stepBlocks) {
+        step = 0;
+        yield;
+      }
     }
     lease.heldBlocks = hit;
     lease.registeredBlocks = hit;
-    this.grow(lease, registerNow ? keys : keys.slice(0, hit), totalBlocks);
+    yield* this.growSteps(lease, registerNow ? keys : keys.slice(0, hit), totalBlocks);
     return { lease, hitBlocks: hit };
   }
 
@@ -111,15 +209,24 @@ export class BlockPool<K = number> {
    * the full blocks `keys` names beyond those already registered.
    */
   grow(lease: BlockLease<K>, keys: readonly K[], totalBlocks: number): void {
+    drain(this.growSteps(lease, keys, totalBlocks));
+  }
+
+  /** `grow` as a stepped operation (see the comment at the top). */
+  *growSteps(lease: BlockLease<K>, keys: readonly K[], totalBlocks: number): Generator<void, void, void> {
     const fresh = totalBlocks - lease.heldBlocks;
     if (fresh > 0) {
-      this.#makeRoom(fresh);
+      yield* this.#makeRoomSteps(fresh);
       this.#private += fresh;
       lease.privateBlocks += fresh;
       lease.heldBlocks = totalBlocks;
     }
     const full = Math.min(keys.length, lease.heldBlocks);
-    for (let b = lease.registeredBlocks; b < full; b++) {
+    for (let b = lease.registeredBlocks, step = 0; b < full; b++) {
+      if (++step === this.stepBlocks) {
+        step = 0;
+        yield;
+      }
       const key = keys[b]!;
       if (this.#refs.has(key)) continue; // another block holds this prefix: this one stays private
       this.#private -= 1;
@@ -136,7 +243,12 @@ export class BlockPool<K = number> {
 
   /** Ends a request: its private blocks are freed, its cached blocks lose a reference (last block first). */
   release(lease: BlockLease<K>): void {
-    for (let i = lease.keys.length - 1; i >= 0; i--) {
+    drain(this.releaseSteps(lease));
+  }
+
+  /** `release` as a stepped operation (see the comment at the top). */
+  *releaseSteps(lease: BlockLease<K>): Generator<void, void, void> {
+    for (let i = lease.keys.length - 1, step = 0; i >= 0; i--) {
       const key = lease.keys[i]!;
       const refs = this.#refs.get(key);
       if (refs === undefined) continue;
@@ -145,6 +257,10 @@ export class BlockPool<K = number> {
         this.#refs.set(key, 0);
         this.#unreferenced += 1;
       } else this.#refs.set(key, refs - 1);
+      if (++step === this.stepBlocks) {
+        step = 0;
+        yield;
+      }
     }
     this.#private -= lease.privateBlocks;
     lease.keys.length = 0;
@@ -169,12 +285,18 @@ export class BlockPool<K = number> {
   }
 
   /** Evicts least-recently-released cached blocks until `count` fresh blocks fit (or nothing is left to evict). */
-  #makeRoom(count: number): void {
+  *#makeRoomSteps(count: number): Generator<void, void, void> {
     let short = this.usedBlocks + count - this.capacity;
     if (short <= 0) return;
     if (this.#unreferenced > 0) {
+      let step = 0;
       for (const [key, refs] of this.#refs) {
         if (short <= 0 || this.#unreferenced === 0) break;
+        // Counts every block walked past (referenced ones too): a pool full of held blocks is a long walk.
+        if (++step === this.stepBlocks) {
+          step = 0;
+          yield;
+        }
         if (refs !== 0) continue;
         this.#refs.delete(key);
         this.#unreferenced -= 1;

@@ -8,7 +8,7 @@ import type { SimConfig } from './config.js';
 import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
 import { Exchange, type ExchangeContext } from './exchange.js';
 import { FaultInjector, type FaultRule } from './faults.js';
-import { HttpError, parseJsonBody, readBody, sendError, sendJson } from './http-util.js';
+import { HttpError, readJsonBody, sendError, sendJson } from './http-util.js';
 import { SimMetrics } from './metrics.js';
 import { OutputPump } from './output-pump.js';
 import { wordVocabulary } from './words.js';
@@ -186,7 +186,7 @@ export class SimServer implements ExchangeContext {
   }
 
   async #tokenize(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = parseJsonBody(await readBody(req));
+    const body = await readJsonBody(req);
     if (body === null || typeof body !== 'object') throw new HttpError(400, 'The request body must be a JSON object');
     const b = body as Record<string, unknown>;
     this.#checkModel(typeof b.model === 'string' ? b.model : undefined);
@@ -256,7 +256,7 @@ export class SimServer implements ExchangeContext {
     let promptTokens = 0;
     let outcome = 'rejected';
     try {
-      const body = parseJsonBody(await readBody(req));
+      const body = await readJsonBody(req);
       const { params, onAnswer } = kind === 'responses' ? this.#responsesRequest(body, id) : { params: parseGenerationBody(body, kind), onAnswer: undefined };
       this.#checkModel(params.model);
       // Encoded in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14).

@@ -13,8 +13,13 @@ export type Agent = InstanceType<typeof AgentClass>;
 export type AgentOptions = ConstructorParameters<typeof AgentClass>[0];
 
 /** What request() takes: undici's options without origin and path (they come from the URL), and the dispatcher. */
-export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & {
+export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method' | 'body'> & {
   method?: Dispatcher.HttpMethod;
+  /**
+   * undici's types omit what its docs (docs/api/Dispatcher.md, "body") and code accept: an iterable of chunks too,
+   * written chunk by chunk (a large chat body, client/request-body.ts).
+   */
+  body?: Dispatcher.RequestOptions['body'] | Iterable<Uint8Array>;
   /** The agent to send through; undici's global dispatcher when absent. */
   dispatcher?: Dispatcher;
 };
@@ -25,6 +30,8 @@ export function request(url: string | URL, options: RequestOptions = {}): Promis
   const { dispatcher = getGlobalDispatcher(), ...rest } = options;
   return apiRequest.call(dispatcher, {
     ...rest,
+    // An iterable body is documented and handled (see RequestOptions.body); only undici's types leave it out.
+    body: rest.body as Dispatcher.RequestOptions['body'],
     origin: target.origin,
     path: target.search ? `${target.pathname}${target.search}` : target.pathname,
     method: rest.method ?? (rest.body ? 'PUT' : 'GET'),

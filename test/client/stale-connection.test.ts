@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ChatClient } from '../../src/client/chat-client.js';
+import { buildChatBody, CHUNKED_BODY_BYTES, encodeChatBody, prepareMessageBytes } from '../../src/client/request-body.js';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { readFileSync } from 'node:fs';
@@ -138,4 +139,33 @@ describe('stale keep-alive connections', () => {
       }
     });
   }
+  test('a large body sent as its chunks is resent byte-identical after a stale connection (issue #14)', { timeout: 20_000 }, async () => {
+    const server = await startCloseAfterStreamServer({ finDelayMs: 200 });
+    const client = new ChatClient({ baseUrl: server.url, connections: 1, requestTimeoutMs: 10_000 });
+    try {
+      assert.equal((await client.send(chatRequest())).error, undefined);
+      // A 3 MB message with escapes and non-ASCII, prepared in 256 kB slices as a run does: a body of many chunks.
+      const big = { role: 'user' as const, content: 'line "one"\n\tzwei drei \u00e9\u{1F600} '.repeat(110_000) };
+      await prepareMessageBytes(big);
+      const request = chatRequest({ messages: [{ role: 'system', content: 'be brief' }, big, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'and?' }] });
+      const chunks = encodeChatBody(request);
+      assert.ok(Array.isArray(chunks) && chunks.length > 10, 'sent as chunks');
+      const expected = Buffer.concat(chunks);
+      assert.ok(expected.length > CHUNKED_BODY_BYTES);
+      const second = await client.send(request);
+      assert.equal(second.error, undefined, second.error?.message);
+      assert.equal(second.staleConnectionResends, 1, 'written onto the closing connection, then resent');
+      assert.equal(server.dropped, 1);
+      const received = server.requests.filter((r) => r.method === 'POST');
+      assert.equal(received.length, 3, 'the first, the dropped one, the resend');
+      for (const r of received.slice(1)) {
+        assert.equal(r.headers['content-length'], String(expected.length));
+        assert.ok(Buffer.from(r.body, 'utf8').equals(expected), 'the body arrives byte for byte');
+      }
+      assert.deepEqual(JSON.parse(received[2]!.body), buildChatBody(request), 'the same JSON as the whole body would be');
+    } finally {
+      await server.close();
+      await client.close();
+    }
+  });
 });

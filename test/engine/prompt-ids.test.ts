@@ -152,3 +152,37 @@ describe('PromptIds.updateMessages: a message-by-message template rendered turn 
     assert.ok(second.unchanged < firstLength);
   });
 });
+
+test('PromptIds: messages of millions of characters, with markers at and around the search window edges, encode as the whole prompt does', { timeout: 60_000 }, async () => {
+  // The marker search goes through a long text 2^20 characters at a time from the last marker's end (issue #14): a
+  // marker starting just before, at and just after that edge must be found where a search of the whole text finds it.
+  const counter = defaultTokenCounter;
+  const window = 1024 * 1024;
+  const filler = (n: number): string => 'ab '.repeat(Math.floor(n / 3)) + 'x'.repeat(n % 3);
+  let content = 'start ';
+  for (const [d, marker] of [[-13, '<|im_end|>'], [-1, '<|im_start|>'], [0, '<|im_end|>'], [3, '<|im_start|>']] as const) content += filler(window + d) + marker;
+  content += ' tail';
+  const ids = new PromptIds(counter.tokenizer, restartMarkers(counter));
+  const history: ChatMessage[] = [{ role: 'system', content: 'be brief' }, { role: 'user', content }];
+  const first = await ids.updateMessages(history, chatmlTemplate.incremental!);
+  assert.deepEqual([...first.ids.subarray(0, first.length)], encodePrompt(counter, history));
+  // Next turn: re-encoded from the last marker inside the long message (its kept rendering is sliced, not copied).
+  history.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' });
+  const second = await ids.updateMessages(history, chatmlTemplate.incremental!);
+  assert.deepEqual([...second.ids.subarray(0, second.length)], encodePrompt(counter, history));
+  assert.ok(second.unchanged > first.length - 10, 'only the end of the long message and the new ones were encoded again');
+});
+
+test('PromptIds: a marker across the edge of a search window is a restart point (a change after it re-encodes from it)', { timeout: 60_000 }, async () => {
+  const counter = defaultTokenCounter;
+  const filler = (n: number): string => 'ab '.repeat(Math.floor(n / 3)) + 'x'.repeat(n % 3);
+  // The search starts at 0; the marker starts one character before the first window's edge (2^20).
+  const head = `${filler(1024 * 1024 - 1)}<|im_start|>`;
+  const ids = new PromptIds(counter.tokenizer, restartMarkers(counter));
+  const first = await ids.update(`${head}${filler(3000)} the end`);
+  assert.deepEqual([...first.ids.subarray(0, first.length)], counter.tokenizer.encode(`${head}${filler(3000)} the end`));
+  const changed = `${head}${filler(2000)} another end`;
+  const second = await ids.update(changed);
+  assert.deepEqual([...second.ids.subarray(0, second.length)], counter.tokenizer.encode(changed));
+  assert.equal(second.unchanged, counter.tokenizer.encode(head).length, 'kept up to the marker across the edge');
+});

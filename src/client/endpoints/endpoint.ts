@@ -26,9 +26,10 @@ export interface ApiEndpoint {
   body(request: ChatRequest): Record<string, unknown>;
   /**
    * The body as UTF-8 JSON, when the endpoint encodes it faster than JSON.stringify(body(request)) (the same JSON up
-   * to key order): chat joins each message's kept JSON (request-body.ts, linear per-turn cost).
+   * to key order): chat joins each message's kept JSON (request-body.ts, linear per-turn cost). A large body comes as
+   * its list of chunks, never copied into one Buffer (see request-body.ts's sendableBody).
    */
-  encode?(request: ChatRequest): Buffer;
+  encode?(request: ChatRequest): Buffer | Buffer[];
   /** A reader of one response into `collector` (made afresh per attempt). */
   reader(collector: ResponseCollector): ResponseReader;
 }

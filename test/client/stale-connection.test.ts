@@ -143,8 +143,9 @@ describe('stale keep-alive connections', () => {
     const server = await startCloseAfterStreamServer({ finDelayMs: 200 });
     const client = new ChatClient({ baseUrl: server.url, connections: 1, requestTimeoutMs: 10_000 });
     try {
-      assert.equal((await client.send(chatRequest())).error, undefined);
       // A 3 MB message with escapes and non-ASCII, prepared in 256 kB slices as a run does: a body of many chunks.
+      // Prepared before the first request, so the second is sent at once after the first ends, well inside the
+      // server's 200 ms before it closes (preparing it in between took longer than that on a loaded machine).
       const big = { role: 'user' as const, content: 'line "one"\n\tzwei drei \u00e9\u{1F600} '.repeat(110_000) };
       await prepareMessageBytes(big);
       const request = chatRequest({ messages: [{ role: 'system', content: 'be brief' }, big, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'and?' }] });
@@ -152,6 +153,7 @@ describe('stale keep-alive connections', () => {
       assert.ok(Array.isArray(chunks) && chunks.length > 10, 'sent as chunks');
       const expected = Buffer.concat(chunks);
       assert.ok(expected.length > CHUNKED_BODY_BYTES);
+      assert.equal((await client.send(chatRequest())).error, undefined);
       const second = await client.send(request);
       assert.equal(second.error, undefined, second.error?.message);
       assert.equal(second.staleConnectionResends, 1, 'written onto the closing connection, then resent');

@@ -34,6 +34,8 @@ export interface SweepResult {
   cachePressure: { curve: CachePressurePoint[]; knee: CachePressureKnee } | null;
   outputDir: string;
   files: { summary: string; html: string };
+  /** sweep.json's document, as written (what `sweep --json` prints). */
+  document: Record<string, unknown>;
 }
 
 function meets(summary: Summary, targetShare: number): boolean | null {
@@ -134,7 +136,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const capacity = ordered.find((p) => p.prefixCache !== undefined)?.prefixCache?.model.capacity_tokens ?? null;
       cachePressure = { curve, knee: cachePressureKnee(curve, pressure.share, capacity) };
     }
-    writeJsonAtomic(files.summary, {
+    const document = {
       plan,
       best_rate: bestRate,
       points: ordered.map((p) => ({
@@ -160,10 +162,11 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
         expected_hit_ratio_infinite: p.prefixCache?.totals.expected_hit_ratio_infinite ?? null,
       })),
       cache_pressure: cachePressure,
-    });
+    };
+    writeJsonAtomic(files.summary, document);
     const { renderSweepHtml } = await import('../report/sweep-html.js'); // charts: slow to import, needed only here
     writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate, cachePressure }));
-    return { plan, points, bestRate, cachePressure, outputDir, files };
+    return { plan, points, bestRate, cachePressure, outputDir, files, document };
   } finally {
     await simulator?.close();
   }

@@ -55,7 +55,10 @@ export function registerSweepCommand(program: Command): void {
   command.action(async () => {
     const plan = planOf(sweepFlags(command));
     const { input } = runOptionsFromCommand(command, process.env);
-    const { quiet, progress } = terminalFlags(command);
+    const { quiet, progress, json } = terminalFlags(command);
+    // --json: stdout carries one JSON object (sweep.json's document and the files) at the end; the point lines go to
+    // stderr with the other human text.
+    const out = json ? process.stderr : process.stdout;
     const live = new LiveView(process.stderr, progress);
     // Status lines go above the live panel, so none lands inside it.
     const say = (line: string): void => {
@@ -85,22 +88,23 @@ export function registerSweepCommand(program: Command): void {
           live.stop();
           if (p.repeats !== undefined && fmtMean !== undefined) {
             const m = (key: string): string => fmtMean(p.repeats!.intervals, key);
-            process.stdout.write(
+            out.write(
               `${p.kind} ${p.value} (mean ± 95% CI of ${p.repeats.runs.length}): ${m('request_throughput')} req/s, TTFT p50 ${m('ttft p50')} ms p99 ${m('ttft p99')} ms, ` +
                 `TPOT p50 ${m('tpot p50')} ms, E2EL p50 ${m('e2el p50')} ms${goodput}\n`,
             );
             return;
           }
-          process.stdout.write(
+          out.write(
             `${p.kind} ${p.value}: ${fmtNum(p.summary.request_throughput)} req/s, TTFT p50 ${fmtNum(ttft?.p50)} ms p99 ${fmtPercentileOf(ttft, 99)} ms, ` +
               `TPOT p50 ${fmtNum(p.summary.metrics.tpot_ms?.p50)} ms, E2EL p50 ${fmtNum(p.summary.metrics.e2el_ms?.p50)} ms${goodput}\n`,
           );
         },
       });
-      if (result.cachePressure !== null) process.stdout.write(`${cachePressureLine(result.cachePressure.knee, plan.kind === 'concurrency' ? 'concurrent conversations' : 'sessions/s')}\n`);
+      if (result.cachePressure !== null) out.write(`${cachePressureLine(result.cachePressure.knee, plan.kind === 'concurrency' ? 'concurrent conversations' : 'sessions/s')}\n`);
       if (plan.kind === 'search') {
-        process.stdout.write(result.bestRate === null ? 'no rate met the SLOs, not even --min-rate\n' : `highest session rate that met the SLOs: ${result.bestRate}/s\n`);
+        out.write(result.bestRate === null ? 'no rate met the SLOs, not even --min-rate\n' : `highest session rate that met the SLOs: ${result.bestRate}/s\n`);
       }
+      if (json) process.stdout.write(`${JSON.stringify({ ...result.document, output_dir: result.outputDir, files: result.files })}\n`);
       say(`chatload: wrote ${result.files.summary}, ${result.files.html}\n`);
     } finally {
       live.stop();

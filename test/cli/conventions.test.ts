@@ -100,6 +100,24 @@ describe('waiting for the server', () => {
   });
 });
 
+describe('chatload sweep --json', () => {
+  test('stdout is one JSON object: sweep.json\'s document with the files; the point lines go to stderr', { timeout: 60_000 }, async () => {
+    const dir = join(tempDir('cli-sweep-json'), 'out');
+    const result = await runCli(['sweep', '--concurrency', '1,2', '-n', '4', '--json', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trim().split('\n');
+    assert.equal(lines.length, 1, `one line on stdout, got: ${result.stdout}`);
+    const doc = JSON.parse(lines[0]!) as { points: Array<{ value: number; completed: number }>; files: { summary: string; html: string }; output_dir: string };
+    assert.deepEqual(doc.points.map((p) => p.value), [1, 2]);
+    assert.ok(doc.points.every((p) => p.completed === 4));
+    const { files, output_dir: outputDir, ...written } = doc;
+    assert.deepEqual(written, JSON.parse(readFileSync(files.summary, 'utf8')), 'the same document as sweep.json');
+    assert.equal(outputDir, dir);
+    assert.match(result.stderr, /^concurrency 1: [\d.]+ req\/s/m, 'the point lines went to stderr');
+    assert.match(result.stderr, /^concurrency 2: /m);
+  });
+});
+
 describe('chatload sweep --repeat', () => {
   test('each point runs n times and its line shows means with their interval; --search refuses it in one line', { timeout: 90_000 }, async () => {
     const dir = join(tempDir('cli-sweep-repeat'), 'out');

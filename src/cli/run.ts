@@ -12,6 +12,7 @@ import { writeJsonAtomic } from '../store/results-json.js';
 import { defaultOutputDir } from '../store/output-dir.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
+import { contentText, requestLine } from './request-lines.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
@@ -145,15 +146,10 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
             onPhase: (phase) => live.onPhase(phase),
             onRecord: (record) => {
               live.onRecord(record);
-              if (flags.verbose) {
-                const what = record.status === 'ok' ? `ttft ${record.ttft_ms} ms, e2el ${record.e2el_ms} ms, ${record.output_num_tokens} tokens` : `${record.error_kind}: ${record.error}`;
-                live.print(`${record.conversation_id} turn ${record.turn} (client ${record.client_id}${record.warmup ? ', warmup' : ''}): ${what}\n`);
-              }
+              if (flags.verbose) live.print(requestLine(record));
             },
             onWarning: (message) => say(`chatload: warning: ${message}\n`),
-            onContent: flags.printContent
-              ? (event) => live.print(`--- ${event.conversationId} turn ${event.turn}\nuser: ${event.user}\nassistant: ${event.answer}\n`)
-              : undefined,
+            onContent: flags.printContent ? (event) => live.print(contentText(event)) : undefined,
           },
         });
         live.stop();

@@ -11,6 +11,7 @@ import { LiveView } from '../report/progress.js';
 import { cachePressureLine } from '../report/cache-pressure-chart.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
+import { contentText, requestLine } from './request-lines.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 const sweepAndRepeatOptions = { ...sweepOptions, ...repeatOptions };
@@ -55,7 +56,7 @@ export function registerSweepCommand(program: Command): void {
   command.action(async () => {
     const plan = planOf(sweepFlags(command));
     const { input } = runOptionsFromCommand(command, process.env);
-    const { quiet, progress, json } = terminalFlags(command);
+    const { quiet, progress, json, verbose, printContent } = terminalFlags(command);
     // --json: stdout carries one JSON object (sweep.json's document and the files) at the end; the point lines go to
     // stderr with the other human text.
     const out = json ? process.stderr : process.stdout;
@@ -80,7 +81,11 @@ export function registerSweepCommand(program: Command): void {
           onSend: () => live.onSend(),
           onQueued: (delta) => live.onQueued(delta),
           onPhase: (phase) => live.onPhase(phase),
-          onRecord: (record) => live.onRecord(record),
+          onRecord: (record) => {
+            live.onRecord(record);
+            if (verbose) live.print(requestLine(record));
+          },
+          onContent: printContent ? (event) => live.print(contentText(event)) : undefined,
         },
         onPoint: (p) => {
           const ttft = p.summary.metrics.ttft_ms;

@@ -101,9 +101,9 @@ describe('waiting for the server', () => {
 });
 
 describe('chatload sweep --json', () => {
-  test('stdout is one JSON object: sweep.json\'s document with the files; the point lines go to stderr', { timeout: 60_000 }, async () => {
+  test('stdout is one JSON object: sweep.json\'s document with the files; the point lines and -v\'s request lines go to stderr', { timeout: 60_000 }, async () => {
     const dir = join(tempDir('cli-sweep-json'), 'out');
-    const result = await runCli(['sweep', '--concurrency', '1,2', '-n', '4', '--json', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
+    const result = await runCli(['sweep', '--concurrency', '1,2', '-n', '4', '--json', '-v', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trim().split('\n');
     assert.equal(lines.length, 1, `one line on stdout, got: ${result.stdout}`);
@@ -115,6 +115,8 @@ describe('chatload sweep --json', () => {
     assert.equal(outputDir, dir);
     assert.match(result.stderr, /^concurrency 1: [\d.]+ req\/s/m, 'the point lines went to stderr');
     assert.match(result.stderr, /^concurrency 2: /m);
+    // -v: each request's line, as in run (sweep accepted -v and printed nothing before).
+    assert.equal(result.stderr.split('\n').filter((l) => / turn \d+ \(client \d+\): ttft [\d.]+ ms/.test(l)).length, 8, result.stderr);
   });
 });
 

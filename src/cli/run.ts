@@ -12,7 +12,7 @@ import { writeJsonAtomic } from '../store/results-json.js';
 import { defaultOutputDir } from '../store/output-dir.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
-import { contentText, requestLine } from './request-lines.js';
+import { contentText, requestLine } from '../report/request-lines.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 

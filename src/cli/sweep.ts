@@ -11,7 +11,7 @@ import { LiveView } from '../report/progress.js';
 import { cachePressureLine } from '../report/cache-pressure-chart.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
-import { contentText, requestLine } from './request-lines.js';
+import { contentText, requestLine } from '../report/request-lines.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 const sweepAndRepeatOptions = { ...sweepOptions, ...repeatOptions };

@@ -1,4 +1,3 @@
-import type { EngineObserver } from '../engine/types.js';
 import type { RequestRecord } from '../metrics/record.js';
 
 /** -v's line for one ended request: its timings, or its error. */
@@ -8,6 +7,6 @@ export function requestLine(record: RequestRecord): string {
 }
 
 /** --print-content's text for one answered turn. */
-export function contentText(event: Parameters<NonNullable<EngineObserver['onContent']>>[0]): string {
+export function contentText(event: { conversationId: string; turn: number; user: string; answer: string }): string {
   return `--- ${event.conversationId} turn ${event.turn}\nuser: ${event.user}\nassistant: ${event.answer}\n`;
 }

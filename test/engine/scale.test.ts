@@ -70,9 +70,17 @@ describe('worker threads and shards against the simulator', () => {
 
   test('--workers 2 keeps -n exact, numbers clients across workers, and accounts for every conversation', { timeout: 60_000 }, async () => {
     const dir = tempDir('workers');
-    const result = await runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 20, 4), numClients: 4, maxNumRequests: 40, workers: 2, outputDir: dir });
+    // The observer (the live view's feed) hears every worker's sends too, so its in-flight count is known.
+    let sends = 0;
+    let seen = 0;
+    const result = await runBenchmark(
+      { url: sim.url, inputFile: writeSyntheticDataset(dir, 20, 4), numClients: 4, maxNumRequests: 40, workers: 2, outputDir: dir },
+      { observer: { onSend: () => void (sends += 1), onRecord: () => void (seen += 1) } },
+    );
     const records = readRequestsJsonl(result.files.requests);
     assert.equal(records.length, 40);
+    assert.equal(seen, 40);
+    assert.equal(sends, 40, 'one send per request, forwarded from the workers');
     assert.equal(result.summary.completed, 40);
     assert.deepEqual([...new Set(records.map((r) => r.client_id))].sort(), [0, 1, 2, 3]);
     // Worker 0 owns the even conversations, worker 1 the odd ones; clients 0-1 are worker 0's.

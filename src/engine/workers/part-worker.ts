@@ -19,17 +19,27 @@ const data = workerData as PartWorkerData;
 const port = parentPort!;
 const post = (message: PartMessage): void => port.postMessage(message);
 
-/** Batches of records: flushed every BATCH_MS or at BATCH_SIZE, whichever first, so posting costs little per record. */
+/**
+ * Batches of records, with the sends and queue changes since the last batch (the live view's in-flight and queued
+ * counts): flushed every BATCH_MS or at BATCH_SIZE records, whichever first, so posting costs little per request.
+ */
 const BATCH_MS = 50;
 const BATCH_SIZE = 256;
 let batch: RequestRecord[] = [];
+let sent = 0;
+let queued = 0;
 let flushTimer: NodeJS.Timeout | undefined;
 function flush(): void {
   clearTimeout(flushTimer);
   flushTimer = undefined;
-  if (batch.length === 0) return;
-  post({ type: 'records', records: batch });
+  if (batch.length === 0 && sent === 0 && queued === 0) return;
+  post({ type: 'records', records: batch, sent, queued });
   batch = [];
+  sent = 0;
+  queued = 0;
+}
+function flushSoon(): void {
+  flushTimer ??= setTimeout(flush, BATCH_MS);
 }
 
 const stop = new StopController();
@@ -79,7 +89,15 @@ try {
         aggregate.add(record);
         batch.push(record);
         if (batch.length >= BATCH_SIZE) flush();
-        else flushTimer ??= setTimeout(flush, BATCH_MS);
+        else flushSoon();
+      },
+      onSend: () => {
+        sent += 1;
+        flushSoon();
+      },
+      onQueued: (delta) => {
+        queued += delta;
+        flushSoon();
       },
       onWarning: (message) => post({ type: 'warning', message }),
     },

@@ -123,6 +123,9 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
             case 'ready':
               return markReady();
             case 'records':
+              // Sends first: a request's send came before its record.
+              for (let i = 0; i < message.sent; i++) observer.onSend?.();
+              for (let i = 0; i < Math.abs(message.queued); i++) observer.onQueued?.(message.queued > 0 ? 1 : -1);
               for (const record of message.records) observer.onRecord?.(record);
               return;
             case 'warning':

@@ -69,16 +69,30 @@ describe('chatload completion', () => {
     assert.ok(complete(['chatload', 'compare', '--']).includes('--html'), "compare's flags, from commander");
   });
 
-  test('zsh: a native script naming every command (parsed by zsh -n where zsh is installed)', { timeout: 60_000 }, async () => {
+  test('zsh: a native script that compinit registers, offering the commands and each command\'s flags (where zsh is installed: .ci/run installs it)', { timeout: 60_000 }, async () => {
     const result = await runCli(['completion', 'zsh']);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^#compdef chatload\n/);
     for (const name of ['run', 'sweep', 'report', 'compare', 'merge', 'completion']) assert.match(result.stdout, new RegExp(`\\n {4}'${name}:`));
     assert.match(result.stdout, /'--num-clients\[/);
-    if (spawnSync('zsh', ['--version']).status === 0) {
-      const parse = spawnSync('zsh', ['-n'], { input: result.stdout, encoding: 'utf8' });
-      assert.equal(parse.status, 0, parse.stderr);
-    }
+    if (spawnSync('zsh', ['--version']).status !== 0) return;
+    const script = join(tempDir('zsh-completion'), '_chatload');
+    writeFileSync(script, result.stdout);
+    const parse = spawnSync('zsh', ['-n', script], { encoding: 'utf8' });
+    assert.equal(parse.status, 0, parse.stderr);
+    // Loaded after compinit, as ~/.zshrc does: compdef registers _chatload for chatload.
+    const compdir = join(tempDir('zsh-compdump'), 'zcompdump');
+    const registered = spawnSync('zsh', ['-f', '-c', `autoload -Uz compinit && compinit -u -d ${compdir} && source ${script} && print -r -- $_comps[chatload]`], { encoding: 'utf8' });
+    assert.equal(registered.stdout.trim(), '_chatload', registered.stderr);
+    // The function itself, with zsh's _describe and _arguments standing in to print what they are given.
+    const offer = (words: string[]): string[] => {
+      const run = spawnSync('zsh', ['-f', '-c', `compdef() { :; }; source ${script}; _describe() { print -l -- \${(P)2} }; _arguments() { print -l -- "$@" }; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _chatload`], { encoding: 'utf8' });
+      assert.equal(run.status, 0, run.stderr);
+      return run.stdout.split('\n');
+    };
+    assert.ok(offer(['chatload', '']).some((l) => l.startsWith('sweep:')), 'the commands, described');
+    assert.ok(offer(['chatload', 'sweep', '--con']).some((l) => l.startsWith('--concurrency[')), "sweep's own flags");
+    assert.ok(offer(['chatload', 'run', '-']).some((l) => l.startsWith('--num-clients[')), "run's flags");
   });
 
   test('another shell is a one-line error, exit 2', { timeout: 30_000 }, async () => {

@@ -105,3 +105,14 @@ ${tables(generateOptions, false)}
 [SIMULATOR.md](SIMULATOR.md), [DATASETS.md](DATASETS.md), [REPORTS.md](REPORTS.md) and [SCALING.md](SCALING.md).
 `;
 }
+
+/**
+ * The doc comment of a run option in src/options/run-options-input.ts (written by tools/options-types.ts, which adds
+ * each property's type from the schema): its help, flags and default.
+ */
+export function inputDocComment(key: keyof typeof RUN_OPTIONS): string {
+  const spec: OptionSpec = RUN_OPTIONS[key];
+  const described = describeDefault(spec, RUN_OPTIONS);
+  const text = `${spec.help} (\`${spec.flags}\`${described === undefined ? '' : `; default: ${described}`})`.replace(/\*\//g, '*\\/');
+  return `  /** ${text} */`;
+}

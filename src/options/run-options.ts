@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { ConfigError } from '../errors/config-error.js';
 import { longFlag, type OptionSpec, type OptionTable } from './define.js';
+import type { RunOptionsInput } from './run-options-input.js';
 import { datasetOptions } from './table/dataset.js';
 import { limitOptions } from './table/limits.js';
 import { loadOptions } from './table/load.js';
@@ -77,8 +78,16 @@ function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): vo
 /** The schema of the run options: every option's validation and default, the rules between them, typed values out. */
 export const runOptionsSchema = objectSchema.superRefine(crossChecks);
 
-/** What a caller may pass: every option is optional (the table has the defaults). */
-export type RunOptionsInput = z.input<typeof runOptionsSchema>;
+export type { RunOptionsInput };
+
+/** The schema's input type; the library's `RunOptionsInput` (run-options-input.ts) spells it out without zod. */
+export type RunOptionsSchemaInput = z.input<typeof runOptionsSchema>;
+/** True when A and B are the same type (each assignable to the other). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// A table change without `npm run docs:options` (which regenerates run-options-input.ts) fails the typecheck here.
+// (Same keys too: with every property optional, an interface missing one would still be assignable both ways.)
+const inputTypeIsTheSchemas: Same<RunOptionsInput, RunOptionsSchemaInput> & Same<keyof RunOptionsInput, keyof RunOptionsSchemaInput> = true;
+void inputTypeIsTheSchemas;
 /** Validated, defaulted run options, with typed values (parsed SLOs, ramp-up, shard, think-time spec, ...). */
 export type RunOptions = Readonly<z.output<typeof runOptionsSchema>>;
 

@@ -108,6 +108,30 @@ describe('the packed tarball, installed into an empty folder with --omit=dev', {
     assert.equal(ran.code, 0, ran.stderr);
     assert.deepEqual(JSON.parse(ran.stdout.trim().split('\n').at(-1)!), { completed: 4, agg: 'function' });
   });
+
+  test("a TypeScript consumer gets runBenchmark's options typed, with no zod installed", { timeout: 60_000 }, async () => {
+    // The installed package has no dependencies (zod is bundled), so its .d.ts must spell RunOptionsInput out: typed
+    // through z.input, the options were `any` here and a wrong option type-checked. This project's tsc and @types/node
+    // stand in for the consumer's own.
+    const types = join(app, 'types-check');
+    mkdirSync(types, { recursive: true });
+    writeFileSync(join(types, 'package.json'), '{ "type": "module" }');
+    writeFileSync(join(types, 'good.ts'), "import { runBenchmark } from 'chatload';\nconst r = await runBenchmark({ numClients: 2, maxNumRequests: 4, endpoint: 'chat' });\nconst p50: number | undefined = r.summary.metrics.ttft_ms?.p50;\nconsole.log(p50);\n");
+    writeFileSync(join(types, 'bad.ts'), "import { runBenchmark } from 'chatload';\nawait runBenchmark({ numClients: 'four' });\nawait runBenchmark({ noSuchOption: true });\n");
+    const tsconfig = (file: string): string => {
+      const path = join(types, `tsconfig.${file}.json`);
+      const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] };
+      writeFileSync(path, JSON.stringify({ compilerOptions, files: [`${file}.ts`] }));
+      return path;
+    };
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const good = await run(process.execPath, [tsc, '-p', tsconfig('good')], { cwd: types, timeoutMs: 50_000 });
+    assert.equal(good.code, 0, good.stdout + good.stderr);
+    const bad = await run(process.execPath, [tsc, '-p', tsconfig('bad')], { cwd: types, timeoutMs: 50_000 });
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stdout, /bad\.ts\(2,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/);
+    assert.match(bad.stdout, /bad\.ts\(3,\d+\): error TS2353: .*'noSuchOption' does not exist/);
+  });
 });
 
 describe('prepare without the dev dependencies (npm ci --omit=dev in a clone)', () => {

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { Command } from 'commander';
 import { addRunOptions, runOptionsFromCommand } from '../../src/cli/run-options.js';
 import { ConfigError } from '../../src/errors/index.js';
-import { renderOptionsDoc } from '../../src/options/docs.js';
+import { inputDocComment, renderOptionsDoc } from '../../src/options/docs.js';
 import { RUN_OPTIONS } from '../../src/options/run-options.js';
 import { planRun, type RunPlan } from '../../src/options/run-plan.js';
 
@@ -37,6 +37,18 @@ function configError(fn: () => unknown): string {
 describe('the run option table', () => {
   test('docs/OPTIONS.md is what the tables say (run `npm run docs:options` after changing them)', () => {
     assert.equal(readFileSync(join(root, 'docs', 'OPTIONS.md'), 'utf8'), renderOptionsDoc());
+  });
+
+  test("the library's RunOptionsInput names every option in table order, each with its help (run `npm run docs:options`)", () => {
+    // The property types are checked against the zod schema by the typecheck (run-options.ts); this checks the rest.
+    const lines = readFileSync(join(root, 'src', 'options', 'run-options-input.ts'), 'utf8').split('\n');
+    const keys = Object.keys(RUN_OPTIONS) as Array<keyof typeof RUN_OPTIONS>;
+    const declared = lines.flatMap((line) => /^ {2}(\w+)\?: /.exec(line)?.[1] ?? []);
+    assert.deepEqual(declared, keys);
+    for (const key of keys) {
+      const at = lines.findIndex((line) => line.startsWith(`  ${key}?: `));
+      assert.equal(lines[at - 1], inputDocComment(key), `${key}'s doc comment`);
+    }
   });
 
   test('every flag and alias of chatload run is declared, once', () => {

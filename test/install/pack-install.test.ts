@@ -4,7 +4,7 @@
 // package's "prepack" would rebuild dist/ under the other test files running beside this one).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -94,6 +94,26 @@ describe('the packed tarball, installed into an empty folder with --omit=dev', {
     assert.equal(results.completed, 12);
     assert.equal(results.failed, 0);
     assert.ok(existsSync(join(out, 'report.html')));
+  });
+
+  test('without the optional @huggingface/hub (as --omit=optional installs), a Hub tokenizer is one line saying what to install', { timeout: 60_000 }, async () => {
+    // The package is moved aside for this test only (the tests of this file run one after another). A revision given
+    // as a commit needs no request to the Hub before the download would load the package; HF_ENDPOINT is a closed
+    // loopback port all the same.
+    const hub = join(app, 'node_modules', '@huggingface', 'hub');
+    const aside = `${hub}.aside`;
+    const present = existsSync(hub);
+    if (present) renameSync(hub, aside);
+    try {
+      const bin = join(app, 'node_modules', '.bin', 'chatload');
+      const env = { HF_HOME: tempDir('hubless-home'), HF_ENDPOINT: 'http://127.0.0.1:9' };
+      const ran = await run(bin, ['run', '--tokenizer', `some-org/some-model@${'0'.repeat(40)}`, '-n', '1', '--output-dir', join(app, 'hubless')], { cwd: app, timeoutMs: 50_000, env });
+      assert.equal(ran.code, 2, ran.stderr);
+      assert.equal(ran.stdout, '');
+      assert.match(ran.stderr, /^chatload: --tokenizer some-org\/some-model: downloading it from the Hugging Face Hub needs the optional package @huggingface\/hub, which is not installed \(npm install @huggingface\/hub beside chatload, .*\)\n$/);
+    } finally {
+      if (present) renameSync(aside, hub);
+    }
   });
 
   test('the library API from the installed package', { timeout: 60_000 }, async () => {

@@ -172,9 +172,9 @@ export class LiveView {
    * re-wraps). Erase-in-line on each row, not erase-below: tmux moves the screen into its scrollback when the screen
    * is erased from the top-left corner, where the panel sits once the text above it has scrolled away.
    */
-  #clear(): void {
+  #clear(columns?: number): void {
     if (this.#drawn.length === 0) return;
-    const columns = this.#columns();
+    columns ??= this.#columns();
     const rows = this.#drawn.reduce((n, len) => n + Math.max(1, Math.ceil(len / columns)), 0);
     const up = rows > 1 ? `\x1b[${rows - 1}A` : '';
     this.#stream.write(`\r${up}${'\x1b[2K\x1b[1B'.repeat(rows - 1)}\x1b[2K${up}`);
@@ -182,8 +182,10 @@ export class LiveView {
   }
 
   #draw(): void {
-    const lines = this.lines(this.#columns());
-    this.#clear();
+    // One width read for the frame: the clear and the new lines count at the same width.
+    const columns = this.#columns();
+    const lines = this.lines(columns);
+    this.#clear(columns);
     if (lines.length === 0) return;
     this.#stream.write(lines.map((l) => `\x1b[2K${l}`).join('\n'));
     this.#drawn = lines.map((l) => l.length);

@@ -66,7 +66,7 @@ const COPY_AS_IT_COMES_BYTES = 64 * 1024;
  * Reads the whole request body up to MAX_BODY_BYTES; rejects with a 413 HttpError beyond it. A large body with a
  * Content-Length is copied chunk by chunk into a Buffer of that size as it arrives, so no step joins it in one piece.
  */
-export function readBodyBytes(req: IncomingMessage, limitBytes = MAX_BODY_BYTES): Promise<Buffer> {
+function readBodyBytes(req: IncomingMessage, limitBytes = MAX_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limitBytes) {
@@ -108,7 +108,7 @@ function invalidJson(message: string): HttpError {
 }
 
 /** Parses a JSON body; invalid JSON is a 400. */
-export function parseJsonBody(text: string): unknown {
+function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

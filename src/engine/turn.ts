@@ -55,7 +55,6 @@ function traceExpectedCachedTokens(ctx: TurnContext, conversation: ActiveConvers
   return ctx.traceCache.access(turn.hashIds, full) * trace.blockSize;
 }
 
-
 /** max_tokens of a turn: the plan's number, or with `recorded` the recorded answer's length (none without one). */
 function tokenLimit(limit: RequestPlan['maxTokens'], recordedAnswerTokens: () => number | undefined): number | undefined {
   if (limit !== 'recorded') return limit;
@@ -103,7 +102,6 @@ function withEndpointFields(ctx: TurnContext, conversation: ActiveConversation, 
   }
 }
 
-
 /** Sends with up to --max-retries retries of retryable failures, with backoff that honours Retry-After. */
 async function sendWithRetries(
   ctx: TurnContext,
@@ -112,7 +110,6 @@ async function sendWithRetries(
 ): Promise<{ result: StreamResult; retries: number; staleConnectionResends: number }> {
   let retries = 0;
   let staleConnectionResends = 0;
-  ctx.observer.onSend?.();
   for (;;) {
     const result = await ctx.client.send(request, ctx.stop.abort);
     staleConnectionResends += result.staleConnectionResends ?? 0;
@@ -138,6 +135,8 @@ const toldLostResponses = new WeakSet<EngineObserver>();
  * says so once. The record is the resend's. Other requests go as sendWithRetries sends them.
  */
 async function sendWithHistoryFallback(ctx: TurnContext, request: ChatRequest, rng: Rng): ReturnType<typeof sendWithRetries> {
+  // Once per turn (EngineObserver.onSend): neither a retry nor the history resend below is another send to count.
+  ctx.observer.onSend?.();
   const sent = await sendWithRetries(ctx, request, rng);
   const error = sent.result.error;
   if (request.previousResponse === undefined || error?.status !== 400 || !/previous_response|previous response/i.test(`${error.bodyExcerpt ?? ''} ${error.message}`)) return sent;

@@ -66,9 +66,15 @@ describe('--responses-state server when the server has dropped the response', ()
     const dir = tempDir('responses-dropped');
     try {
       const inputFile = writeDataset(dir, syntheticConversations({ count: 2, userTurns: () => 3, prefixWords: 50 }));
-      const result = await runBenchmark({ url: sim.url, inputFile, numClients: 2, outputDir: dir, endpoint: 'responses', responsesState: 'server', earlyStop: false });
+      // The live view's feed: one send per turn, the history resend included, so its in-flight count comes back to 0.
+      let sends = 0;
+      const result = await runBenchmark(
+        { url: sim.url, inputFile, numClients: 2, outputDir: dir, endpoint: 'responses', responsesState: 'server', earlyStop: false },
+        { observer: { onSend: () => void (sends += 1) } },
+      );
       assert.equal(result.summary.failed, 0, JSON.stringify(result.topErrors));
       assert.equal(result.summary.completed, 6);
+      assert.equal(sends, 6);
       const told = [...result.engine.warnings, ...result.warnings].filter((w) => /no longer holds response resp_/.test(w));
       assert.equal(told.length, 1, JSON.stringify(told));
     } finally {

@@ -1,3 +1,4 @@
+import { fmtPercent } from './html-util.js';
 import type { LivePercentiles, LiveSnapshot } from './live-model.js';
 
 /** Widest progress bar (characters); narrower terminals get a shorter one. */
@@ -13,10 +14,6 @@ function seconds(ms: number): string {
 function ms(value: number | null): string {
   if (value === null) return '-';
   return value >= 100 ? value.toFixed(0) : value.toFixed(1);
-}
-
-function pct(ratio: number | null): string {
-  return ratio === null ? '-' : `${(ratio * 100).toFixed(1)}%`;
 }
 
 function pair(name: string, p: LivePercentiles | null): string {
@@ -74,7 +71,7 @@ export function panelLines(s: LiveSnapshot, columns: number): string[] {
   const queued = s.queued === null ? '' : ` · queued ${s.queued}`;
   lines.push(`in flight ${s.inFlight ?? '-'}${queued} · ${s.requestRate.toFixed(1)} req/s · ${s.outputTokenRate.toFixed(0)} tok/s (last 10 s)`);
   lines.push(`${pair('TTFT', s.ttft)} · ${pair('TPOT', s.tpot)}`);
-  lines.push(`cache hit ${pct(s.cacheActual)} (expected ${pct(s.cacheExpected)}) · ${errorsText(s)}`);
+  lines.push(`cache hit ${fmtPercent(s.cacheActual)} (expected ${fmtPercent(s.cacheExpected)}) · ${errorsText(s)}`);
   lines.push(`client: loop delay ${s.loopDelayMs === null ? '-' : `${s.loopDelayMs.toFixed(1)} ms`} · CPU ${s.cpuPercent === null ? '-' : `${s.cpuPercent.toFixed(0)}%`}`);
   return lines.map((line) => fitLine(line, width));
 }
@@ -88,7 +85,7 @@ export function plainLine(s: LiveSnapshot): string {
   return (
     `chatload: ${head}${s.phase} ${seconds(s.elapsedMs)}${eta} | ${where} | in flight ${s.inFlight ?? '-'} | ` +
     `${s.requestRate.toFixed(1)} req/s, ${s.outputTokenRate.toFixed(0)} tok/s | ${pair('TTFT', s.ttft)} | ${pair('TPOT', s.tpot)} | ` +
-    `cache ${pct(s.cacheActual)}/${pct(s.cacheExpected)} | ${errorsText(s)}`
+    `cache ${fmtPercent(s.cacheActual)}/${fmtPercent(s.cacheExpected)} | ${errorsText(s)}`
   );
 }
 

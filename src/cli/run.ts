@@ -12,7 +12,7 @@ import { writeJsonAtomic } from '../store/results-json.js';
 import { defaultOutputDir } from '../store/output-dir.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
-import { contentText, requestLine } from '../report/request-lines.js';
+import { liveObserver } from './live-observer.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
@@ -140,17 +140,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
             say(describeStart(info));
             live.start({ totalRequests: info.requests, durationMs: info.durationMs, rampUpMs: rampUpMsOf(plan) });
           },
-          observer: {
-            onSend: () => live.onSend(),
-            onQueued: (delta) => live.onQueued(delta),
-            onPhase: (phase) => live.onPhase(phase),
-            onRecord: (record) => {
-              live.onRecord(record);
-              if (flags.verbose) live.print(requestLine(record));
-            },
-            onWarning: (message) => say(`chatload: warning: ${message}\n`),
-            onContent: flags.printContent ? (event) => live.print(contentText(event)) : undefined,
-          },
+          observer: liveObserver(live, flags, say),
         });
         live.stop();
         results.push(result);

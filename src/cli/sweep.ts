@@ -11,7 +11,7 @@ import { LiveView } from '../report/progress.js';
 import { cachePressureLine } from '../report/cache-pressure-chart.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
-import { contentText, requestLine } from '../report/request-lines.js';
+import { liveObserver } from './live-observer.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 const sweepAndRepeatOptions = { ...sweepOptions, ...repeatOptions };
@@ -76,17 +76,7 @@ export function registerSweepCommand(program: Command): void {
         onPointStart: (p) => live.setHeading(`point ${p.index}${p.atMost ? ` (of at most ${p.total})` : `/${p.total}`}: ${p.kind} ${p.value}`),
         onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
         onStart: (info) => live.start({ totalRequests: info.requests, durationMs: info.durationMs }),
-        observer: {
-          onWarning: (m) => say(`chatload: warning: ${m}\n`),
-          onSend: () => live.onSend(),
-          onQueued: (delta) => live.onQueued(delta),
-          onPhase: (phase) => live.onPhase(phase),
-          onRecord: (record) => {
-            live.onRecord(record);
-            if (verbose) live.print(requestLine(record));
-          },
-          onContent: printContent ? (event) => live.print(contentText(event)) : undefined,
-        },
+        observer: liveObserver(live, { verbose, printContent }, say),
         onPoint: (p) => {
           const ttft = p.summary.metrics.ttft_ms;
           const goodput = p.summary.goodput ? `, goodput ${fmtNum(p.summary.goodput.share * 100, 1)}%` : '';

@@ -207,12 +207,6 @@ export class ActiveConversation {
     return this.traceTurn?.outputLength ?? this.conversation.turns?.[this.#next]?.maxTokens;
   }
 
-  /** The dataset's recorded answer to the next step (its text), if it has one. */
-  get recordedAnswer(): string | undefined {
-    const recorded = this.#steps[this.#next]?.recorded;
-    return recorded === undefined ? undefined : messageText(recorded.content);
-  }
-
   /** The dataset's recorded answer message to the next step, tool calls included. */
   get recordedMessage(): ChatMessage | undefined {
     return this.#steps[this.#next]?.recorded;
@@ -260,11 +254,6 @@ export class ActiveConversation {
     this.nextInput(); // the input as sent, before the call ids change
     this.#callIds = undefined;
     this.#push(recorded, promptTokens, completionTokens);
-  }
-
-  /** Moves on with a text answer (`reasoning` with --keep-reasoning): answer() without tool calls. */
-  advance(answer: string, promptTokens: number, completionTokens: number, reasoning?: string): void {
-    this.answer({ content: answer, reasoning }, promptTokens, completionTokens, () => completionTokens);
   }
 
   #push(answer: ChatMessage, promptTokens: number, completionTokens: number): void {

@@ -25,18 +25,18 @@ describe('ActiveConversation', () => {
     const c = new ActiveConversation(conversation, 0);
     assert.equal(c.turnCount, 3);
     assert.deepEqual(c.requestMessages(), [conversation.messages[0], { role: 'user', content: 'u1' }]);
-    assert.equal(c.recordedAnswer, 'a1');
+    assert.equal(c.recordedMessage?.content, 'a1');
     assert.equal(c.expectedCachedTokens, 0);
-    c.advance('server answer 1', 10, 5);
+    c.answer({ content: 'server answer 1' }, 10, 5, () => 5);
     assert.equal(c.nextTurn, 2);
     assert.equal(c.expectedCachedTokens, 15);
     assert.deepEqual(
       c.requestMessages().map((m) => m.content),
       ['sys', 'u1', 'server answer 1', 'u2'],
     );
-    c.advance('server answer 2', 30, 7);
-    assert.equal(c.recordedAnswer, undefined, 'the last user turn has no recorded answer');
-    c.advance('server answer 3', 50, 9);
+    c.answer({ content: 'server answer 2' }, 30, 7, () => 7);
+    assert.equal(c.recordedMessage, undefined, 'the last user turn has no recorded answer');
+    c.answer({ content: 'server answer 3' }, 50, 9, () => 9);
     assert.ok(c.done);
     assert.deepEqual(c.replayed().messages.map((m) => m.content), ['sys', 'u1', 'server answer 1', 'u2', 'server answer 2', 'u3', 'server answer 3']);
   });
@@ -64,7 +64,7 @@ describe('WorkPool', () => {
     pool.fail(b);
     const c = pool.take()!;
     assert.deepEqual(pool.counts(), { total: 4, completed: 1, failed: 1, unfinished: 0, not_started: 2 }, 'picked up but never answered is not started');
-    c.advance('answer', 1, 1);
+    c.answer({ content: 'answer' }, 1, 1, () => 1);
     assert.deepEqual(pool.counts(), { total: 4, completed: 1, failed: 1, unfinished: 1, not_started: 1 });
     assert.equal(pool.finishedConversations.length, 1);
   });

@@ -8,7 +8,7 @@ import type { RepeatInterval } from './repeats.js';
 import { flagNameOf } from '../options/command-line.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
 import type { RunData } from '../store/run-data.js';
-import { cdfPoints, latencySamples, type LatencySamples } from './series.js';
+import { cdfOfSorted, sortedLatencySamples } from './series.js';
 import { chatloadVersion } from '../util/version.js';
 
 /** Whether a smaller or a larger value of a metric is the better one (null: neither, e.g. a count). */
@@ -63,7 +63,7 @@ export function runLabels(runs: readonly RunData[]): string[] {
 /** The key metrics of each run side by side: counts, throughputs, latency mean and percentiles, cache ratios, each with its noise. */
 export function compareRuns(runs: readonly RunData[], repeats: ReadonlyArray<readonly RepeatInterval[] | undefined> = []): ComparisonRow[] {
   const summaries: Summary[] = runs.map((r) => r.summary);
-  const samples = runs.map((r) => sortedSamples(latencySamples(r.records)));
+  const samples = runs.map((r) => sortedLatencySamples(r.records));
   const rateNoise = (key: SummaryScalar, s: Summary): number | null => {
     const value = typeof s[key] === 'number' ? s[key] : null;
     if (key === 'request_throughput' || key === 'output_throughput' || key === 'total_token_throughput' || key === 'completed') return rateHalfWidth(value, s.completed);
@@ -111,10 +111,6 @@ export function compareRuns(runs: readonly RunData[], repeats: ReadonlyArray<rea
     }
   });
   return rows;
-}
-
-function sortedSamples(s: LatencySamples): Record<keyof LatencySamples, Float64Array> {
-  return { ttft_ms: Float64Array.from(s.ttft_ms).sort(), tpot_ms: Float64Array.from(s.tpot_ms).sort(), itl_ms: Float64Array.from(s.itl_ms).sort(), e2el_ms: Float64Array.from(s.e2el_ms).sort() };
 }
 
 /** Stop reasons of a run that did not do what it was asked: the comparison flags them. */
@@ -248,10 +244,10 @@ export function renderCompareHtml(runs: readonly RunData[], options: { repeats?:
     perTurn.push(chartFigure('compare-cache-hit-per-turn', 'Cache hit ratio by turn', lineChart(hit, { xLabel: 'turn', xIntegers: true, yLabel: 'cached / prompt', dots: true, yPercent: true, seriesOrder: labels })));
   }
 
-  const samples: LatencySamples[] = runs.map((r) => latencySamples(r.records));
+  const samples = runs.map((r) => sortedLatencySamples(r.records));
   const distributions: string[] = [];
   for (const [key, name] of [['ttft_ms', 'TTFT'], ['tpot_ms', 'TPOT'], ['itl_ms', 'ITL'], ['e2el_ms', 'E2EL']] as const) {
-    const points: SeriesPoint[] = samples.flatMap((s, i) => cdfPoints(s[key]).map((p) => ({ x: p.value, y: p.fraction, series: labels[i]! })));
+    const points: SeriesPoint[] = samples.flatMap((s, i) => cdfOfSorted(s[key]).map((p) => ({ x: p.value, y: p.fraction, series: labels[i]! })));
     if (points.length > 0) {
       const xs = points.map((p) => p.x);
       const lo = xs.reduce((a, b) => Math.min(a, b), Infinity);

@@ -3,7 +3,7 @@ import type { RequestRecord } from '../metrics/record.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
 import { dotsAndLinesChart, lineChart, ninesChart, stackedBarChart, type SeriesPoint, type StackedBar } from './charts.js';
 import { chartFigure } from './html-util.js';
-import { cdfPoints, latencySamples, ninesPoints, timeSeries } from './series.js';
+import { cdfOfSorted, ninesOfSorted, positiveOf, sortedLatencySamples, timeSeries } from './series.js';
 
 /** A uniform sample of a run's records (RunData.sampled): how many records it holds and how many the run has. */
 export interface RecordSample {
@@ -118,8 +118,8 @@ const OPTIONAL_DISTRIBUTIONS = [
  * records are a uniform sample of the run's), each caption says so: a sample's CDF estimates the run's.
  */
 export function distributionCharts(records: readonly RequestRecord[], sample: RecordSample | null = null): string[] {
-  const samples = latencySamples(records);
-  const sets: Array<[string, string, number[]]> = [
+  const samples = sortedLatencySamples(records);
+  const sets: Array<[string, string, Float64Array]> = [
     ['ttft', 'TTFT', samples.ttft_ms],
     ['tpot', 'TPOT', samples.tpot_ms],
     ['itl', 'ITL (every inter-chunk gap)', samples.itl_ms],
@@ -132,12 +132,12 @@ export function distributionCharts(records: readonly RequestRecord[], sample: Re
       if (!r.warmup && typeof v === 'number' && Number.isFinite(v)) values.push(v);
     }
     // All zeros (e.g. no client queueing in a closed loop) would chart as a single point: leave it out.
-    if (values.some((v) => v !== 0)) sets.push([key.replace('_ms', ''), name, values]);
+    if (values.some((v) => v !== 0)) sets.push([key.replace('_ms', ''), name, Float64Array.from(values).sort()]);
   }
   const figures: string[] = [];
   const nines: SeriesPoint[] = [];
   for (const [key, name] of [['ttft_ms', 'TTFT'], ['tpot_ms', 'TPOT'], ['itl_ms', 'ITL'], ['e2el_ms', 'E2EL']] as const) {
-    for (const p of ninesPoints(samples[key].filter((v) => v > 0))) nines.push({ x: p.x, y: p.value, series: name });
+    for (const p of ninesOfSorted(positiveOf(samples[key]))) nines.push({ x: p.x, y: p.value, series: name });
   }
   if (nines.length > 0) {
     figures.push(
@@ -154,14 +154,10 @@ export function distributionCharts(records: readonly RequestRecord[], sample: Re
     if (values.length === 0) continue;
     // A log x axis when every value is positive and they span a decade or more: the body and the tail both readable
     // (a linear axis squashes the body under the tail); a narrower range reads better, and gets ticks, on a linear one.
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (const v of values) {
-      lo = Math.min(lo, v);
-      hi = Math.max(hi, v);
-    }
+    const lo = values[0]!;
+    const hi = values[values.length - 1]!;
     const log = lo > 0 && hi >= 10 * lo;
-    const points = cdfPoints(values).map((p) => ({ x: p.value, y: p.fraction, series: name }));
+    const points = cdfOfSorted(values).map((p) => ({ x: p.value, y: p.fraction, series: name }));
     figures.push(
       chartFigure(
         `${id}-cdf`,

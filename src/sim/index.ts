@@ -4,7 +4,7 @@ import { ChatloadError } from '../errors/index.js';
 import { DEFAULT_PROFILE, profiles, resolveSimConfig, type SimConfig } from './config.js';
 import { parseFaultSpec, type FaultRule } from './faults.js';
 import { SimServer } from './server.js';
-import { chatloadVersion } from './version.js';
+import { chatloadVersion } from '../util/version.js';
 import { defaultTokenCounter, resolveTokenCounter } from '../tokenizer/index.js';
 
 export { type SimConfig, profiles };

@@ -15,7 +15,6 @@ import Table from 'cli-table3';
 import { createParser } from 'eventsource-parser';
 import { ChatClient } from '../src/client/chat-client.js';
 
-const BENCH_TIME_LIMIT_MS = 60_000;
 
 function argNumber(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -232,10 +231,12 @@ async function main(): Promise<void> {
   const streams = argNumber('streams', 200);
   const rounds = argNumber('rounds', 2);
   const eventsPerStream = Math.max(1, Math.round(totalEvents / streams));
+  // 120 s for the default run (four clients); longer ones (more rounds or batches) get time in proportion.
+  const timeLimitMs = Math.max(120_000, rounds * BATCHES * 8_000);
   const limit = setTimeout(() => {
-    console.error(`bench exceeded ${BENCH_TIME_LIMIT_MS / 1000} s; stopping`);
+    console.error(`bench exceeded ${timeLimitMs / 1000} s; stopping`);
     process.exit(1);
-  }, BENCH_TIME_LIMIT_MS);
+  }, timeLimitMs);
   limit.unref();
   const beforeIndex = process.argv.indexOf('--before');
   const beforeDir = beforeIndex === -1 ? undefined : process.argv[beforeIndex + 1];

@@ -2,14 +2,9 @@ import { PassThrough, type Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { BodyControl, BodySink } from './exchange.js';
 
-/** A response body to read: decoded when the server compressed it, with the arrival time of what it holds. */
+/** A response body to read as a stream: decoded when the server compressed it. */
 export interface DecodedBody {
   body: Readable;
-  /**
-   * The arrival time (ms, `performance.now()`) of the network read that the bytes now being emitted came from.
-   * Undefined for an identity body: its reader stamps each read itself, as it arrives.
-   */
-  arrivalMs?: () => number;
   /** The codings undone, e.g. `gzip` (empty for an identity body). */
   encoding: string;
 }
@@ -119,9 +114,9 @@ export function decodingSink(codings: readonly string[], encoding: string, contr
 }
 
 /**
- * The body to read for a response with this `Content-Encoding`, as a stream (GET /v1/models reads its body so):
- * gzip, deflate and br are decoded as they stream, each decoded piece stamped with the arrival of the read it came
- * from; any other coding gives `{ unsupported }` naming it. A decoding error names the coding.
+ * The body to read for a response with this `Content-Encoding`, as a stream (GET /v1/models reads its body so; the
+ * chat request reads through {@link decodingSink}): gzip, deflate and br are decoded as they stream; any other coding
+ * gives `{ unsupported }` naming it. A decoding error names the coding; a socket error keeps its own kind.
  */
 export function decodeContent(raw: Readable, contentEncoding: string): DecodedBody | { unsupported: string } {
   const parsed = contentCodings(contentEncoding);
@@ -132,18 +127,7 @@ export function decodeContent(raw: Readable, contentEncoding: string): DecodedBo
   // The reader gets `out`, never a decoder: a decoder's error reaches it as one that names the coding.
   const out = new PassThrough();
   chain[chain.length - 1]!.pipe(out);
-  const first = chain[0]!;
-  // Arrival times of the raw reads still inside the first decoder: the head is the one it is working on.
-  const stamps: number[] = [];
-  let lastStampMs = performance.now();
-  raw.on('data', (chunk: Buffer) => {
-    lastStampMs = performance.now();
-    stamps.push(lastStampMs);
-    if (!first.write(chunk, () => stamps.shift())) raw.pause();
-  });
-  first.on('drain', () => raw.resume());
-  raw.on('end', () => first.end());
-  // A socket error keeps its own kind (connect_reset, ...).
+  raw.pipe(chain[0]!);
   raw.on('error', (error) => out.destroy(error));
   for (const decoder of chain) {
     decoder.on('error', (error) => {
@@ -157,5 +141,5 @@ export function decodeContent(raw: Readable, contentEncoding: string): DecodedBo
       raw.destroy();
     }
   });
-  return { body: out, arrivalMs: () => stamps[0] ?? lastStampMs, encoding };
+  return { body: out, encoding };
 }

@@ -220,4 +220,21 @@ describe('response bodies read from the handler', () => {
       assert.equal(server.requests.length, 1, 'the aborted request was never sent');
     });
   });
+
+  test('GET /v1/models still reads its body as a stream: a gzip list is decoded, a gzip error body excerpted', TEST_TIMEOUT, async () => {
+    const list = gzipSync(Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'zipped', max_model_len: 4096 }] })));
+    const denied = gzipSync(Buffer.from(JSON.stringify({ error: { message: 'no such route' } })));
+    await withScriptedClient(
+      (_request, index) => ({
+        status: index === 0 ? 200 : 404,
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        actions: [{ write: index === 0 ? list : denied }, { end: true }],
+      }),
+      {},
+      async (client) => {
+        assert.deepEqual(await client.listModels(), [{ id: 'zipped', maxModelLen: 4096 }]);
+        await assert.rejects(client.listModels(), /answered HTTP 404: \{"error":\{"message":"no such route"\}\}/);
+      },
+    );
+  });
 });

@@ -91,26 +91,44 @@ export class Exchange implements Dispatcher.DispatchHandler, BodyControl {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200 || this.#state !== 'waiting') return;
     this.#state = 'body';
-    const sink = this.#onHead(statusCode, headers, performance.now(), this);
-    // The head handler may already have stopped the response (a coding chatload cannot decode).
-    if (this.#state === 'body') this.#sink = sink;
+    try {
+      const sink = this.#onHead(statusCode, headers, performance.now(), this);
+      // The head handler may already have stopped the response (a coding chatload cannot decode).
+      if (this.#state === 'body') this.#sink = sink;
+    } catch (error) {
+      this.#threw(error);
+    }
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    // The time is taken before any parsing: TTFT and ITL are measured at the moment the chunk is handed over.
-    if (this.#sink !== undefined) this.#sink.data(chunk, performance.now());
+    const sink = this.#sink;
+    if (sink === undefined) return;
+    try {
+      // The time is taken before any parsing: TTFT and ITL are measured at the moment the chunk is handed over.
+      sink.data(chunk, performance.now());
+    } catch (error) {
+      this.#threw(error);
+    }
   }
 
   onResponseEnd(): void {
     const sink = this.#finish();
-    sink?.end(performance.now());
+    try {
+      sink?.end(performance.now());
+    } catch (error) {
+      this.#threw(error);
+    }
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     const waiting = this.#state === 'waiting';
     const sink = this.#finish();
-    if (waiting) this.#onFail(error);
-    else sink?.error(error);
+    try {
+      if (waiting) this.#onFail(error);
+      else sink?.error(error);
+    } catch (thrown) {
+      this.#threw(thrown);
+    }
   }
 
   stop(): void {
@@ -134,6 +152,17 @@ export class Exchange implements Dispatcher.DispatchHandler, BodyControl {
 
   resume(): void {
     if (this.#state !== 'done' && this.#controller?.paused === true) this.#controller.resume();
+  }
+
+  /**
+   * A head handler or sink threw (they are written not to): the response is aborted and the error goes to `onFail`,
+   * so the caller's wait always ends (undici would otherwise swallow it into an abort nobody hears of).
+   */
+  #threw(error: unknown): void {
+    const reason = error instanceof Error ? error : new Error(String(error));
+    this.#finish();
+    this.#controller?.abort(reason);
+    this.#onFail(reason);
   }
 
   /** Ends the exchange; returns the sink that was reading, if any (it hears of the end only once). */

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { ChatClient } from '../../src/client/chat-client.js';
 import { decodingSink } from '../../src/client/content-encoding.js';
-import type { BodyControl, BodySink } from '../../src/client/exchange.js';
+import { Exchange, type BodyControl, type BodySink } from '../../src/client/exchange.js';
 import { chatRequest, withScriptedClient } from '../helpers/client-test-utils.js';
 import { chunkJson, sseEvent, usageChunkJson } from '../helpers/scripted-server.js';
 
@@ -236,5 +236,31 @@ describe('response bodies read from the handler', () => {
         await assert.rejects(client.listModels(), /answered HTTP 404: \{"error":\{"message":"no such route"\}\}/);
       },
     );
+  });
+
+  test('a reader that throws ends the exchange through its failure, never a wait that does not end', () => {
+    const aborted: unknown[] = [];
+    const controller = { aborted: false, paused: false, reason: null, abort: (reason: Error) => aborted.push(reason), pause() {}, resume() {} };
+    const failures: Error[] = [];
+    const boom = new Error('reader bug');
+    const exchange = new Exchange(
+      () => ({
+        data: () => {
+          throw boom;
+        },
+        end() {},
+        error() {},
+      }),
+      (error) => failures.push(error),
+    );
+    exchange.onRequestStart(controller);
+    exchange.onResponseStart(controller, 200, {});
+    exchange.onResponseData(controller, Buffer.from('data: x\n\n'));
+    assert.deepEqual(failures, [boom]);
+    assert.deepEqual(aborted, [boom], 'the response is aborted');
+    // Whatever undici reports after that is not heard twice.
+    exchange.onResponseError(controller, new Error('aborted'));
+    exchange.onResponseEnd();
+    assert.equal(failures.length, 1);
   });
 });

@@ -1,10 +1,12 @@
 import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request, type AgentOptions } from '../util/undici.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, dispatch, request, type AgentOptions } from '../util/undici.js';
 import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
-import { decodeContent } from './content-encoding.js';
-import { readBodyExcerpt, readJsonBody, readSseBody } from './read-body.js';
+import { contentCodings, decodingSink } from './content-encoding.js';
+import { Exchange, type BodyControl, type BodySink } from './exchange.js';
+import { ExcerptBody, JsonBody, SseBody, readBodyExcerpt, type BodyErrorClassifier } from './read-body.js';
 import { normalizeBaseUrl, sendableBody } from './request-body.js';
 import { ENDPOINTS, type ApiEndpoint, type EndpointName } from './endpoints/index.js';
 import { ResponseCollector, excerpt } from './response-collector.js';
@@ -58,6 +60,27 @@ const READY_MIN_ATTEMPT_MS = 50;
  */
 const CLOSES_AFTER_RESPONSE_IDLE_MS = 1_000;
 
+/** What reads one attempt's body, and what to call when it is read. */
+interface BodyRead {
+  collector: ResponseCollector;
+  timer: RequestTimer;
+  classify: BodyErrorClassifier;
+  /** The request asked for a stream. */
+  stream: boolean;
+  done: () => void;
+}
+
+/** The reason a request we stopped is aborted with (a timeout or the caller's signal); its error says which. */
+class RequestStopped extends Error {
+  constructor(kind: TimeoutKind | 'aborted') {
+    super(`request stopped: ${kind}`);
+    this.name = 'RequestStopped';
+  }
+}
+
+/** The sink of a response stopped at its head: nothing of it is read. */
+const IGNORED_BODY: BodySink = { data() {}, end() {}, error() {} };
+
 /** How the client used keep-alive connections during a run. */
 export interface ConnectionReuse {
   /** Requests resent at once on a fresh connection after their reused one turned out closed (not retries). */
@@ -78,8 +101,9 @@ export class ChatClient {
   readonly #apiKeyReplacedByUrl: boolean;
   readonly #reuse: ConnectionReuse = { staleConnectionResends: 0, reuseConnections: true };
   readonly #endpoint: ApiEndpoint;
-  /** The URL requests go to: the endpoint's path under the base URL. */
-  readonly #generateUrl: string;
+  /** Where requests go: the endpoint's path under the base URL, as undici's dispatch() takes it (parsed once). */
+  readonly #origin: string;
+  readonly #generatePath: string;
   readonly #modelsUrl: string;
   /** The base URL as shown in messages (no credentials). */
   readonly #displayUrl: string;
@@ -104,7 +128,9 @@ export class ChatClient {
     const root = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
     this.#endpoint = ENDPOINTS[options.endpoint ?? 'chat'];
     if (this.#endpoint === undefined) throw new ConfigError(`ChatClient: unknown endpoint ${JSON.stringify(options.endpoint)}; known: ${Object.keys(ENDPOINTS).join(', ')}`);
-    this.#generateUrl = `${root}${this.#endpoint.path}`;
+    const generateUrl = new URL(`${root}${this.#endpoint.path}`);
+    this.#origin = generateUrl.origin;
+    this.#generatePath = `${generateUrl.pathname}${generateUrl.search}`;
     this.#modelsUrl = `${root}/v1/models`;
     this.#displayUrl = root;
     // The run options' schema validated the timeouts (the plan's deadlines part): one cheap guard for library callers.
@@ -176,13 +202,14 @@ export class ChatClient {
       body,
       chatRequest.conversationId === undefined ? this.#headers : { ...this.#headers, 'x-session-id': chatRequest.conversationId },
     );
-    const controller = new AbortController();
-    /** Why we aborted: a timeout kind, or `aborted` for the caller's signal. Set before controller.abort(). */
+    let exchange: Exchange | undefined;
+    /** Why we stopped the request: a timeout kind, or `aborted` for the caller's signal. Set before the abort. */
     let stopKind: TimeoutKind | 'aborted' | undefined;
-    const onCallerAbort = (): void => {
-      stopKind ??= 'aborted';
-      controller.abort();
+    const stop = (kind: TimeoutKind | 'aborted'): void => {
+      stopKind ??= kind;
+      exchange?.abort(new RequestStopped(stopKind));
     };
+    const onCallerAbort = (): void => stop('aborted');
     const sentAtMs = performance.now();
     let collector = new ResponseCollector(sentAtMs, this.#secrets, chatRequest.onFirstToken);
     if (signal?.aborted) {
@@ -190,60 +217,80 @@ export class ChatClient {
       return collector.result;
     }
     signal?.addEventListener('abort', onCallerAbort, { once: true });
-    const timer = new RequestTimer(sentAtMs, this.#limits, (kind) => {
-      stopKind ??= kind;
-      controller.abort();
-    });
+    const timer = new RequestTimer(sentAtMs, this.#limits, stop);
     const classify = (error: unknown): RequestError =>
       stopKind === undefined ? classifyNetworkError(error, this.#secrets) : this.#stopError(stopKind, signal?.reason);
+    /** Sends once through `dispatcher`: resolves with the error when it failed before a response head, else when its body was read. */
+    const attempt = (dispatcher: Agent): Promise<Error | undefined> =>
+      new Promise((resolve) => {
+        const into = collector;
+        exchange = new Exchange((status, responseHeaders, atMs, control) => {
+          const done = (): void => resolve(undefined);
+          return this.#onHead(status, responseHeaders, atMs, control, { collector: into, timer, classify, stream: chatRequest.stream, done });
+        }, resolve);
+        dispatch(dispatcher, { origin: this.#origin, path: this.#generatePath, method: 'POST', headers, body: sendable }, exchange);
+      });
     try {
-      let response: Awaited<ReturnType<typeof request>> | undefined;
       let dispatcher = this.#reuse.reuseConnections ? this.#agent : this.#fresh();
-      while (response === undefined) {
-        try {
-          response = await request(this.#generateUrl, { method: 'POST', headers, body: sendable, dispatcher, signal: controller.signal });
-        } catch (error) {
-          const stale = dispatcher === this.#agent && stopKind === undefined ? this.#staleFailure(error) : undefined;
-          if (stale === undefined) {
-            collector.fail(classify(error), performance.now());
-            return collector.result;
-          }
-          this.#noteStale(stale);
-          // The request died on a connection the server had already closed and never reached its handler: it is
-          // resent at once on a fresh connection, and timed from that send (neither a retry nor a failure).
-          collector = new ResponseCollector(performance.now(), this.#secrets, chatRequest.onFirstToken);
-          collector.result.staleConnectionResends = 1;
-          dispatcher = this.#fresh();
+      for (;;) {
+        const failure = await attempt(dispatcher);
+        if (failure === undefined) return collector.result;
+        const stale = dispatcher === this.#agent && stopKind === undefined ? this.#staleFailure(failure) : undefined;
+        if (stale === undefined) {
+          collector.fail(classify(failure), performance.now());
+          return collector.result;
         }
+        this.#noteStale(stale);
+        // The request died on a connection the server had already closed and never reached its handler: it is
+        // resent at once on a fresh connection, and timed from that send (neither a retry nor a failure).
+        collector = new ResponseCollector(performance.now(), this.#secrets, chatRequest.onFirstToken);
+        collector.result.staleConnectionResends = 1;
+        dispatcher = this.#fresh();
       }
-      const headersAtMs = performance.now();
-      timer.noteHeaders(headersAtMs);
-      const result = collector.result;
-      result.headersAtMs = headersAtMs;
-      result.httpStatus = response.statusCode;
-      if (response.statusCode < 200 || response.statusCode > 299) {
-        await this.#failStatus(response, collector);
-        return result;
-      }
-      const decoded = decodeContent(response.body, headerText(response.headers['content-encoding']));
-      if ('unsupported' in decoded) {
-        response.body.on('error', () => {}).destroy();
-        collector.fail({ kind: 'other', message: `the server sent Content-Encoding: ${decoded.unsupported}, which chatload cannot decode (it asks for identity)` }, performance.now());
-        return result;
-      }
-      const contentType = headerText(response.headers['content-type']).toLowerCase();
-      // Decide by what came back, not what was asked: a server may ignore `stream: true` and answer JSON.
-      const asSse = contentType.includes('text/event-stream') || (chatRequest.stream && !contentType.includes('json'));
-      await (asSse ? readSseBody : readJsonBody)(decoded.body, collector, timer, classify, decoded.arrivalMs, endpoint.reader(collector));
-      return result;
     } catch (error) {
-      // Not expected (the readers never reject), but `send` must never reject.
+      // Not expected (the readers never throw), but `send` must never reject.
       collector.fail(classifyNetworkError(error, this.#secrets), performance.now());
       return collector.result;
     } finally {
       timer.stop();
       signal?.removeEventListener('abort', onCallerAbort);
     }
+  }
+
+  /**
+   * The response head arrived (inside undici's parser callback): records it and returns what reads the body. A
+   * non-2xx status reads an excerpt of its error body; a coding chatload cannot decode stops the response.
+   */
+  #onHead(status: number, responseHeaders: IncomingHttpHeaders, atMs: number, control: BodyControl, read: BodyRead): BodySink {
+    const { collector, timer, done } = read;
+    timer.noteHeaders(atMs);
+    const result = collector.result;
+    result.headersAtMs = atMs;
+    result.httpStatus = status;
+    const coding = contentCodings(headerText(responseHeaders['content-encoding']));
+    if (status < 200 || status > 299) {
+      const retryAfterMs = parseRetryAfterMs(responseHeaders['retry-after']);
+      if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs;
+      const excerpt = (c: BodyControl): BodySink =>
+        new ExcerptBody(c, (text) => {
+          this.#failStatus(status, retryAfterMs, text, collector);
+          done();
+        });
+      // A body in a coding chatload cannot decode is shown as it came.
+      return 'unsupported' in coding || coding.codings.length === 0 ? excerpt(control) : decodingSink(coding.codings, coding.encoding, control, excerpt);
+    }
+    if ('unsupported' in coding) {
+      control.stop();
+      collector.fail({ kind: 'other', message: `the server sent Content-Encoding: ${coding.unsupported}, which chatload cannot decode (it asks for identity)` }, performance.now());
+      done();
+      return IGNORED_BODY;
+    }
+    const contentType = headerText(responseHeaders['content-type']).toLowerCase();
+    // Decide by what came back, not what was asked: a server may ignore `stream: true` and answer JSON.
+    const asSse = contentType.includes('text/event-stream') || (read.stream && !contentType.includes('json'));
+    const events = this.#endpoint.reader(collector);
+    const body = (c: BodyControl): BodySink => new (asSse ? SseBody : JsonBody)(collector, timer, read.classify, events, c, done);
+    return coding.codings.length === 0 ? body(control) : decodingSink(coding.codings, coding.encoding, control, body);
   }
 
   /** GET /v1/models. Throws ServerUnreachableError on connection failure, ChatloadError on a bad status/body. */
@@ -337,11 +384,7 @@ export class ChatClient {
     return parseModels(text, `${this.#displayUrl}/v1/models`);
   }
 
-  async #failStatus(response: Awaited<ReturnType<typeof request>>, collector: ResponseCollector): Promise<void> {
-    const status = response.statusCode;
-    const retryAfterMs = parseRetryAfterMs(response.headers['retry-after']);
-    if (retryAfterMs !== undefined) collector.result.retryAfterMs = retryAfterMs;
-    const text = await readBodyExcerpt(plainBody(response));
+  #failStatus(status: number, retryAfterMs: number | undefined, text: string, collector: ResponseCollector): void {
     const bodyExcerpt = sanitizeMessage(text, this.#secrets, 200);
     const said = errorMessageOf(bodyExcerpt);
     const error: RequestError = {

@@ -23,6 +23,8 @@ export class RequestTimer {
   readonly #limits: RequestTimerLimits;
   readonly #onTimeout: (kind: TimeoutKind) => void;
   #timer: NodeJS.Timeout | undefined;
+  /** The deadline (ms) the timer is armed for. */
+  #armedForMs = Infinity;
   #headersSeen = false;
   #firstTokenSeen = false;
   #lastActivityAtMs: number;
@@ -37,11 +39,14 @@ export class RequestTimer {
     this.#arm(performance.now());
   }
 
-  /** The response headers arrived at `atMs`: the idle clock starts. Re-arms once, since idle may be the nearest deadline. */
+  /**
+   * The response headers arrived at `atMs`: the idle clock starts. Re-arms only when the idle deadline comes before
+   * the one armed (with the defaults, all three limits equal, it never does: no second timer per request).
+   */
   noteHeaders(atMs: number): void {
     this.#headersSeen = true;
     this.#lastActivityAtMs = atMs;
-    if (!this.#stopped) this.#arm(atMs);
+    if (!this.#stopped && this.#nextDeadlineMs() < this.#armedForMs) this.#arm(atMs);
   }
 
   /** A network read arrived at `atMs` (a plain field write: safe to call per chunk). */
@@ -71,7 +76,8 @@ export class RequestTimer {
   #arm(nowMs: number): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     // setTimeout rounds to whole ms and may fire a fraction early: #fire re-checks and re-arms.
-    const delayMs = Math.max(1, Math.ceil(this.#nextDeadlineMs() - nowMs));
+    this.#armedForMs = this.#nextDeadlineMs();
+    const delayMs = Math.max(1, Math.ceil(this.#armedForMs - nowMs));
     this.#timer = setTimeout(this.#fire, delayMs);
   }
 

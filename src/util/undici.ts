@@ -3,9 +3,9 @@ import AgentClass from 'undici/lib/dispatcher/agent.js';
 import apiRequest from 'undici/lib/api/api-request.js';
 import { getGlobalDispatcher } from 'undici/lib/global.js';
 
-// chatload uses two things of undici: an Agent and request(). undici's index loads all of undici besides (fetch,
-// WebSocket, caches, cookies, mocks: 1.1 MB of code, ~30 ms of every start-up, issue 17), so chatload loads those two
-// modules by path. They are the same objects the index exports; test/util/undici.test.ts checks that they still are.
+// chatload uses two things of undici: an Agent (whose dispatch() the chat client calls with its own handler) and
+// request(). undici's index loads all of undici besides (fetch, WebSocket, caches, cookies, mocks: 1.1 MB of code,
+// ~30 ms of every start-up, issue 17), so chatload loads those two modules by path. They are the same objects the index exports; test/util/undici.test.ts checks that they still are.
 
 /** undici's Agent (a pool of connections per origin). */
 export const Agent = AgentClass;
@@ -36,4 +36,16 @@ export function request(url: string | URL, options: RequestOptions = {}): Promis
     path: target.search ? `${target.pathname}${target.search}` : target.pathname,
     method: rest.method ?? (rest.body ? 'PUT' : 'GET'),
   });
+}
+
+/** What dispatch() takes: undici's DispatchOptions, with the iterable body its code accepts (see RequestOptions.body). */
+export type DispatchOptions = Omit<Dispatcher.DispatchOptions, 'body'> & { body?: Dispatcher.DispatchOptions['body'] | Iterable<Uint8Array> };
+
+/**
+ * `dispatcher.dispatch(options, handler)`: undici's lowest-level call, the one request() is built on. The handler's
+ * callbacks get the response head and each body chunk as the HTTP parser produces them, with no stream in between.
+ */
+export function dispatch(dispatcher: Dispatcher, options: DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+  // An iterable body is documented and handled (see RequestOptions.body); only undici's types leave it out.
+  dispatcher.dispatch(options as Dispatcher.DispatchOptions, handler);
 }

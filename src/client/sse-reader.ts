@@ -5,7 +5,8 @@ import { StringDecoder } from 'node:string_decoder';
  * `undici.request` + a hand-rolled parser at ~5 µs of client CPU per event, against ~8.5 µs for `fetch` + a library
  * parser. (bench/client-sse.ts re-measures it: with one event per network read both cost about the same, as the
  * per-read I/O dominates; with ~16 events per read this path costs 0.62x as much. bench/read-floor.ts puts this
- * reader plus the collector at ~3 µs per event over undici.request.) Working on bytes lets it take each
+ * reader plus the collector at ~3 µs per event over undici.request; the client now feeds it from undici's dispatch()
+ * handler, client/exchange.ts.) Working on bytes lets it take each
  * read's timestamp before any parsing. It follows the WHATWG event-stream grammar for the parts an OpenAI-compatible server uses:
  * - lines end with LF, CRLF or a lone CR, and a terminator, a line, or a UTF-8 character may be split across reads;
  * - `:` lines are comments (`: ping` keep-alives) and are skipped;

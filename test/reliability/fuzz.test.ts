@@ -177,7 +177,7 @@ function outcome(result: StreamResult): unknown {
   };
 }
 
-/** Reads `pieces` (read i arrives at time i) with an SseReader into a collector, as readSseBody does; ends the body. */
+/** Reads `pieces` (read i arrives at time i) with an SseReader into a collector, as the client's SseBody (client/read-body.ts) does; ends the body. */
 function collect(pieces: readonly Uint8Array[]): StreamResult {
   const collector = new ResponseCollector(0, ['sk-secret']);
   const reader = new SseReader(collector.onSseEvent, { maxEventChars: 1_000 });

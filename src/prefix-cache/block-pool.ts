@@ -145,15 +145,23 @@ export class BlockPool<K = number> {
     return drain(this.#matchSteps(keys, maxBlocks, knownCached, undefined));
   }
 
-  /** `match`; with `hits`, the entry of each block hit is appended to it. */
-  *#matchSteps(keys: readonly K[], maxBlocks: number, knownCached: number, hits: number[] | undefined): Generator<void, number, void> {
+  /** `match`; with `hold`, each block hit also takes a reference and its entry joins `hold` (an admission). */
+  *#matchSteps(keys: readonly K[], maxBlocks: number, knownCached: number, hold: number[] | undefined): Generator<void, number, void> {
     const n = Math.min(keys.length, maxBlocks);
     const index = this.#index;
     let i = this.#tracked ? 0 : Math.min(knownCached, n);
     for (let step = 0; i < n; i++) {
       const id = index.find(this.#lookupKey(keys[i]!));
       if (id < 0) break;
-      hits?.push(id);
+      if (hold !== undefined) {
+        const refs = index.refs(id);
+        if (refs === 0) {
+          index.unlinkLru(id);
+          this.#unreferenced -= 1;
+        }
+        index.setRefs(id, refs + 1);
+        hold.push(id);
+      }
       if (++step === this.stepBlocks) {
         step = 0;
         yield;
@@ -176,22 +184,8 @@ export class BlockPool<K = number> {
   /** `admit` as a stepped operation (see the comment at the top). */
   *admitSteps(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): Generator<void, { lease: BlockLease; hitBlocks: number }, void> {
     const lease: BlockLease = { entries: [], privateBlocks: 0, heldBlocks: 0, registeredBlocks: 0 };
-    // Tracked: the hits' entries go into the lease as they are found, then each takes a reference.
+    // Tracked: each block hit takes a reference as it is found (the hits are a prefix: the same as after the match).
     const hit = yield* this.#matchSteps(keys, maxHitBlocks, knownCached, this.#tracked ? lease.entries : undefined);
-    const index = this.#index;
-    for (let i = 0, step = 0; i < lease.entries.length; i++) {
-      const id = lease.entries[i]!;
-      const refs = index.refs(id);
-      if (refs === 0) {
-        index.unlinkLru(id);
-        this.#unreferenced -= 1;
-      }
-      index.setRefs(id, refs + 1);
-      if (++step === this.stepBlocks) {
-        step = 0;
-        yield;
-      }
-    }
     lease.heldBlocks = hit;
     lease.registeredBlocks = hit;
     yield* this.growSteps(lease, registerNow ? keys : keys.slice(0, hit), totalBlocks);

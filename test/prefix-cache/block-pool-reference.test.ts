@@ -7,7 +7,7 @@ import { BlockPool, type BlockLease } from '../../src/prefix-cache/block-pool.js
  * BlockPool's typed-array index (block-index.ts) against a simple reference: the Map-based pool it replaced (one Map
  * of key -> refs whose insertion order is the LRU list: a block released to 0 references moves to its end, eviction
  * walks from its start past referenced blocks). Random sequences of admit (with and without registering at once, a
- * hit cap), grow, release and access, with and without a capacity, must give the same hits, evictions, cached and
+ * hit cap), grow, release, access and reset, with and without a capacity, must give the same hits, evictions, cached and
  * used blocks, over-capacity blocks and the same set of cached keys at every step.
  */
 
@@ -77,6 +77,11 @@ class ReferencePool {
     }
     this.private -= lease.privateBlocks;
     lease.keys.length = 0;
+  }
+
+  reset(): void {
+    for (const [key, refs] of this.refs) if (refs === 0) this.refs.delete(key);
+    this.unreferenced = 0;
   }
 
   makeRoom(count: number): void {
@@ -153,6 +158,9 @@ function replay(seed: number, capacity: number, stepBlocks: number): void {
       const [l] = live.splice(int(live.length), 1);
       pool.release(l!.lease);
       ref.release(l!.refLease);
+    } else if (kind < 0.91) {
+      pool.reset();
+      ref.reset();
     } else {
       const keys = sequence();
       const a = pool.access(keys);

@@ -4,11 +4,12 @@
 // a ~60-token user message and a ~60-token answer. Conversations run CONCURRENT at a time, interleaved turn by turn,
 // and are let go when they end (as the engine's work pool does), so what stays is the index itself.
 // Figures:
-//   - bytes per cached block: heap growth (after a forced GC) over the blocks the infinite index holds; the baseline is
-//     the heap before the run, in the same process;
+//   - bytes per cached block: heap growth (after a forced GC, with ArrayBuffers: the index is typed arrays) over the
+//     blocks the infinite index holds; the baseline is the heap before the run, in the same process;
 //   - per-turn cost, ratio: the mean µs of the model's work per turn at turns 31-40 against turns 1-10 of the same
 //     conversations (the history grows 8x; the work should stay flat: only the new tokens are encoded and hashed).
-// Usage: node --import tsx bench/expected-cache.ts [conversations=10000] [turns=40]
+// With a capacity in blocks (third argument), the LRU index runs beside the infinite one, as with --kv-cache-tokens.
+// Usage: node --import tsx bench/expected-cache.ts [conversations=10000] [turns=40] [capacityBlocks]
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import Table from 'cli-table3';
@@ -17,6 +18,7 @@ import { defaultTokenCounter, type ChatMessage } from '../src/tokenizer/index.js
 
 const CONVERSATIONS = Number(process.argv[2] ?? 10_000);
 const TURNS = Number(process.argv[3] ?? 40);
+const CAPACITY = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
 const CONCURRENT = 64;
 
 setFlagsFromString('--expose-gc');
@@ -24,7 +26,8 @@ const gc = runInNewContext('gc') as () => void;
 const heap = (): number => {
   gc();
   gc();
-  return process.memoryUsage().heapUsed;
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
 };
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'river', 'stone', 'cloud', 'maple', 'orbit', 'lantern', 'copper', 'meadow', 'quartz', 'willow'];
@@ -38,7 +41,7 @@ function text(words: number, a: number, b: number): string {
 const system = text(250, 0, 0);
 const tokenizer = defaultTokenCounter.tokenizer;
 const before = heap();
-const model = new ExpectedCache(defaultTokenCounter, { blockSize: 16 });
+const model = new ExpectedCache(defaultTokenCounter, { blockSize: 16, capacityBlocks: CAPACITY });
 const early: number[] = [];
 const late: number[] = [];
 let turnsDone = 0;
@@ -89,6 +92,7 @@ const table = new Table({ head: ['figure', 'value'], style: { head: [], border: 
 table.push(
   ['conversations x turns', `${CONVERSATIONS} x ${TURNS} (${turnsDone} turns, ${CONCURRENT} at a time)`],
   ['prompt tokens seen', promptTokens.toLocaleString('en')],
+  ['capacity model', CAPACITY === undefined ? 'none (infinite only)' : `${CAPACITY.toLocaleString('en')} blocks, ${model.evictions.toLocaleString('en')} evictions`],
   ['expected hit ratio', `${((100 * cachedTokens) / promptTokens).toFixed(1)}%`],
   ['cached blocks (infinite index)', blocks.toLocaleString('en')],
   ['heap growth (after GC)', `${((after - before) / 1e6).toFixed(1)} MB`],

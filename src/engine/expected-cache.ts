@@ -61,7 +61,7 @@ export interface ExpectedCacheTicket {
   readonly promptLength: number;
   /** Blocks of the prompt and the output budget. */
   readonly totalBlocks: number;
-  readonly leases: Array<{ pool: BlockPool; lease: BlockLease<number> }>;
+  readonly leases: Array<{ pool: BlockPool; lease: BlockLease }>;
   /** Whether its lookup was asked for (by `prefilled`, or by `end` when no first token came). */
   lookupAsked: boolean;
   /** Resolves when its lookup has run, when it had to wait (see the comment at the top). */

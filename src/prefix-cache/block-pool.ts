@@ -9,7 +9,8 @@
  * - Blocks referenced by requests in flight are never evicted; with too few free blocks the pool runs over its
  *   capacity for a while (a server would queue or preempt instead), counted in `overCapacityBlocks`.
  * With capacity Infinity nothing is ever evicted: "every block the server has seen in this run".
- * Keys are generic (numbers for the chained hashes), so trace hash ids can be fed in directly (see `admit`).
+ * Keys are numbers (the chained hashes, a trace's chained hash ids), held in a typed-array index (block-index.ts); other
+ * key types (tests, small pools) are first mapped to numbers, one per distinct key cached.
  *
  * Each operation that walks blocks is also a stepped generator (`admitSteps`, `growSteps`, `releaseSteps`): it pauses
  * (yields) after every `stepBlocks` blocks, so a caller can let the event loop go while a 10 MB prompt's ~156,000
@@ -17,66 +18,20 @@
  * exactly what the plain method gives; the plain methods run their generator to its end.
  */
 
-/** Blocks a stepped operation handles between two pauses: well under a millisecond of Map work. */
+import { BlockIndex } from './block-index.js';
+
+/** Blocks a stepped operation handles between two pauses: well under a millisecond of index work. */
 export const DEFAULT_STEP_BLOCKS = 1024;
 
-/** What a pool keeps per cached block: its key -> references held by requests in flight. */
-interface RefIndex<K> {
-  readonly size: number;
-  has(key: K): boolean;
-  get(key: K): number | undefined;
-  set(key: K, refs: number): unknown;
-  delete(key: K): boolean;
-  [Symbol.iterator](): Iterator<[K, number]>;
-}
-
-/** Maps an infinite pool's index is cut into (a power of two). */
-const SHARDS = 256;
-
+/** Shards of an infinite pool's index (the most): a growth copies 1/256 of it. */
+const MAX_SHARDS = 256;
 /**
- * The index of a pool that never evicts, cut into SHARDS Maps by a number key's low bits (other keys all go to the
- * first). A Map grows by copying all its entries into a table twice the size, in one piece: at 131,072 blocks, ~8 ms
- * (issue #14), and a run's infinite index holds millions. Cut in 256, each copy is 1/256 of that; and V8's limit of
- * 2^24 entries per Map no longer bounds the index. Its order is not kept across shards: an infinite pool needs none.
+ * A finite pool's index has about this many blocks per shard at capacity (a growth copies well under a millisecond),
+ * and at least MIN_SHARDS shards: held blocks can take it far past its capacity (a 10 MB prompt's ~156,000 blocks in
+ * one shard: a 6 ms growth), while 256 empty shards cost ~0.5 ms and ~330 KB to make.
  */
-class ShardedRefs<K> implements RefIndex<K> {
-  readonly #shards = Array.from({ length: SHARDS }, () => new Map<K, number>());
-  #size = 0;
-
-  #shard(key: K): Map<K, number> {
-    return this.#shards[typeof key === 'number' ? (key >>> 0) & (SHARDS - 1) : 0]!;
-  }
-
-  get size(): number {
-    return this.#size;
-  }
-
-  has(key: K): boolean {
-    return this.#shard(key).has(key);
-  }
-
-  get(key: K): number | undefined {
-    return this.#shard(key).get(key);
-  }
-
-  set(key: K, refs: number): this {
-    const shard = this.#shard(key);
-    const before = shard.size;
-    shard.set(key, refs);
-    this.#size += shard.size - before;
-    return this;
-  }
-
-  delete(key: K): boolean {
-    const deleted = this.#shard(key).delete(key);
-    if (deleted) this.#size -= 1;
-    return deleted;
-  }
-
-  *[Symbol.iterator](): Iterator<[K, number]> {
-    for (const shard of this.#shards) yield* shard;
-  }
-}
+const BLOCKS_PER_SHARD = 4096;
+const MIN_SHARDS = 16;
 
 /** Runs a stepped operation to its end at once and returns its value. */
 function drain<R>(steps: Generator<void, R, void>): R {
@@ -87,9 +42,9 @@ function drain<R>(steps: Generator<void, R, void>): R {
 }
 
 /** The blocks one request holds in a BlockPool between its admission and its release. */
-export interface BlockLease<K> {
-  /** Cached blocks it references: the hits, then the blocks it registered. */
-  readonly keys: K[];
+export interface BlockLease {
+  /** The pool's entries of the cached blocks it references: the hits, then the blocks it registered (pool-internal). */
+  readonly entries: number[];
   /** Fresh blocks it holds that are not cached (a partial tail, or a block whose key another block holds). */
   privateBlocks: number;
   /** Blocks of its sequence it holds, cached or not (its next block index). */
@@ -104,13 +59,16 @@ export class BlockPool<K = number> {
   /** Blocks a stepped operation handles between pauses. */
   readonly stepBlocks: number;
   /**
-   * Cached blocks: key -> references held by requests in flight. One Map is also the LRU list: a block released to 0
-   * references is moved to its end (delete + set), so the unreferenced ones come least recently released first; an
-   * eviction walks from the start past the referenced ones. (Two Maps cost twice the memory: ~160 bytes a block.)
-   * With infinite capacity, ShardedRefs: nothing is evicted, so no order is needed.
+   * Cached blocks: key -> entry with the references held by requests in flight. The unreferenced ones are also in the
+   * index's LRU list, least recently released first: eviction takes from its head. With infinite capacity the index
+   * is untracked: nothing is evicted, so neither references nor order need upkeep.
    */
-  readonly #refs: RefIndex<K>;
-  /** Cached blocks with no reference (evictable). */
+  readonly #index: BlockIndex;
+  /** Keys that are not numbers -> the numbers that stand for them in the index, and back (see the comment at the top). */
+  #interned: Map<K, number> | undefined;
+  #internedKeys: Map<number, K> | undefined;
+  #nextInterned = 0;
+  /** Cached blocks with no reference (evictable: the LRU list's length). */
   #unreferenced = 0;
   /** False with infinite capacity: nothing is ever evicted, so references and LRU order need no upkeep. */
   readonly #tracked: boolean;
@@ -124,17 +82,19 @@ export class BlockPool<K = number> {
     this.capacity = capacity;
     this.stepBlocks = stepBlocks;
     this.#tracked = capacity !== Infinity;
-    this.#refs = this.#tracked ? new Map<K, number>() : new ShardedRefs<K>();
+    let shards = MIN_SHARDS;
+    while (shards < MAX_SHARDS && shards * BLOCKS_PER_SHARD < capacity) shards *= 2;
+    this.#index = new BlockIndex({ shards, tracked: this.#tracked });
   }
 
   /** Blocks cached (referenced or not). */
   get cachedBlocks(): number {
-    return this.#refs.size;
+    return this.#index.size;
   }
 
   /** Blocks in use: cached plus private ones held by requests. */
   get usedBlocks(): number {
-    return this.#refs.size + this.#private;
+    return this.#index.size + this.#private;
   }
 
   /** Cached blocks evicted so far to make room. */
@@ -149,7 +109,37 @@ export class BlockPool<K = number> {
 
   /** Whether `key` is cached. */
   has(key: K): boolean {
-    return this.#refs.has(key);
+    return this.#index.find(this.#lookupKey(key)) >= 0;
+  }
+
+  /** The number standing for `key` in the index, to look it up (NaN, never found, for a key never interned). */
+  #lookupKey(key: K): number {
+    if (typeof key === 'number') return key;
+    return this.#interned?.get(key) ?? NaN;
+  }
+
+  /** The number standing for `key` in the index, to add it. */
+  #addKey(key: K): number {
+    if (typeof key === 'number') return key;
+    this.#interned ??= new Map();
+    this.#internedKeys ??= new Map();
+    let n = this.#interned.get(key);
+    if (n === undefined) {
+      n = this.#nextInterned++;
+      this.#interned.set(key, n);
+      this.#internedKeys.set(n, key);
+    }
+    return n;
+  }
+
+  /** Removes entry `id` from the index (and its interned key, if any). */
+  #remove(id: number): void {
+    if (this.#internedKeys !== undefined) {
+      const n = this.#index.keyOf(id);
+      this.#interned!.delete(this.#internedKeys.get(n)!);
+      this.#internedKeys.delete(n);
+    }
+    this.#index.remove(id);
   }
 
   /**
@@ -157,13 +147,26 @@ export class BlockPool<K = number> {
    * knows are cached (with infinite capacity, a sequence's blocks registered before stay), not looked up again.
    */
   match(keys: readonly K[], maxBlocks = keys.length, knownCached = 0): number {
-    return drain(this.#matchSteps(keys, maxBlocks, knownCached));
+    return drain(this.#matchSteps(keys, maxBlocks, knownCached, undefined));
   }
 
-  *#matchSteps(keys: readonly K[], maxBlocks: number, knownCached: number): Generator<void, number, void> {
+  /** `match`; with `hold`, each block hit also takes a reference and its entry joins `hold` (an admission). */
+  *#matchSteps(keys: readonly K[], maxBlocks: number, knownCached: number, hold: number[] | undefined): Generator<void, number, void> {
     const n = Math.min(keys.length, maxBlocks);
+    const index = this.#index;
     let i = this.#tracked ? 0 : Math.min(knownCached, n);
-    for (let step = 0; i < n && this.#refs.has(keys[i]!); i++) {
+    for (let step = 0; i < n; i++) {
+      const id = index.find(this.#lookupKey(keys[i]!));
+      if (id < 0) break;
+      if (hold !== undefined) {
+        const refs = index.refs(id);
+        if (refs === 0) {
+          index.unlinkLru(id);
+          this.#unreferenced -= 1;
+        }
+        index.setRefs(id, refs + 1);
+        hold.push(id);
+      }
       if (++step === this.stepBlocks) {
         step = 0;
         yield;
@@ -179,25 +182,15 @@ export class BlockPool<K = number> {
    * server caches a prompt's blocks as its prefill computes them, not at arrival). Returns the lease (release it when
    * the request ends) and the hit in blocks.
    */
-  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): { lease: BlockLease<K>; hitBlocks: number } {
+  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): { lease: BlockLease; hitBlocks: number } {
     return drain(this.admitSteps(keys, totalBlocks, maxHitBlocks, registerNow, knownCached));
   }
 
   /** `admit` as a stepped operation (see the comment at the top). */
-  *admitSteps(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): Generator<void, { lease: BlockLease<K>; hitBlocks: number }, void> {
-    const hit = yield* this.#matchSteps(keys, maxHitBlocks, knownCached);
-    const lease: BlockLease<K> = { keys: [], privateBlocks: 0, heldBlocks: 0, registeredBlocks: 0 };
-    for (let i = 0, step = 0; this.#tracked && i < hit; i++) {
-      const key = keys[i]!;
-      const refs = this.#refs.get(key)!;
-      if (refs === 0) this.#unreferenced -= 1;
-      this.#refs.set(key, refs + 1);
-      lease.keys.push(key);
-      if (++step === this.stepBlocks) {
-        step = 0;
-        yield;
-      }
-    }
+  *admitSteps(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): Generator<void, { lease: BlockLease; hitBlocks: number }, void> {
+    const lease: BlockLease = { entries: [], privateBlocks: 0, heldBlocks: 0, registeredBlocks: 0 };
+    // Tracked: each block hit takes a reference as it is found (the hits are a prefix: the same as after the match).
+    const hit = yield* this.#matchSteps(keys, maxHitBlocks, knownCached, this.#tracked ? lease.entries : undefined);
     lease.heldBlocks = hit;
     lease.registeredBlocks = hit;
     yield* this.growSteps(lease, registerNow ? keys : keys.slice(0, hit), totalBlocks);
@@ -208,12 +201,12 @@ export class BlockPool<K = number> {
    * Extends a lease's sequence (a request's generated tokens): allocates blocks up to `totalBlocks` and registers
    * the full blocks `keys` names beyond those already registered.
    */
-  grow(lease: BlockLease<K>, keys: readonly K[], totalBlocks: number): void {
+  grow(lease: BlockLease, keys: readonly K[], totalBlocks: number): void {
     drain(this.growSteps(lease, keys, totalBlocks));
   }
 
   /** `grow` as a stepped operation (see the comment at the top). */
-  *growSteps(lease: BlockLease<K>, keys: readonly K[], totalBlocks: number): Generator<void, void, void> {
+  *growSteps(lease: BlockLease, keys: readonly K[], totalBlocks: number): Generator<void, void, void> {
     const fresh = totalBlocks - lease.heldBlocks;
     if (fresh > 0) {
       yield* this.#makeRoomSteps(fresh);
@@ -222,48 +215,46 @@ export class BlockPool<K = number> {
       lease.heldBlocks = totalBlocks;
     }
     const full = Math.min(keys.length, lease.heldBlocks);
+    const index = this.#index;
     for (let b = lease.registeredBlocks, step = 0; b < full; b++) {
       if (++step === this.stepBlocks) {
         step = 0;
         yield;
       }
-      const key = keys[b]!;
-      if (this.#refs.has(key)) continue; // another block holds this prefix: this one stays private
+      // Tracked, it is registered with the lease's reference; a key already cached stays private.
+      const id = index.add(this.#addKey(keys[b]!), 1);
+      if (id < 0) continue;
       this.#private -= 1;
       lease.privateBlocks -= 1;
-      if (!this.#tracked) {
-        this.#refs.set(key, 0);
-        continue;
-      }
-      this.#refs.set(key, 1);
-      lease.keys.push(key);
+      if (this.#tracked) lease.entries.push(id);
     }
     lease.registeredBlocks = Math.max(lease.registeredBlocks, full);
   }
 
   /** Ends a request: its private blocks are freed, its cached blocks lose a reference (last block first). */
-  release(lease: BlockLease<K>): void {
+  release(lease: BlockLease): void {
     drain(this.releaseSteps(lease));
   }
 
   /** `release` as a stepped operation (see the comment at the top). */
-  *releaseSteps(lease: BlockLease<K>): Generator<void, void, void> {
-    for (let i = lease.keys.length - 1, step = 0; i >= 0; i--) {
-      const key = lease.keys[i]!;
-      const refs = this.#refs.get(key);
-      if (refs === undefined) continue;
+  *releaseSteps(lease: BlockLease): Generator<void, void, void> {
+    const index = this.#index;
+    for (let i = lease.entries.length - 1, step = 0; i >= 0; i--) {
+      // A referenced block is never evicted, so the lease's entries are still its blocks.
+      const id = lease.entries[i]!;
+      const refs = index.refs(id);
       if (refs <= 1) {
-        this.#refs.delete(key);
-        this.#refs.set(key, 0);
+        index.setRefs(id, 0);
+        index.appendLru(id);
         this.#unreferenced += 1;
-      } else this.#refs.set(key, refs - 1);
+      } else index.setRefs(id, refs - 1);
       if (++step === this.stepBlocks) {
         step = 0;
         yield;
       }
     }
     this.#private -= lease.privateBlocks;
-    lease.keys.length = 0;
+    lease.entries.length = 0;
     lease.privateBlocks = 0;
     lease.heldBlocks = 0;
   }
@@ -280,7 +271,17 @@ export class BlockPool<K = number> {
 
   /** Drops every cached block no request references (a server's prefix-cache reset). */
   reset(): void {
-    for (const [key, refs] of this.#refs) if (refs === 0) this.#refs.delete(key);
+    const index = this.#index;
+    if (!this.#tracked) {
+      // Untracked, no block holds a reference: all go.
+      index.clear();
+      this.#interned?.clear();
+      this.#internedKeys?.clear();
+    }
+    for (let id = index.lruHead; id >= 0; id = index.lruHead) {
+      index.unlinkLru(id);
+      this.#remove(id);
+    }
     this.#unreferenced = 0;
   }
 
@@ -288,21 +289,17 @@ export class BlockPool<K = number> {
   *#makeRoomSteps(count: number): Generator<void, void, void> {
     let short = this.usedBlocks + count - this.capacity;
     if (short <= 0) return;
-    if (this.#unreferenced > 0) {
-      let step = 0;
-      for (const [key, refs] of this.#refs) {
-        if (short <= 0 || this.#unreferenced === 0) break;
-        // Counts every block walked past (referenced ones too): a pool full of held blocks is a long walk.
-        if (++step === this.stepBlocks) {
-          step = 0;
-          yield;
-        }
-        if (refs !== 0) continue;
-        this.#refs.delete(key);
-        this.#unreferenced -= 1;
-        this.#evictions += 1;
-        short -= 1;
+    const index = this.#index;
+    for (let step = 0; short > 0 && this.#unreferenced > 0; short--) {
+      if (++step === this.stepBlocks) {
+        step = 0;
+        yield;
       }
+      const id = index.lruHead;
+      index.unlinkLru(id);
+      this.#remove(id);
+      this.#unreferenced -= 1;
+      this.#evictions += 1;
     }
     if (short > 0) this.#overCapacity += short;
   }

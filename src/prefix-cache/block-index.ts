@@ -1,0 +1,232 @@
+/*
+ * The index behind a BlockPool: number keys (53-bit block hashes) -> entry ids, each entry with a refcount and a
+ * place in one LRU list, all in typed arrays. Hand-written on purpose (issue 17): a `Map` of 53-bit doubles boxes each
+ * key and costs a hash of the boxed number per operation, ~56 bytes a block; here an operation is a few typed-array
+ * reads (no allocation), ~20-30 bytes a block, and a request's blocks are released by entry id with no lookup at all.
+ *
+ * - The keys are cut into shards (up to 256) by a hash of the key; each shard is an open-addressing table with linear
+ *   probing (deletion by backward shift, no tombstones) over its own entry arrays, grown by doubling. A growth copies
+ *   one shard, so no one growth copies much however many blocks the index holds (issue #14: no event-loop stall,
+ *   even with a 10 MB prompt's ~156,000 blocks or a run's millions).
+ * - An entry id is (local index in its shard << shard bits) | shard: a small integer, stored unboxed.
+ * - The LRU list (tracked indexes only) is intrusive: prev/next entry ids in the shards' Int32Arrays, -1 at the ends.
+ * Keys are compared with `===` (so NaN is never found); any other number, integer or not, is a key.
+ */
+
+/** An untracked index keeps keys only: no refcounts, no LRU list (a pool that never evicts). */
+export interface BlockIndexOptions {
+  /** Shards, a power of two from 1 to 256. */
+  shards: number;
+  /** Whether entries carry a refcount and an LRU place. */
+  tracked: boolean;
+}
+
+const MIN_SLOTS = 16;
+
+/** One shard: its own table and entry arrays. */
+class Shard {
+  keys = new Float64Array(MIN_SLOTS / 2);
+  refs: Int32Array;
+  prev: Int32Array;
+  next: Int32Array;
+  /** Slot -> local entry index + 1 (0: empty). */
+  table = new Int32Array(MIN_SLOTS);
+  mask = MIN_SLOTS - 1;
+  count = 0;
+  /** Local indexes handed out so far (freed ones are reused first). */
+  top = 0;
+  /** Freed local indexes, chained through `next` (tracked shards only free). */
+  free = -1;
+
+  constructor(tracked: boolean) {
+    const n = tracked ? MIN_SLOTS / 2 : 0;
+    this.refs = new Int32Array(n);
+    this.prev = new Int32Array(n);
+    this.next = new Int32Array(n);
+  }
+}
+
+/** A well-mixed 32-bit hash of a number key from its two 32-bit halves (the low bits pick the shard). */
+function mix(key: number): number {
+  let h = (key >>> 0) ^ Math.imul((key / 0x100000000) >>> 0, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Doubles a typed array's length, keeping its contents. */
+function grown<T extends Float64Array | Int32Array>(array: T): T {
+  const next = new (array.constructor as new (length: number) => T)(Math.max(MIN_SLOTS / 2, array.length * 2));
+  next.set(array);
+  return next;
+}
+
+/** Number keys -> entry ids with refcounts and an LRU list (see the comment at the top). */
+export class BlockIndex {
+  readonly tracked: boolean;
+  readonly #bits: number;
+  readonly #shardMask: number;
+  #shards: Shard[];
+  #size = 0;
+  /** The LRU list's ends: least recently appended first (-1: empty). */
+  #head = -1;
+  #tail = -1;
+
+  constructor(options: BlockIndexOptions) {
+    const { shards, tracked } = options;
+    if (!(shards >= 1 && shards <= 256 && (shards & (shards - 1)) === 0)) throw new RangeError(`BlockIndex: shards must be a power of two from 1 to 256, got ${shards}`);
+    this.tracked = tracked;
+    this.#bits = Math.log2(shards);
+    this.#shardMask = shards - 1;
+    this.#shards = Array.from({ length: shards }, () => new Shard(tracked));
+  }
+
+  /** Entries held. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The entry id of `key`, or -1. */
+  find(key: number): number {
+    const h = mix(key);
+    const s = this.#shards[h & this.#shardMask]!;
+    const { table, keys, mask } = s;
+    for (let i = (h >>> this.#bits) & mask; ; i = (i + 1) & mask) {
+      const e = table[i]!;
+      if (e === 0) return -1;
+      if (keys[e - 1] === key) return ((e - 1) << this.#bits) | (h & this.#shardMask);
+    }
+  }
+
+  /** Adds `key` with refcount `refs` (not in the LRU list) and returns its entry id, or -1 if it is there already. */
+  add(key: number, refs: number): number {
+    const h = mix(key);
+    const shard = h & this.#shardMask;
+    const s = this.#shards[shard]!;
+    if ((s.count + 1) * 2 > s.table.length) this.#rehash(s);
+    const { table, keys, mask } = s;
+    let i = (h >>> this.#bits) & mask;
+    for (; ; i = (i + 1) & mask) {
+      const e = table[i]!;
+      if (e === 0) break;
+      if (keys[e - 1] === key) return -1;
+    }
+    let local = s.free;
+    if (local >= 0) s.free = s.next[local]!;
+    else {
+      local = s.top++;
+      if (local === s.keys.length) this.#growEntries(s);
+    }
+    s.keys[local] = key;
+    if (this.tracked) {
+      s.refs[local] = refs;
+      s.prev[local] = -1;
+      s.next[local] = -1;
+    }
+    table[i] = local + 1;
+    s.count += 1;
+    this.#size += 1;
+    return (local << this.#bits) | shard;
+  }
+
+  /** The key of entry `id`. */
+  keyOf(id: number): number {
+    return this.#shards[id & this.#shardMask]!.keys[id >>> this.#bits]!;
+  }
+
+  /** The refcount of entry `id` (tracked only). */
+  refs(id: number): number {
+    return this.#shards[id & this.#shardMask]!.refs[id >>> this.#bits]!;
+  }
+
+  setRefs(id: number, refs: number): void {
+    this.#shards[id & this.#shardMask]!.refs[id >>> this.#bits] = refs;
+  }
+
+  /** Removes entry `id` (tracked: it must not be in the LRU list). */
+  remove(id: number): void {
+    const s = this.#shards[id & this.#shardMask]!;
+    const local = id >>> this.#bits;
+    const { table, keys, mask } = s;
+    let i = (mix(keys[local]!) >>> this.#bits) & mask;
+    while (table[i] !== local + 1) i = (i + 1) & mask;
+    // Backward shift: an entry after the hole whose home slot is not between the hole and it moves into the hole.
+    for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
+      const e = table[j]!;
+      if (e === 0) break;
+      const home = (mix(keys[e - 1]!) >>> this.#bits) & mask;
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+        table[i] = e;
+        i = j;
+      }
+    }
+    table[i] = 0;
+    s.count -= 1;
+    this.#size -= 1;
+    if (this.tracked) {
+      s.next[local] = s.free;
+      s.free = local;
+    }
+  }
+
+  /** The LRU list's first entry (least recently appended), or -1. */
+  get lruHead(): number {
+    return this.#head;
+  }
+
+  /** Appends entry `id` to the LRU list's end. */
+  appendLru(id: number): void {
+    const s = this.#shards[id & this.#shardMask]!;
+    const local = id >>> this.#bits;
+    s.prev[local] = this.#tail;
+    s.next[local] = -1;
+    if (this.#tail < 0) this.#head = id;
+    else this.#shards[this.#tail & this.#shardMask]!.next[this.#tail >>> this.#bits] = id;
+    this.#tail = id;
+  }
+
+  /** Takes entry `id` out of the LRU list (it must be in it). */
+  unlinkLru(id: number): void {
+    const s = this.#shards[id & this.#shardMask]!;
+    const local = id >>> this.#bits;
+    const prev = s.prev[local]!;
+    const next = s.next[local]!;
+    if (prev < 0) this.#head = next;
+    else this.#shards[prev & this.#shardMask]!.next[prev >>> this.#bits] = next;
+    if (next < 0) this.#tail = prev;
+    else this.#shards[next & this.#shardMask]!.prev[next >>> this.#bits] = prev;
+    s.prev[local] = -1;
+    s.next[local] = -1;
+  }
+
+  /** Drops every entry. */
+  clear(): void {
+    this.#shards = this.#shards.map(() => new Shard(this.tracked));
+    this.#size = 0;
+    this.#head = this.#tail = -1;
+  }
+
+  /** Doubles a shard's table and re-inserts its entries (one shard: a small copy however large the index). */
+  #rehash(s: Shard): void {
+    const old = s.table;
+    const table = new Int32Array(old.length * 2);
+    const mask = table.length - 1;
+    for (let j = 0; j < old.length; j++) {
+      const e = old[j]!;
+      if (e === 0) continue;
+      let i = (mix(s.keys[e - 1]!) >>> this.#bits) & mask;
+      while (table[i] !== 0) i = (i + 1) & mask;
+      table[i] = e;
+    }
+    s.table = table;
+    s.mask = mask;
+  }
+
+  #growEntries(s: Shard): void {
+    s.keys = grown(s.keys);
+    if (!this.tracked) return;
+    s.refs = grown(s.refs);
+    s.prev = grown(s.prev);
+    s.next = grown(s.next);
+  }
+}

@@ -1,3 +1,4 @@
+import { PartsText } from './parts-text.js';
 import type { Tokenizer } from './types.js';
 
 /*
@@ -10,6 +11,10 @@ import type { Tokenizer } from './types.js';
  * of BPE tokenizers whose pre-tokenizer splits before whitespace, as GPT-2's and tiktoken's do) never span such a
  * point, so the sum of the slices equals the whole. A text with no whitespace for 4,096 characters is cut anyway,
  * which can shift a count by a token per cut.
+ *
+ * A text may be given as its parts (PartsText: a message's template markup and its content, never concatenated): the
+ * cuts are those of the whole text, and a slice is read from the parts it overlaps, so the ids are those of the
+ * concatenation without it ever being built.
  */
 
 /** Characters in the first slice; later ones are sized from its time. */
@@ -23,14 +28,18 @@ function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 9 || c === 13;
 }
 
-/** Where a slice may end at or after `from`: a whitespace character after a non-whitespace one. */
-function cutAt(text: string, from: number): number {
-  const limit = Math.min(text.length, from + 4096);
-  for (let i = from; i < limit; i++) {
-    if (isSpace(text.charCodeAt(i)) && !isSpace(text.charCodeAt(i - 1))) return i;
+/** How far a cut is looked for before cutting anyway. */
+const CUT_SEARCH_CHARS = 4096;
+
+/** Where a slice may end at or after `from` (> 0): a whitespace character after a non-whitespace one. */
+function cutAt(text: PartsText, from: number): number {
+  // Read through a small slice: the parts are never indexed one character at a time.
+  const near = text.slice(from - 1, from + CUT_SEARCH_CHARS);
+  for (let i = 1; i < near.length; i++) {
+    if (isSpace(near.charCodeAt(i)) && !isSpace(near.charCodeAt(i - 1))) return from + i - 1;
   }
   // No word boundary nearby (e.g. base64): cut anyway, outside a surrogate pair.
-  const c = text.charCodeAt(from - 1);
+  const c = near.charCodeAt(0);
   return c >= 0xd800 && c <= 0xdbff ? from + 1 : from;
 }
 
@@ -40,7 +49,7 @@ function yieldToLoop(): Promise<void> {
 }
 
 /** Calls `work` on consecutive slices of `text`, yielding to the event loop between them. */
-async function eachSlice(text: string, work: (slice: string) => void): Promise<void> {
+async function eachSlice(text: PartsText, work: (slice: string) => void): Promise<void> {
   let size = FIRST_SLICE_CHARS;
   for (let start = 0; start < text.length; ) {
     const end = start + size >= text.length ? text.length : cutAt(text, start + size);
@@ -54,11 +63,15 @@ async function eachSlice(text: string, work: (slice: string) => void): Promise<v
   }
 }
 
+function asParts(text: string | PartsText): PartsText {
+  return typeof text === 'string' ? new PartsText([text]) : text;
+}
+
 /** The token count of `text`, counted in slices that let the event loop go (see above). */
-export async function countTextYielding(tokenizer: Tokenizer, text: string): Promise<number> {
-  if (text.length <= SYNC_CHARS) return tokenizer.count(text);
+export async function countTextYielding(tokenizer: Tokenizer, text: string | PartsText): Promise<number> {
+  if (text.length <= SYNC_CHARS) return tokenizer.count(text.slice(0));
   let total = 0;
-  await eachSlice(text, (slice) => {
+  await eachSlice(asParts(text), (slice) => {
     total += tokenizer.count(slice);
   });
   return total;
@@ -75,9 +88,9 @@ export async function encodeTextYielding(tokenizer: Tokenizer, text: string): Pr
 }
 
 /** Encodes `text` in the same slices, handing each slice's ids to `sink` as it is made (nothing held in one piece). */
-export async function encodeTextInto(tokenizer: Tokenizer, text: string, sink: (ids: readonly number[]) => void): Promise<void> {
-  if (text.length <= SYNC_CHARS) return sink(tokenizer.encode(text));
-  await eachSlice(text, (slice) => sink(tokenizer.encode(slice)));
+export async function encodeTextInto(tokenizer: Tokenizer, text: string | PartsText, sink: (ids: readonly number[]) => void): Promise<void> {
+  if (text.length <= SYNC_CHARS) return sink(tokenizer.encode(text.slice(0)));
+  await eachSlice(asParts(text), (slice) => sink(tokenizer.encode(slice)));
 }
 
 /** setImmediate as a promise, for other long loops that must let the event loop go between chunks. */

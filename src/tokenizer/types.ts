@@ -60,15 +60,19 @@ export interface ChatTemplate {
   apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string;
   /**
    * Set only when the template renders message by message, each message's text depending on that message alone:
-   * `apply(ms, o)` is `ms.map(renderMessage).join('')`, then `generationPrompt` when `o.addGenerationPrompt`. It lets
-   * a conversation's prompt be rendered turn by turn, its new messages only (engine/prompt-ids.ts).
+   * `apply(ms, o)` is every message's `renderParts` joined, then `generationPrompt` when `o.addGenerationPrompt`. It
+   * lets a conversation's prompt be rendered turn by turn, its new messages only (engine/prompt-ids.ts).
    */
   readonly incremental?: IncrementalRendering;
 }
 
 /** How a template renders message by message (see ChatTemplate.incremental). */
 export interface IncrementalRendering {
-  renderMessage(message: ChatMessage): string;
+  /**
+   * The message's rendering as its parts, to be read as their concatenation: markup strings and the message's own
+   * texts as they are, never joined, so that a 10 MB content is not copied into a rendering (issue #14).
+   */
+  renderParts(message: ChatMessage): readonly string[];
   readonly generationPrompt: string;
 }
 

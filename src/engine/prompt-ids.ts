@@ -1,4 +1,5 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
+import { IdSink } from '../tokenizer/id-sink.js';
 import { PartsText } from '../tokenizer/parts-text.js';
 import { encodeTextInto, letLoopGo, SYNC_CHARS } from '../tokenizer/sliced.js';
 
@@ -124,8 +125,7 @@ export class PromptIds {
   readonly #tokenizer: Tokenizer;
   readonly #markers: RegExp | null;
   #text = '';
-  #ids = new Uint32Array(256);
-  #length = 0;
+  readonly #ids = new IdSink();
   /** For each marker occurrence: its start in the text, its end, and the ids up to and including it. */
   #markStart: number[] = [];
   #markEnd: number[] = [];
@@ -171,19 +171,19 @@ export class PromptIds {
       // Nothing reusable (a new or reset conversation, or no restart marker): the whole prompt, encoded whole.
       const whole = new PartsText([...this.#rendered.slice(0, shared).flat(), ...tail]);
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
-      this.#length = 0;
+      this.#ids.length = 0;
       await this.#encodeFrom(whole, 0, 0, false);
-      return { ids: this.#ids, length: this.#length, unchanged: 0 };
+      return { ids: this.#ids.ids, length: this.#ids.length, unchanged: 0 };
     }
     // Re-encode from marker j: the rest of the message holding it (and any after it up to the shared end), then the new text.
     const start = this.#markStart[j]!;
     const i = this.#messageAt(start, shared);
     const text = new PartsText([...new PartsText(this.#rendered[i]!).sub(start - this.#offsets[i]!).parts, ...this.#rendered.slice(i + 1, shared).flat(), ...tail]);
     const unchanged = this.#markIds[j]!;
-    this.#length = unchanged;
+    this.#ids.length = unchanged;
     this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
     await this.#encodeFrom(text, start, 0, true);
-    return { ids: this.#ids, length: this.#length, unchanged };
+    return { ids: this.#ids.ids, length: this.#ids.length, unchanged };
   }
 
   /** The index of the shared message whose rendered text holds offset `at` (binary search; `at` < the shared end). */
@@ -208,17 +208,17 @@ export class PromptIds {
     let unchanged = 0;
     if (j < 0 || this.#markers === null) {
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
-      this.#length = 0;
+      this.#ids.length = 0;
       await this.#encodeFrom(new PartsText([text]), 0, 0, false);
     } else {
       const start = this.#markStart[j]!;
       unchanged = this.#markIds[j]!;
-      this.#length = unchanged;
+      this.#ids.length = unchanged;
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
       await this.#encodeFrom(new PartsText([text]), 0, start, true);
     }
     this.#text = text;
-    return { ids: this.#ids, length: this.#length, unchanged };
+    return { ids: this.#ids.ids, length: this.#ids.length, unchanged };
   }
 
   /**
@@ -281,30 +281,15 @@ export class PromptIds {
   async #pushText(text: PartsText, skip: number): Promise<void> {
     // A large text's room is made before it is encoded, while the ids held are few: growing a 2.5M-id array once it
     // is full copies it in one piece (~6 ms at 10 MB). Its length in characters is a guess (sizes stay correct past it).
-    if (text.length > SYNC_CHARS) this.#reserve(this.#length + text.length);
-    let drop = skip;
-    await encodeTextInto(this.#tokenizer, text, (ids) => {
-      this.#push(ids, Math.min(drop, ids.length));
-      drop -= Math.min(drop, ids.length);
-    });
+    if (text.length > SYNC_CHARS) this.#ids.reserve(this.#ids.length + text.length);
+    this.#ids.skipNext(skip);
+    await encodeTextInto(this.#tokenizer, text, this.#ids);
+    this.#ids.skipNext(0);
   }
 
   #recordMark(start: number, end: number): void {
     this.#markStart.push(start);
     this.#markEnd.push(end);
-    this.#markIds.push(this.#length);
-  }
-
-  /** Makes room for `need` ids (at least doubling). */
-  #reserve(need: number): void {
-    if (need <= this.#ids.length) return;
-    const grown = new Uint32Array(Math.max(need, this.#ids.length * 2));
-    grown.set(this.#ids.subarray(0, this.#length));
-    this.#ids = grown;
-  }
-
-  #push(ids: readonly number[], skip: number): void {
-    this.#reserve(this.#length + ids.length - skip);
-    for (let i = skip; i < ids.length; i++) this.#ids[this.#length++] = ids[i]!;
+    this.#markIds.push(this.#ids.length);
   }
 }

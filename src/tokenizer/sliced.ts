@@ -1,3 +1,4 @@
+import { IdSink } from './id-sink.js';
 import { PartsText } from './parts-text.js';
 import type { Tokenizer } from './types.js';
 
@@ -18,7 +19,7 @@ import type { Tokenizer } from './types.js';
  */
 
 /** Characters in the first slice; later ones are sized from its time. */
-const FIRST_SLICE_CHARS = 64 * 1024;
+const FIRST_SLICE_CHARS = 16 * 1024;
 const SLICE_TARGET_MS = 1;
 const MAX_SLICE_CHARS = 1024 * 1024;
 /** Texts up to this long are tokenized in one go (well under a millisecond). */
@@ -80,17 +81,31 @@ export async function countTextYielding(tokenizer: Tokenizer, text: string | Par
 /** The token ids of `text`, encoded in slices that let the event loop go (see above). */
 export async function encodeTextYielding(tokenizer: Tokenizer, text: string): Promise<number[]> {
   if (text.length <= SYNC_CHARS) return tokenizer.encode(text);
-  const ids: number[] = [];
-  await encodeTextInto(tokenizer, text, (slice) => {
-    for (const id of slice) ids.push(id);
-  });
-  return ids;
+  // A JS array for callers that take one (the expected cache's answer ids): made in one piece at the end, as its
+  // growth copied it in one piece before. encodeIdsYielding has none of that.
+  return Array.from(await encodeIdsYielding(tokenizer, text));
 }
 
-/** Encodes `text` in the same slices, handing each slice's ids to `sink` as it is made (nothing held in one piece). */
-export async function encodeTextInto(tokenizer: Tokenizer, text: string | PartsText, sink: (ids: readonly number[]) => void): Promise<void> {
-  if (text.length <= SYNC_CHARS) return sink(tokenizer.encode(text.slice(0)));
-  await eachSlice(asParts(text), (slice) => sink(tokenizer.encode(slice)));
+/**
+ * The token ids of `text` in a Uint32Array, encoded in slices that let the event loop go (see above), into one array
+ * whose room is made at once for as many ids as the text has characters (an upper bound for most texts; it grows past
+ * that): see IdSink. The caller owns the array.
+ */
+export async function encodeIdsYielding(tokenizer: Tokenizer, text: string | PartsText): Promise<Uint32Array> {
+  if (text.length <= SYNC_CHARS) return Uint32Array.from(tokenizer.encode(text.slice(0)));
+  const sink = new IdSink(text.length);
+  await encodeTextInto(tokenizer, text, sink);
+  return sink.ids.subarray(0, sink.length);
+}
+
+/** Encodes `text` in the same slices, pushing each slice's ids into `sink` as it is made (nothing held in one piece). */
+export async function encodeTextInto(tokenizer: Tokenizer, text: string | PartsText, sink: IdSink): Promise<void> {
+  const encodeSlice = (slice: string): void => {
+    if (tokenizer.encodeTo !== undefined) tokenizer.encodeTo(slice, sink);
+    else sink.pushAll(tokenizer.encode(slice));
+  };
+  if (text.length <= SYNC_CHARS) return encodeSlice(text.slice(0));
+  await eachSlice(asParts(text), encodeSlice);
 }
 
 /** setImmediate as a promise, for other long loops that must let the event loop go between chunks. */

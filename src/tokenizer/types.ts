@@ -37,6 +37,8 @@ export interface ChatMessage {
   reasoning_content?: string;
 }
 
+import type { IdSink } from './id-sink.js';
+
 /** Turns text into token ids. Shared by the client (local counts), the simulator (prompt and cache accounting) and the generator. */
 export interface Tokenizer {
   /** A name for reports, e.g. `approx`. */
@@ -45,6 +47,11 @@ export interface Tokenizer {
   readonly exact: boolean;
   /** Token ids of `text`, with no special tokens added (special-token markup inside the text is recognised). */
   encode(text: string): number[];
+  /**
+   * Pushes the ids of `encode(text)` into `sink`, when the tokenizer can without building an array of them (the
+   * approximate tokenizer): long texts are encoded this way (tokenizer/sliced.ts), with no garbage per id.
+   */
+  encodeTo?(text: string, sink: IdSink): void;
   /** The number of tokens `encode(text)` would return, without building the id array. */
   count(text: string): number;
   /**

@@ -75,7 +75,7 @@ describe('generated words', () => {
     const o = submit({ promptIds: ids(1, 20), maxTokens: 50 });
     clock.runUntilIdle();
     assert.equal(o.indexes.length, 50);
-    assert.deepEqual(approxTokenizer.encode(o.text), o.req.tokens.slice(20));
+    assert.deepEqual(approxTokenizer.encode(o.text), [...o.req.tokens.subarray(20, o.req.tokenCount)]);
     assert.equal(o.finish, 'length');
   });
 });
@@ -149,7 +149,7 @@ describe('engine timing model (virtual clock)', () => {
     const { clock, submit } = setup();
     const turn1 = submit({ promptIds: ids(1, 45), maxTokens: 30 });
     clock.runUntilIdle();
-    const history = turn1.req.tokens.slice(); // 75 tokens: 4 full blocks
+    const history = turn1.req.tokens.subarray(0, turn1.req.tokenCount); // 75 tokens: 4 full blocks
     const turn2 = submit({ promptIds: [...history, ...ids(9000, 20)], maxTokens: 1 });
     clock.runUntilIdle();
     assert.equal(turn2.req.cachedTokens, 64);

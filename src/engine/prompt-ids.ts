@@ -1,5 +1,5 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
-import { IdSink } from '../tokenizer/id-sink.js';
+import { IdSink, idsFor } from '../tokenizer/id-sink.js';
 import { PartsText } from '../tokenizer/parts-text.js';
 import { encodeTextInto, letLoopGo, SYNC_CHARS } from '../tokenizer/sliced.js';
 
@@ -280,8 +280,8 @@ export class PromptIds {
   /** Encodes `text` and appends its ids from `skip` on; a large text in slices that let the event loop go (issue #14). */
   async #pushText(text: PartsText, skip: number): Promise<void> {
     // A large text's room is made before it is encoded, while the ids held are few: growing a 2.5M-id array once it
-    // is full copies it in one piece (~6 ms at 10 MB). Its length in characters is a guess (sizes stay correct past it).
-    if (text.length > SYNC_CHARS) this.#ids.reserve(this.#ids.length + text.length);
+    // is full copies it in one piece (~6 ms at 10 MB). Its size is a guess (idsFor; sizes stay correct past it).
+    if (text.length > SYNC_CHARS) this.#ids.reserve(this.#ids.length + idsFor(text.length));
     this.#ids.skipNext(skip);
     await encodeTextInto(this.#tokenizer, text, this.#ids);
     this.#ids.skipNext(0);

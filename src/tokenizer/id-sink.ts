@@ -4,6 +4,16 @@
  * arrays the tokenizer returns per slice, tens of MB of garbage per 10 MB text for the young generation's collector.
  * A Uint32Array is never scanned by the collector, and its room can be made before a large text is encoded.
  */
+/**
+ * Ids to make room for before encoding a text of `chars` characters: half a token per character, more than English
+ * text (~0.25) or the approximate tokenizer's `word ` (0.4) make, so the array rarely grows while a text is encoded.
+ * Not one per character: 4 bytes per character would be a 40 MB buffer for a 10 MB text, and external memory that
+ * size makes V8 collect garbage for its pressure.
+ */
+export function idsFor(chars: number): number {
+  return Math.ceil(chars / 2);
+}
+
 export class IdSink {
   /** The ids: only `[0, length)` is meaningful. */
   ids: Uint32Array;

@@ -1,4 +1,4 @@
-import { IdSink } from './id-sink.js';
+import { IdSink, idsFor } from './id-sink.js';
 import { PartsText } from './parts-text.js';
 import type { Tokenizer } from './types.js';
 
@@ -88,12 +88,11 @@ export async function encodeTextYielding(tokenizer: Tokenizer, text: string): Pr
 
 /**
  * The token ids of `text` in a Uint32Array, encoded in slices that let the event loop go (see above), into one array
- * whose room is made at once for as many ids as the text has characters (an upper bound for most texts; it grows past
- * that): see IdSink. The caller owns the array.
+ * whose room is made at once (idsFor: it grows past that if need be): see IdSink. The caller owns the array.
  */
 export async function encodeIdsYielding(tokenizer: Tokenizer, text: string | PartsText): Promise<Uint32Array> {
   if (text.length <= SYNC_CHARS) return Uint32Array.from(tokenizer.encode(text.slice(0)));
-  const sink = new IdSink(text.length);
+  const sink = new IdSink(idsFor(text.length));
   await encodeTextInto(tokenizer, text, sink);
   return sink.ids.subarray(0, sink.length);
 }

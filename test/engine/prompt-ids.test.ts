@@ -198,7 +198,7 @@ function longText(rng: Rng, chars: number): string {
   let n = 0;
   while (n < chars) {
     const r = rng.next();
-    const bit = r < 0.0002 ? (rng.chance(0.5) ? '<|im_end|>' : '<|im_start|>') : r < 0.0004 ? 'q'.repeat(rng.int(1000, 2000)) : bits[rng.int(0, bits.length - 1)]!;
+    const bit = r < 0.0002 ? (rng.chance(0.5) ? '<|im_end|>' : '<|im_start|>') : r < 0.0004 ? `${'q'.repeat(rng.int(1000, 2000))} ` : bits[rng.int(0, bits.length - 1)]!;
     pieces.push(bit);
     n += bit.length;
   }

@@ -57,8 +57,12 @@ function runServer(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
+/** Posts one prompt of `chars` characters when the parent says `go` (it says `ready` first), then exits. */
 async function runPoster(url: string, chars: number): Promise<void> {
   const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'word '.repeat(chars / 5) }], max_tokens: 4, stream: false });
+  const go = once(process, 'message');
+  process.send?.('ready');
+  await go;
   const response = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   await response.text();
 }
@@ -280,14 +284,20 @@ async function bigMessageRun(url: string, chars: number): Promise<LoopDelay> {
  */
 async function servePrompt(chars: number, admit = false): Promise<LoopDelay> {
   const sim = await startSimulator({ profile: 'agentic', modelName: 'm', config: { max_model_len: admit ? 2_000_000 : 1_000_000, num_gpu_blocks: admit ? 100_000 : 70_000, prefill_ms_per_token: 0.0001 } });
-  const post = async (n: number): Promise<void> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--post', sim.url, String(n)], { stdio: 'inherit' });
-    await once(child, 'exit');
+  // The poster is started and ready before the measured window: spawning a process held this loop 5-12 ms itself.
+  const poster = async (n: number): Promise<() => Promise<void>> => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--post', sim.url, String(n)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    await once(child, 'message');
+    return async () => {
+      const exited = once(child, 'exit');
+      child.send('go');
+      await exited;
+    };
   };
   try {
-    await post(3_000);
-    // The child's own start (it loads tsx) happens before its request; its delay is that of the sim's loop alone.
-    return await loopDelayDuring(() => post(chars));
+    await (await poster(3_000))();
+    const post = await poster(chars);
+    return await loopDelayDuring(post);
   } finally {
     await sim.close();
   }

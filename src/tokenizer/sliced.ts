@@ -39,6 +39,9 @@ function cutAt(text: PartsText, from: number): number {
   for (let i = 1; i < near.length; i++) {
     if (isSpace(near.charCodeAt(i)) && !isSpace(near.charCodeAt(i - 1))) return from + i - 1;
   }
+  // The text ends within the search with no boundary (a piece ending in `word<|im_end|>`): no cut, one last slice. A
+  // cut there shifted ids, since a piece is often followed by a marker with no space before it.
+  if (from - 1 + near.length >= text.length) return text.length;
   // No word boundary nearby (e.g. base64): cut anyway, outside a surrogate pair.
   const c = near.charCodeAt(0);
   return c >= 0xd800 && c <= 0xdbff ? from + 1 : from;

@@ -1,4 +1,6 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
+import { IdSink, idsFor } from '../tokenizer/id-sink.js';
+import { PartsText } from '../tokenizer/parts-text.js';
 import { encodeTextInto, letLoopGo, SYNC_CHARS } from '../tokenizer/sliced.js';
 
 /*
@@ -20,10 +22,17 @@ import { encodeTextInto, letLoopGo, SYNC_CHARS } from '../tokenizer/sliced.js';
  * Q. That holds for added tokens of Hugging Face tokenizers, tiktoken's specials and the approximate tokenizer's
  * `<|name|>`; each candidate is checked on probes before use. A template with no such marker (say ChatML markup
  * under Llama-2's tokenizer, where `<|im_start|>` is plain text) is encoded whole every turn: exact, not linear.
+ *
+ * A message's rendering is kept as its parts (template markup, its content as it is: IncrementalRendering.renderParts)
+ * and read through PartsText, never concatenated: V8 copies a concatenation into one flat string the first time it is
+ * read, 3-8 ms in one piece for a 10 MB message (issue #14). The ids are those of the concatenation all the same: the
+ * marker search and the tokenizer's slices read the text across part boundaries (tokenizer/parts-text.ts).
  */
 
 /** Characters of a long text searched for a restart marker between yields to the event loop. */
 const MARKER_WINDOW_CHARS = 1024 * 1024;
+/** Characters of the first window a marker is searched in (then 4 times more each time, up to MARKER_WINDOW_CHARS). */
+const FIRST_WINDOW_CHARS = 4096;
 /** Longest restart marker: CANDIDATE's `<|name|>` with a 64-character name is 68. */
 const MARKER_MAX_CHARS = 68;
 
@@ -116,16 +125,15 @@ export class PromptIds {
   readonly #tokenizer: Tokenizer;
   readonly #markers: RegExp | null;
   #text = '';
-  #ids = new Uint32Array(256);
-  #length = 0;
+  readonly #ids = new IdSink();
   /** For each marker occurrence: its start in the text, its end, and the ids up to and including it. */
   #markStart: number[] = [];
   #markEnd: number[] = [];
   #markIds: number[] = [];
 
-  /** The incremental path (updateMessages): the messages last rendered, their rendered texts and start offsets. */
+  /** The incremental path (updateMessages): the messages last rendered, their renderings' parts and start offsets. */
   #messages: ChatMessage[] = [];
-  #rendered: string[] = [];
+  #rendered: Array<readonly string[]> = [];
   #offsets: number[] = [0];
 
   constructor(tokenizer: Tokenizer, markers: RegExp | null) {
@@ -145,52 +153,37 @@ export class PromptIds {
     const sharedEnd = this.#offsets[shared]!;
     old.length = this.#rendered.length = shared;
     this.#offsets.length = shared + 1;
-    let tail = '';
+    const tail: string[] = [];
     for (let i = shared; i < messages.length; i++) {
-      const text = rendering.renderMessage(messages[i]!);
+      const parts = rendering.renderParts(messages[i]!);
       old.push(messages[i]!);
-      this.#rendered.push(text);
-      this.#offsets.push(this.#offsets[i]! + text.length);
-      tail += text;
+      this.#rendered.push(parts);
+      let length = 0;
+      for (const part of parts) length += part.length;
+      this.#offsets.push(this.#offsets[i]! + length);
+      tail.push(...parts);
     }
-    tail += rendering.generationPrompt;
+    tail.push(rendering.generationPrompt);
     this.#text = ''; // the whole-text path's state is not kept here; a later update(text) starts afresh
     let j = this.#markEnd.length - 1;
     while (j >= 0 && this.#markEnd[j]! > sharedEnd) j--;
     if (j < 0 || this.#markers === null) {
       // Nothing reusable (a new or reset conversation, or no restart marker): the whole prompt, encoded whole.
-      const whole = this.#rendered.join('') + rendering.generationPrompt;
+      const whole = new PartsText([...this.#rendered.slice(0, shared).flat(), ...tail]);
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
-      this.#length = 0;
+      this.#ids.length = 0;
       await this.#encodeFrom(whole, 0, 0, false);
-      this.#keepFlat(whole, 0, 0);
-      return { ids: this.#ids, length: this.#length, unchanged: 0 };
+      return { ids: this.#ids.ids, length: this.#ids.length, unchanged: 0 };
     }
     // Re-encode from marker j: the rest of the message holding it (and any after it up to the shared end), then the new text.
     const start = this.#markStart[j]!;
-    let i = this.#messageAt(start, shared);
-    let text = this.#rendered[i]!.slice(start - this.#offsets[i]!);
-    for (i++; i < shared; i++) text += this.#rendered[i]!;
-    text += tail;
+    const i = this.#messageAt(start, shared);
+    const text = new PartsText([...new PartsText(this.#rendered[i]!).sub(start - this.#offsets[i]!).parts, ...this.#rendered.slice(i + 1, shared).flat(), ...tail]);
     const unchanged = this.#markIds[j]!;
-    this.#length = unchanged;
+    this.#ids.length = unchanged;
     this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
     await this.#encodeFrom(text, start, 0, true);
-    this.#keepFlat(text, start, this.#messageAt(start, shared) + 1);
-    return { ids: this.#ids, length: this.#length, unchanged };
-  }
-
-  /**
-   * Points the kept rendered texts of messages `from` on that are long into `text` (the prompt from offset `base`,
-   * which encoding has read and so flattened). A rendered message is a concatenation (template markup + content), and
-   * V8 copies a concatenation into one flat string the first time it is read: slicing a 10 MB message's kept
-   * rendering next turn would copy it again in one piece (issue #14). A slice of a flat string is never copied.
-   */
-  #keepFlat(text: string, base: number, from: number): void {
-    for (let k = from; k < this.#rendered.length; k++) {
-      if (this.#rendered[k]!.length < SYNC_CHARS) continue;
-      this.#rendered[k] = text.slice(this.#offsets[k]! - base, this.#offsets[k + 1]! - base);
-    }
+    return { ids: this.#ids.ids, length: this.#ids.length, unchanged };
   }
 
   /** The index of the shared message whose rendered text holds offset `at` (binary search; `at` < the shared end). */
@@ -215,93 +208,88 @@ export class PromptIds {
     let unchanged = 0;
     if (j < 0 || this.#markers === null) {
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
-      this.#length = 0;
-      await this.#encodeFrom(text, 0, 0, false);
+      this.#ids.length = 0;
+      await this.#encodeFrom(new PartsText([text]), 0, 0, false);
     } else {
       const start = this.#markStart[j]!;
       unchanged = this.#markIds[j]!;
-      this.#length = unchanged;
+      this.#ids.length = unchanged;
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
-      await this.#encodeFrom(text, 0, start, true);
+      await this.#encodeFrom(new PartsText([text]), 0, start, true);
     }
     this.#text = text;
-    return { ids: this.#ids, length: this.#length, unchanged };
+    return { ids: this.#ids.ids, length: this.#ids.length, unchanged };
   }
 
   /**
    * Encodes text[from..] piece by piece between markers; `atMarker`: text[from] starts a marker already counted.
    * `base`: the offset of `text` in the whole prompt (marker positions are recorded in whole-prompt offsets).
    */
-  async #encodeFrom(text: string, base: number, from: number, atMarker: boolean): Promise<void> {
+  async #encodeFrom(text: PartsText, base: number, from: number, atMarker: boolean): Promise<void> {
     const markers = this.#markers;
     if (markers === null) {
       await this.#pushText(text, 0);
       return;
     }
-    markers.lastIndex = from;
     let pieceStart = from;
     let dropFirst = atMarker;
+    let searchFrom = from;
     if (atMarker) {
       // The marker at `from` is counted already: the next piece starts with it, so skip past it in the search.
-      const m = markers.exec(text);
-      if (m === null || m.index !== from) throw new Error('PromptIds: the restart marker moved');
-      this.#recordMark(base + from, base + markers.lastIndex);
+      markers.lastIndex = 0;
+      const m = markers.exec(text.slice(from, from + MARKER_MAX_CHARS));
+      if (m === null || m.index !== 0) throw new Error('PromptIds: the restart marker moved');
+      searchFrom = from + m[0].length;
+      this.#recordMark(base + from, base + searchFrom);
     }
-    for (let m = await this.#nextMarker(text, markers.lastIndex); m !== null; m = await this.#nextMarker(text, m.end)) {
-      await this.#pushText(text.slice(pieceStart, m.end), dropFirst ? 1 : 0);
+    for (let m = await this.#nextMarker(text, searchFrom); m !== null; m = await this.#nextMarker(text, m.end)) {
+      await this.#pushText(text.sub(pieceStart, m.end), dropFirst ? 1 : 0);
       this.#recordMark(base + m.index, base + m.end);
       pieceStart = m.index;
       dropFirst = true;
     }
-    if (pieceStart < text.length) await this.#pushText(text.slice(pieceStart), dropFirst ? 1 : 0);
+    if (pieceStart < text.length) await this.#pushText(text.sub(pieceStart), dropFirst ? 1 : 0);
   }
 
   /**
-   * The first restart marker in `text` at or after `from`. A long text is searched in windows of MARKER_WINDOW_CHARS
-   * with the loop let go between them: one search through a 10 MB message with no marker in it took ~3 ms (issue
-   * #14). A match is taken only when it starts inside its window, so that the window holds all of it (markers are at
-   * most MARKER_MAX_CHARS long) and it is the same match as a search of the whole text finds.
+   * The first restart marker in `text` at or after `from`. The text is searched in windows, the first FIRST_WINDOW_CHARS
+   * long and each next one 4 times longer up to MARKER_WINDOW_CHARS, with the loop let go after each MARKER_WINDOW_CHARS
+   * searched: one search through a 10 MB message with no marker in it took ~3 ms (issue #14). A window is read from the
+   * parts it overlaps: within one part it is a view, across parts a copy, short while markers come often. A match is
+   * taken only when it starts inside its window, so that the window holds all of it (markers are at most
+   * MARKER_MAX_CHARS long) and it is the same match as a search of the whole text finds.
    */
-  async #nextMarker(text: string, from: number): Promise<{ index: number; end: number } | null> {
+  async #nextMarker(text: PartsText, from: number): Promise<{ index: number; end: number } | null> {
     const markers = this.#markers!;
-    for (let start = from; ; start += MARKER_WINDOW_CHARS) {
-      const whole = text.length - start <= MARKER_WINDOW_CHARS + MARKER_MAX_CHARS;
-      markers.lastIndex = whole ? start : 0;
-      const m = markers.exec(whole ? text : text.slice(start, start + MARKER_WINDOW_CHARS + MARKER_MAX_CHARS));
-      if (whole) return m === null ? null : { index: m.index, end: m.index + m[0].length };
-      if (m !== null && m.index < MARKER_WINDOW_CHARS) return { index: start + m.index, end: start + m.index + m[0].length };
-      await letLoopGo();
+    let size = FIRST_WINDOW_CHARS;
+    let searched = 0;
+    for (let start = from; ; start += size, size = Math.min(size * 4, MARKER_WINDOW_CHARS)) {
+      const whole = text.length - start <= size + MARKER_MAX_CHARS;
+      markers.lastIndex = 0;
+      const m = markers.exec(text.slice(start, whole ? text.length : start + size + MARKER_MAX_CHARS));
+      if (m !== null && (whole || m.index < size)) return { index: start + m.index, end: start + m.index + m[0].length };
+      if (whole) return null;
+      searched += size;
+      if (searched >= MARKER_WINDOW_CHARS) {
+        searched = 0;
+        await letLoopGo();
+      }
     }
   }
 
   /** Encodes `text` and appends its ids from `skip` on; a large text in slices that let the event loop go (issue #14). */
-  async #pushText(text: string, skip: number): Promise<void> {
+  async #pushText(text: PartsText, skip: number): Promise<void> {
     // A large text's room is made before it is encoded, while the ids held are few: growing a 2.5M-id array once it
-    // is full copies it in one piece (~6 ms at 10 MB). Its length in characters is a guess (sizes stay correct past it).
-    if (text.length > SYNC_CHARS) this.#reserve(this.#length + text.length);
-    let drop = skip;
-    await encodeTextInto(this.#tokenizer, text, (ids) => {
-      this.#push(ids, Math.min(drop, ids.length));
-      drop -= Math.min(drop, ids.length);
-    });
+    // is full copies it in one piece (~6 ms at 10 MB). Its size is a guess (idsFor; sizes stay correct past it).
+    if (text.length > SYNC_CHARS) this.#ids.reserve(this.#ids.length + idsFor(text.length));
+    this.#ids.skipNext(skip);
+    await encodeTextInto(this.#tokenizer, text, this.#ids);
+    this.#ids.skipNext(0);
   }
 
   #recordMark(start: number, end: number): void {
     this.#markStart.push(start);
     this.#markEnd.push(end);
-    this.#markIds.push(this.#length);
-  }
-
-  /** Makes room for `need` ids (at least doubling). */
-  #reserve(need: number): void {
-    if (need <= this.#ids.length) return;
-    const grown = new Uint32Array(Math.max(need, this.#ids.length * 2));
-    grown.set(this.#ids.subarray(0, this.#length));
-    this.#ids = grown;
-  }
-
-  #push(ids: readonly number[], skip: number): void {
-    this.#reserve(this.#length + ids.length - skip);
-    for (let i = skip; i < ids.length; i++) this.#ids[this.#length++] = ids[i]!;
+    this.#markIds.push(this.#ids.length);
   }
 }

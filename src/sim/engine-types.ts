@@ -7,8 +7,8 @@ export type FinishReason = 'stop' | 'length' | 'abort';
 
 /** What the HTTP layer asks the engine to generate. */
 export interface EngineRequestSpec {
-  /** Prompt token ids (chat template applied). */
-  promptIds: readonly number[];
+  /** Prompt token ids (chat template applied); the engine copies them. */
+  promptIds: ArrayLike<number>;
   /** Output budget in tokens (already checked against max_model_len). */
   maxTokens: number;
   /** Floor for the EOS model's sampled length (tokens). */
@@ -55,8 +55,12 @@ export class EngineRequest {
   /** Output length it will stop at, and why. */
   readonly targetTokens: number;
   readonly plannedReason: 'stop' | 'length';
-  /** Prompt + generated token ids. */
-  readonly tokens: number[];
+  /**
+   * Prompt + generated token ids: `[0, tokenCount)` holds them. Room for the prompt and the output target is made
+   * at once: copying a 3 MB prompt's million ids into a growing JS array took ~5 ms in one piece (issue #14).
+   */
+  readonly tokens: Uint32Array;
+  tokenCount: number;
   state: 'waiting' | 'running' | 'finished' | 'aborted' = 'waiting';
   /** Tokens whose KV is computed. */
   numComputed = 0;
@@ -79,7 +83,9 @@ export class EngineRequest {
   constructor(id: number, spec: EngineRequestSpec, target: number, reason: 'stop' | 'length', key: number, arrivalMs: number, listener: EngineRequestListener) {
     this.id = id;
     this.promptTokens = spec.promptIds.length;
-    this.tokens = spec.promptIds.slice();
+    this.tokens = new Uint32Array(spec.promptIds.length + target);
+    this.tokens.set(spec.promptIds);
+    this.tokenCount = spec.promptIds.length;
     this.targetTokens = target;
     this.plannedReason = reason;
     this.key = key;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { encodeTextYielding, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
+import { encodeIdsYielding, PartsText, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
 import type { SimMessage } from './request-parse.js';
 
 /*
@@ -61,12 +61,21 @@ export function encodeSimMessages(counter: TokenCounter, messages: readonly SimM
 
 /**
  * encodeSimMessages, a text-only prompt encoded in slices that let the event loop go: a 3 MB prompt held every
- * other stream for seconds (issue #14). Prompts with images are encoded at once, between their images.
+ * other stream for seconds (issue #14). A message-by-message template's rendering is read as its parts, never
+ * concatenated (flattening a 3 MB rendering took ~2 ms in one piece; tokenizer/parts-text.ts). Prompts with images
+ * are encoded at once, between their images.
  */
-export async function encodeSimMessagesYielding(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number): Promise<number[]> {
+export async function encodeSimMessagesYielding(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number): Promise<ArrayLike<number>> {
   const { flat, images } = flatten(messages);
+  const incremental = counter.template.incremental;
+  if (!hasImages(messages) && incremental !== undefined) {
+    const parts: string[] = [];
+    for (const m of flat) parts.push(...incremental.renderParts(m));
+    parts.push(incremental.generationPrompt);
+    return encodeIdsYielding(counter.tokenizer, new PartsText(parts));
+  }
   const rendered = counter.template.apply(flat, { addGenerationPrompt: true });
-  if (!hasImages(messages)) return encodeTextYielding(counter.tokenizer, rendered);
+  if (!hasImages(messages)) return encodeIdsYielding(counter.tokenizer, rendered);
   return withImages(counter, rendered, images, tokensPerImage);
 }
 

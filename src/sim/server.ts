@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ChatloadError, ConfigError } from '../errors/index.js';
-import { defaultTokenCounter, encodeTextYielding, type TokenCounter } from '../tokenizer/index.js';
+import { defaultTokenCounter, encodeIdsYielding, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
 import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
@@ -210,7 +210,7 @@ export class SimServer implements ExchangeContext {
   }
 
   /** #encodeChat in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14). */
-  async #encodeChatYielding(messages: readonly SimMessage[]): Promise<number[]> {
+  async #encodeChatYielding(messages: readonly SimMessage[]): Promise<ArrayLike<number>> {
     try {
       return await encodeSimMessagesYielding(this.#counter, messages, this.#options.config.tokens_per_image);
     } catch (error) {
@@ -260,7 +260,7 @@ export class SimServer implements ExchangeContext {
       const { params, onAnswer } = kind === 'responses' ? this.#responsesRequest(body, id) : { params: parseGenerationBody(body, kind), onAnswer: undefined };
       this.#checkModel(params.model);
       // Encoded in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14).
-      const promptIds = params.messages !== null ? await this.#encodeChatYielding(params.messages) : await encodeTextYielding(this.#counter.tokenizer, params.prompt!);
+      const promptIds = params.messages !== null ? await this.#encodeChatYielding(params.messages) : await encodeIdsYielding(this.#counter.tokenizer, params.prompt!);
       promptTokens = promptIds.length;
       if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);

@@ -1,3 +1,4 @@
+import type { IdSink } from './id-sink.js';
 import type { Tokenizer } from './types.js';
 
 /*
@@ -79,6 +80,10 @@ export class ApproxTokenizer implements Tokenizer {
     return ids;
   }
 
+  encodeTo(text: string, sink: IdSink): void {
+    scan(text, (start, end) => sink.push(fnv1a(text, start, end)));
+  }
+
   count(text: string): number {
     let n = 0;
     scan(text, () => {
@@ -107,6 +112,11 @@ export class DecodingApproxTokenizer extends ApproxTokenizer {
       ids.push(id);
     });
     return ids;
+  }
+
+  /** Through encode, so that every chunk is remembered. */
+  override encodeTo(text: string, sink: IdSink): void {
+    sink.pushAll(this.encode(text));
   }
 
   /** The text of ids this instance encoded before (unknown ids decode to nothing). */

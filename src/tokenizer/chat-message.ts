@@ -24,6 +24,15 @@ export function renderedText(m: ChatMessage): string {
   return text + m.tool_calls.map(toolCallText).join('');
 }
 
+/** renderedText as its parts (each text part, then each tool call's line), not joined: see IncrementalRendering. */
+export function renderedParts(m: ChatMessage): string[] {
+  const parts: string[] = [];
+  if (typeof m.content === 'string') parts.push(m.content);
+  else for (const part of m.content) if (part.type === 'text') parts.push(part.text);
+  for (const call of m.tool_calls ?? []) parts.push(toolCallText(call));
+  return parts;
+}
+
 function toolCallText(call: ToolCall): string {
   return `\n<tool_call>${JSON.stringify({ name: call.function.name, arguments: call.function.arguments })}</tool_call>`;
 }

@@ -1,8 +1,8 @@
-import { renderedText } from './chat-message.js';
+import { renderedParts } from './chat-message.js';
 import type { ChatMessage, ChatTemplate, IncrementalRendering } from './types.js';
 
 const incremental: IncrementalRendering = {
-  renderMessage: (m: ChatMessage): string => `<|im_start|>${m.role}\n${renderedText(m)}<|im_end|>\n`,
+  renderParts: (m: ChatMessage): string[] => [`<|im_start|>${m.role}\n`, ...renderedParts(m), '<|im_end|>\n'],
   generationPrompt: '<|im_start|>assistant\n',
 };
 
@@ -18,7 +18,7 @@ export const chatmlTemplate: ChatTemplate = {
   incremental,
   apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
     let out = '';
-    for (const m of messages) out += incremental.renderMessage(m);
+    for (const m of messages) for (const part of incremental.renderParts(m)) out += part;
     if (options.addGenerationPrompt) out += incremental.generationPrompt;
     return out;
   },

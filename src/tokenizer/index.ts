@@ -4,7 +4,8 @@ import type { ChatMessage, TokenCounter } from './types.js';
 
 export type { ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, IncrementalRendering, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
 export { renderedText, wireMessage } from './chat-message.js';
-export { countTextYielding, encodeTextYielding } from './sliced.js';
+export { countTextYielding, encodeIdsYielding, encodeTextYielding } from './sliced.js';
+export { PartsText } from './parts-text.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
 export { imagePartCount, messageText } from './content.js';

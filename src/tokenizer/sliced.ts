@@ -1,3 +1,5 @@
+import { IdSink, idsFor } from './id-sink.js';
+import { PartsText } from './parts-text.js';
 import type { Tokenizer } from './types.js';
 
 /*
@@ -10,10 +12,14 @@ import type { Tokenizer } from './types.js';
  * of BPE tokenizers whose pre-tokenizer splits before whitespace, as GPT-2's and tiktoken's do) never span such a
  * point, so the sum of the slices equals the whole. A text with no whitespace for 4,096 characters is cut anyway,
  * which can shift a count by a token per cut.
+ *
+ * A text may be given as its parts (PartsText: a message's template markup and its content, never concatenated): the
+ * cuts are those of the whole text, and a slice is read from the parts it overlaps, so the ids are those of the
+ * concatenation without it ever being built.
  */
 
 /** Characters in the first slice; later ones are sized from its time. */
-const FIRST_SLICE_CHARS = 64 * 1024;
+const FIRST_SLICE_CHARS = 16 * 1024;
 const SLICE_TARGET_MS = 1;
 const MAX_SLICE_CHARS = 1024 * 1024;
 /** Texts up to this long are tokenized in one go (well under a millisecond). */
@@ -23,14 +29,21 @@ function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 9 || c === 13;
 }
 
-/** Where a slice may end at or after `from`: a whitespace character after a non-whitespace one. */
-function cutAt(text: string, from: number): number {
-  const limit = Math.min(text.length, from + 4096);
-  for (let i = from; i < limit; i++) {
-    if (isSpace(text.charCodeAt(i)) && !isSpace(text.charCodeAt(i - 1))) return i;
+/** How far a cut is looked for before cutting anyway. */
+const CUT_SEARCH_CHARS = 4096;
+
+/** Where a slice may end at or after `from` (> 0): a whitespace character after a non-whitespace one. */
+function cutAt(text: PartsText, from: number): number {
+  // Read through a small slice: the parts are never indexed one character at a time.
+  const near = text.slice(from - 1, from + CUT_SEARCH_CHARS);
+  for (let i = 1; i < near.length; i++) {
+    if (isSpace(near.charCodeAt(i)) && !isSpace(near.charCodeAt(i - 1))) return from + i - 1;
   }
+  // The text ends within the search with no boundary (a piece ending in `word<|im_end|>`): no cut, one last slice. A
+  // cut there shifted ids, since a piece is often followed by a marker with no space before it.
+  if (from - 1 + near.length >= text.length) return text.length;
   // No word boundary nearby (e.g. base64): cut anyway, outside a surrogate pair.
-  const c = text.charCodeAt(from - 1);
+  const c = near.charCodeAt(0);
   return c >= 0xd800 && c <= 0xdbff ? from + 1 : from;
 }
 
@@ -40,7 +53,7 @@ function yieldToLoop(): Promise<void> {
 }
 
 /** Calls `work` on consecutive slices of `text`, yielding to the event loop between them. */
-async function eachSlice(text: string, work: (slice: string) => void): Promise<void> {
+async function eachSlice(text: PartsText, work: (slice: string) => void): Promise<void> {
   let size = FIRST_SLICE_CHARS;
   for (let start = 0; start < text.length; ) {
     const end = start + size >= text.length ? text.length : cutAt(text, start + size);
@@ -54,11 +67,15 @@ async function eachSlice(text: string, work: (slice: string) => void): Promise<v
   }
 }
 
+function asParts(text: string | PartsText): PartsText {
+  return typeof text === 'string' ? new PartsText([text]) : text;
+}
+
 /** The token count of `text`, counted in slices that let the event loop go (see above). */
-export async function countTextYielding(tokenizer: Tokenizer, text: string): Promise<number> {
-  if (text.length <= SYNC_CHARS) return tokenizer.count(text);
+export async function countTextYielding(tokenizer: Tokenizer, text: string | PartsText): Promise<number> {
+  if (text.length <= SYNC_CHARS) return tokenizer.count(text.slice(0));
   let total = 0;
-  await eachSlice(text, (slice) => {
+  await eachSlice(asParts(text), (slice) => {
     total += tokenizer.count(slice);
   });
   return total;
@@ -67,17 +84,30 @@ export async function countTextYielding(tokenizer: Tokenizer, text: string): Pro
 /** The token ids of `text`, encoded in slices that let the event loop go (see above). */
 export async function encodeTextYielding(tokenizer: Tokenizer, text: string): Promise<number[]> {
   if (text.length <= SYNC_CHARS) return tokenizer.encode(text);
-  const ids: number[] = [];
-  await encodeTextInto(tokenizer, text, (slice) => {
-    for (const id of slice) ids.push(id);
-  });
-  return ids;
+  // A JS array for callers that take one (the expected cache's answer ids): made in one piece at the end, as its
+  // growth copied it in one piece before. encodeIdsYielding has none of that.
+  return Array.from(await encodeIdsYielding(tokenizer, text));
 }
 
-/** Encodes `text` in the same slices, handing each slice's ids to `sink` as it is made (nothing held in one piece). */
-export async function encodeTextInto(tokenizer: Tokenizer, text: string, sink: (ids: readonly number[]) => void): Promise<void> {
-  if (text.length <= SYNC_CHARS) return sink(tokenizer.encode(text));
-  await eachSlice(text, (slice) => sink(tokenizer.encode(slice)));
+/**
+ * The token ids of `text` in a Uint32Array, encoded in slices that let the event loop go (see above), into one array
+ * whose room is made at once (idsFor: it grows past that if need be): see IdSink. The caller owns the array.
+ */
+export async function encodeIdsYielding(tokenizer: Tokenizer, text: string | PartsText): Promise<Uint32Array> {
+  if (text.length <= SYNC_CHARS) return Uint32Array.from(tokenizer.encode(text.slice(0)));
+  const sink = new IdSink(idsFor(text.length));
+  await encodeTextInto(tokenizer, text, sink);
+  return sink.ids.subarray(0, sink.length);
+}
+
+/** Encodes `text` in the same slices, pushing each slice's ids into `sink` as it is made (nothing held in one piece). */
+export async function encodeTextInto(tokenizer: Tokenizer, text: string | PartsText, sink: IdSink): Promise<void> {
+  const encodeSlice = (slice: string): void => {
+    if (tokenizer.encodeTo !== undefined) tokenizer.encodeTo(slice, sink);
+    else sink.pushAll(tokenizer.encode(slice));
+  };
+  if (text.length <= SYNC_CHARS) return encodeSlice(text.slice(0));
+  await eachSlice(asParts(text), encodeSlice);
 }
 
 /** setImmediate as a promise, for other long loops that must let the event loop go between chunks. */

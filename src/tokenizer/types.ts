@@ -37,6 +37,8 @@ export interface ChatMessage {
   reasoning_content?: string;
 }
 
+import type { IdSink } from './id-sink.js';
+
 /** Turns text into token ids. Shared by the client (local counts), the simulator (prompt and cache accounting) and the generator. */
 export interface Tokenizer {
   /** A name for reports, e.g. `approx`. */
@@ -45,6 +47,11 @@ export interface Tokenizer {
   readonly exact: boolean;
   /** Token ids of `text`, with no special tokens added (special-token markup inside the text is recognised). */
   encode(text: string): number[];
+  /**
+   * Pushes the ids of `encode(text)` into `sink`, when the tokenizer can without building an array of them (the
+   * approximate tokenizer): long texts are encoded this way (tokenizer/sliced.ts), with no garbage per id.
+   */
+  encodeTo?(text: string, sink: IdSink): void;
   /** The number of tokens `encode(text)` would return, without building the id array. */
   count(text: string): number;
   /**
@@ -60,15 +67,19 @@ export interface ChatTemplate {
   apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string;
   /**
    * Set only when the template renders message by message, each message's text depending on that message alone:
-   * `apply(ms, o)` is `ms.map(renderMessage).join('')`, then `generationPrompt` when `o.addGenerationPrompt`. It lets
-   * a conversation's prompt be rendered turn by turn, its new messages only (engine/prompt-ids.ts).
+   * `apply(ms, o)` is every message's `renderParts` joined, then `generationPrompt` when `o.addGenerationPrompt`. It
+   * lets a conversation's prompt be rendered turn by turn, its new messages only (engine/prompt-ids.ts).
    */
   readonly incremental?: IncrementalRendering;
 }
 
 /** How a template renders message by message (see ChatTemplate.incremental). */
 export interface IncrementalRendering {
-  renderMessage(message: ChatMessage): string;
+  /**
+   * The message's rendering as its parts, to be read as their concatenation: markup strings and the message's own
+   * texts as they are, never joined, so that a 10 MB content is not copied into a rendering (issue #14).
+   */
+  renderParts(message: ChatMessage): readonly string[];
   readonly generationPrompt: string;
 }
 

@@ -119,8 +119,8 @@ describe('PromptIds.updateMessages: a message-by-message template rendered turn 
     const rng = new Rng(7);
     const messages = Array.from({ length: 30 }, (_, i) => randomMessage(rng, i));
     const r = chatmlTemplate.incremental!;
-    assert.equal(chatmlTemplate.apply(messages, { addGenerationPrompt: true }), messages.map((m) => r.renderMessage(m)).join('') + r.generationPrompt);
-    assert.equal(chatmlTemplate.apply(messages, { addGenerationPrompt: false }), messages.map((m) => r.renderMessage(m)).join(''));
+    assert.equal(chatmlTemplate.apply(messages, { addGenerationPrompt: true }), messages.map((m) => r.renderParts(m).join('')).join('') + r.generationPrompt);
+    assert.equal(chatmlTemplate.apply(messages, { addGenerationPrompt: false }), messages.map((m) => r.renderParts(m).join('')).join(''));
   });
   test('the approximate tokenizer, random conversations with tool calls and image parts', async () => {
     for (let seed = 1; seed <= 40; seed++) assert.ok(await checkRandom(defaultTokenCounter, seed, 40) > 0, 'earlier ids are reused');
@@ -185,4 +185,48 @@ test('PromptIds: a marker across the edge of a search window is a restart point 
   const second = await ids.update(changed);
   assert.deepEqual([...second.ids.subarray(0, second.length)], counter.tokenizer.encode(changed));
   assert.equal(second.unchanged, counter.tokenizer.encode(head).length, 'kept up to the marker across the edge');
+});
+
+/**
+ * Long random text: words, whitespace runs, non-Latin text, now and then a run of 1,000-2,000 characters with no
+ * whitespace and, rarely, a restart marker, so that the text between markers is long and is encoded in slices. (A
+ * run of over 4,096 characters with no word boundary is cut anyway, which tokenizer/sliced.ts says may shift ids.)
+ */
+function longText(rng: Rng, chars: number): string {
+  const bits = ['word ', 'x', '  ', '\n', 'é', '🙂', '.', ' 12', 'abcdefgh', ' ', '\t\n'];
+  const pieces: string[] = [];
+  let n = 0;
+  while (n < chars) {
+    const r = rng.next();
+    const bit = r < 0.0002 ? (rng.chance(0.5) ? '<|im_end|>' : '<|im_start|>') : r < 0.0004 ? `${'q'.repeat(rng.int(1000, 2000))} ` : bits[rng.int(0, bits.length - 1)]!;
+    pieces.push(bit);
+    n += bit.length;
+  }
+  // Flat, as JSON.parse gives a message's content.
+  return Buffer.from(pieces.join('')).toString();
+}
+
+test('PromptIds.updateMessages: 1-2 MB contents read as template parts (never concatenated) give the ids of the rendered prompt encoded whole', { timeout: 120_000 }, async () => {
+  // A content's edges sit next to the template's markup: a piece of the tokenizer may cross from one part into the
+  // next (a content ending in a word, then `<|im_end|>`; a content starting with spaces after `user\n`), and the
+  // slices a long text is encoded in may end anywhere near a part's edge. The ids must be those of the whole text.
+  const counter = defaultTokenCounter;
+  const rendering = chatmlTemplate.incremental!;
+  for (let seed = 1; seed <= 2; seed++) {
+    const rng = new Rng(seed);
+    const ids = new PromptIds(counter.tokenizer, restartMarkers(counter));
+    const edge = (): string => [' ', '  ', '\n', 'ab', '<|im_', '|>', 'é', '', 'q'.repeat(1500), ' '.repeat(1500)][rng.int(0, 9)]!;
+    const history: ChatMessage[] = [{ role: 'system', content: 'be brief' }];
+    for (let turn = 0; turn < 3; turn++) {
+      const content = edge() + longText(rng, rng.int(1_000_000, 2_000_000)) + edge();
+      history.push(turn === 1 ? { role: 'user', content: [{ type: 'text', text: content }, { type: 'text', text: edge() + longText(rng, 50_000) }] } : { role: 'tool', content, tool_call_id: `c${turn}` });
+      const update = await ids.updateMessages(history, rendering);
+      const want = encodePrompt(counter, history);
+      const got = update.ids.subarray(0, update.length);
+      // Compared as one buffer: deepEqual over millions of ids takes seconds.
+      const differs = got.length !== want.length || Buffer.compare(Buffer.from(got.buffer, got.byteOffset, got.byteLength), Buffer.from(Uint32Array.from(want).buffer)) !== 0;
+      assert.ok(!differs, `seed ${seed} turn ${turn}: ${got.length} ids, want ${want.length}; first difference at ${want.findIndex((id, k) => got[k] !== id)}`);
+      history.push({ role: 'assistant', content: edge() + 'ok' + edge(), tool_calls: [{ id: `c${turn + 1}`, type: 'function', function: { name: 'f', arguments: '{}' } }] });
+    }
+  }
 });

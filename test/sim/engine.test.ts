@@ -75,7 +75,7 @@ describe('generated words', () => {
     const o = submit({ promptIds: ids(1, 20), maxTokens: 50 });
     clock.runUntilIdle();
     assert.equal(o.indexes.length, 50);
-    assert.deepEqual(approxTokenizer.encode(o.text), o.req.tokens.slice(20));
+    assert.deepEqual(approxTokenizer.encode(o.text), [...o.req.tokens.subarray(20, o.req.tokenCount)]);
     assert.equal(o.finish, 'length');
   });
 });
@@ -149,7 +149,7 @@ describe('engine timing model (virtual clock)', () => {
     const { clock, submit } = setup();
     const turn1 = submit({ promptIds: ids(1, 45), maxTokens: 30 });
     clock.runUntilIdle();
-    const history = turn1.req.tokens.slice(); // 75 tokens: 4 full blocks
+    const history = turn1.req.tokens.subarray(0, turn1.req.tokenCount); // 75 tokens: 4 full blocks
     const turn2 = submit({ promptIds: [...history, ...ids(9000, 20)], maxTokens: 1 });
     clock.runUntilIdle();
     assert.equal(turn2.req.cachedTokens, 64);
@@ -257,5 +257,25 @@ describe('KvCache', () => {
     assert.equal(kv.resetPrefixCache(), 2);
     assert.equal(kv.numCached, 0);
     assert.equal(kv.allocate(9), null);
+  });
+  test('released cached blocks are evicted least recently released first, a re-acquired one leaves the order', () => {
+    const kv = new KvCache(6);
+    const blocks = kv.allocate(6)!;
+    blocks.forEach((b, i) => kv.register(b, 1000 + i));
+    kv.release([blocks[0]!, blocks[1]!]); // released in reverse: 1 then 0
+    kv.release([blocks[2]!, blocks[3]!, blocks[4]!]); // 4, 3, 2
+    assert.equal(kv.numAvailable, 5);
+    kv.acquire([blocks[3]!]); // a hit takes it out of the LRU order
+    assert.equal(kv.numAvailable, 4);
+    kv.release([blocks[3]!]); // now the most recent
+    // Evicted in order 1, 0, 4, 2, 3: each allocation takes the least recently released.
+    const order = [blocks[1], blocks[0], blocks[4], blocks[2], blocks[3]];
+    for (const want of order) {
+      assert.deepEqual(kv.allocate(1), [want]);
+      assert.equal(kv.cachedBlock(1000 + blocks.indexOf(want!)), undefined, 'its hash is dropped');
+    }
+    assert.equal(kv.allocate(1), null);
+    assert.equal(kv.evictions, 5);
+    assert.equal(kv.cachedBlock(1005), blocks[5], 'the block still held stays cached');
   });
 });

@@ -1,6 +1,7 @@
 import { BlockHashChain } from '../prefix-cache/block-hash.js';
 import { BlockPool, DEFAULT_STEP_BLOCKS, type BlockLease } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
+import { withToolsTurn } from '../tokenizer/tools-prompt.js';
 import { letLoopGo } from '../tokenizer/sliced.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
 
@@ -130,16 +131,21 @@ export class ExpectedCache {
    * A request of `conversation` (any object that lives as long as the conversation) is sent with `messages`: its
    * prompt is encoded and hashed (its new tokens only). Call `prefilled` as its first token comes and `end` when it
    * ends. `maxTokens`: the request's output budget, when it has one; its blocks are taken at once, as a server
-   * allocates them while the answer streams, evicting as it goes, before the answer's end is seen here.
+   * allocates them while the answer streams, evicting as it goes, before the answer's end is seen here. `tools`: the
+   * request's tool definitions, rendered into its prompt.
    */
-  async begin(conversation: object, messages: readonly ChatMessage[], maxTokens?: number): Promise<ExpectedCacheTicket> {
+  async begin(conversation: object, messages: readonly ChatMessage[], maxTokens?: number, tools?: readonly unknown[]): Promise<ExpectedCacheTicket> {
     let state = this.#states.get(conversation);
     if (state === undefined) {
       state = { ids: new PromptIds(this.#counter.tokenizer, this.#markers), chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0 };
       this.#states.set(conversation, state);
     }
     const template = this.#counter.template;
-    const update = template.incremental !== undefined ? await state.ids.updateMessages(messages, template.incremental) : await state.ids.update(template.apply(messages, { addGenerationPrompt: true }));
+    // The request's tool definitions are part of its prompt, as a server renders them (tokenizer/tools-prompt.ts).
+    const update =
+      template.incremental !== undefined
+        ? await state.ids.updateMessages(withToolsTurn(messages, tools), template.incremental)
+        : await state.ids.update(template.apply(messages, { addGenerationPrompt: true, tools }));
     // Hashed in chunks with the loop let go between them: a 10 MB message is ~156,000 blocks (issue #14).
     for (let from = update.unchanged; ; from += HASH_CHUNK_TOKENS) {
       state.chain.sync(update.ids, Math.min(update.length, from + HASH_CHUNK_TOKENS), from);

@@ -1,6 +1,7 @@
 import { renderedText } from '../tokenizer/chat-message.js';
 import { messageText } from '../tokenizer/content.js';
 import { countTextYielding } from '../tokenizer/sliced.js';
+import { withToolsTurn } from '../tokenizer/tools-prompt.js';
 import type { ChatMessage, TokenCounter, Tokenizer } from '../tokenizer/types.js';
 
 /*
@@ -50,18 +51,20 @@ function templateOverhead(counter: TokenCounter): { perMessage: number; generati
 }
 
 /**
- * The local prompt count of a request (used only when the server reports no usage). A small prompt is rendered with
- * the chat template and counted exactly; past EXACT_PROMPT_CHARS it is the sum of the messages' kept counts plus the
- * template's tokens per message (measured once), so a long history is never re-tokenized on every turn.
+ * The local prompt count of a request (used only when the server reports no usage), its tool definitions included
+ * (tokenizer/tools-prompt.ts). A small prompt is rendered with the chat template and counted exactly; past
+ * EXACT_PROMPT_CHARS it is the sum of the messages' kept counts (the tools' turn among them) plus the template's tokens
+ * per message (measured once), so a long history is never re-tokenized on every turn.
  */
-export function localPromptTokens(counter: TokenCounter, messages: readonly ChatMessage[]): number {
+export function localPromptTokens(counter: TokenCounter, messages: readonly ChatMessage[], tools?: readonly unknown[]): number {
+  const all = withToolsTurn(messages, tools);
   let chars = 0;
-  for (const m of messages) chars += typeof m.content === 'string' ? m.content.length : messageText(m.content).length;
-  if (chars <= EXACT_PROMPT_CHARS) return counter.tokenizer.count(counter.template.apply(messages, { addGenerationPrompt: true }));
+  for (const m of all) chars += typeof m.content === 'string' ? m.content.length : messageText(m.content).length;
+  if (chars <= EXACT_PROMPT_CHARS) return counter.tokenizer.count(counter.template.apply(messages, { addGenerationPrompt: true, tools }));
   const cache = cacheOf(counter.tokenizer);
   const overhead = templateOverhead(counter);
   let total = overhead.generationPrompt;
-  for (const m of messages) {
+  for (const m of all) {
     let n = cache.get(m);
     if (n === undefined) {
       n = counter.tokenizer.count(renderedText(m));

@@ -182,8 +182,10 @@ export async function runTurn(
   // Each message's JSON is made once; a large new one (or a large answer from the last step) in slices, before the send.
   for (const m of messages) await prepareMessageBytes(m);
   const request = buildRequest(ctx, conversation, messages, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
+  // Tool definitions are prompt tokens where they are sent: chat requests only (tokenizer/tools-prompt.ts).
+  const promptTools = ctx.request.endpoint === 'chat' ? request.tools : undefined;
   // The expected cache: the prompt is encoded as it is sent, looked up as its first token comes (see ExpectedCache).
-  const ticket = ctx.expectedCache === undefined ? undefined : await ctx.expectedCache.begin(conversation, request.messages, request.maxTokens);
+  const ticket = ctx.expectedCache === undefined ? undefined : await ctx.expectedCache.begin(conversation, request.messages, request.maxTokens, promptTools);
   if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
@@ -207,7 +209,7 @@ export async function runTurn(
       expectedCachedTokensOwnHistory: conversation.expectedCachedTokens,
       maxTokens: request.maxTokens ?? null,
       // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
-      countInputTokens: () => (request.prompt === undefined ? localPromptTokens(ctx.counter, request.messages) : tokenizer.count(request.prompt)),
+      countInputTokens: () => (request.prompt === undefined ? localPromptTokens(ctx.counter, request.messages, promptTools) : tokenizer.count(request.prompt)),
       countTextTokens: (text) => outputCounts?.get(text) ?? tokenizer.count(text),
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,

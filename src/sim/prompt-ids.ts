@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { encodeIdsYielding, PartsText, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
+import { encodeIdsYielding, PartsText, withToolsTurn, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
 import type { SimMessage } from './request-parse.js';
 
 /*
@@ -50,11 +50,12 @@ function flatten(messages: readonly SimMessage[]): { flat: ChatMessage[]; images
 /**
  * The prompt ids of `messages`: the chat template applied (with the generation prompt) and encoded, each image's
  * `tokensPerImage` ids where it stands. Text parts of a message are joined with no separator, as vLLM's chat
- * template rendering of string content sees them. The template may throw (a ConfigError), as encodePrompt does.
+ * template rendering of string content sees them; `tools`, the request's tool definitions, are rendered into it
+ * (tokenizer/tools-prompt.ts). The template may throw (a ConfigError), as encodePrompt does.
  */
-export function encodeSimMessages(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number): number[] {
+export function encodeSimMessages(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number, tools?: readonly unknown[]): number[] {
   const { flat, images } = flatten(messages);
-  const rendered = counter.template.apply(flat, { addGenerationPrompt: true });
+  const rendered = counter.template.apply(flat, { addGenerationPrompt: true, tools });
   if (!hasImages(messages)) return counter.tokenizer.encode(rendered);
   return withImages(counter, rendered, images, tokensPerImage);
 }
@@ -65,16 +66,16 @@ export function encodeSimMessages(counter: TokenCounter, messages: readonly SimM
  * concatenated (flattening a 3 MB rendering took ~2 ms in one piece; tokenizer/parts-text.ts). Prompts with images
  * are encoded at once, between their images.
  */
-export async function encodeSimMessagesYielding(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number): Promise<ArrayLike<number>> {
+export async function encodeSimMessagesYielding(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number, tools?: readonly unknown[]): Promise<ArrayLike<number>> {
   const { flat, images } = flatten(messages);
   const incremental = counter.template.incremental;
   if (!hasImages(messages) && incremental !== undefined) {
     const parts: string[] = [];
-    for (const m of flat) parts.push(...incremental.renderParts(m));
+    for (const m of withToolsTurn(flat, tools)) parts.push(...incremental.renderParts(m));
     parts.push(incremental.generationPrompt);
     return encodeIdsYielding(counter.tokenizer, new PartsText(parts));
   }
-  const rendered = counter.template.apply(flat, { addGenerationPrompt: true });
+  const rendered = counter.template.apply(flat, { addGenerationPrompt: true, tools });
   if (!hasImages(messages)) return encodeIdsYielding(counter.tokenizer, rendered);
   return withImages(counter, rendered, images, tokensPerImage);
 }

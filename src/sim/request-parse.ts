@@ -27,6 +27,11 @@ export interface GenerationParams {
   seed: number | undefined;
   /** Names of the request's function tools (empty without `tools`, or with `tool_choice: "none"`). */
   toolNames: string[];
+  /**
+   * The request's tool definitions as sent (chat only): rendered into the prompt as vLLM renders them, whatever
+   * `tool_choice` says (vLLM's default), so they count as prompt tokens and are cached (tokenizer/tools-prompt.ts).
+   */
+  tools: unknown[] | undefined;
 }
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
@@ -163,6 +168,7 @@ export function parseGenerationBody(body: unknown, kind: 'chat' | 'completion'):
     temperature,
     seed,
     toolNames: kind === 'chat' ? toolNames(b) : [],
+    tools: kind === 'chat' && Array.isArray(b.tools) && b.tools.length > 0 ? b.tools : undefined,
   };
 }
 

@@ -193,16 +193,16 @@ export class SimServer implements ExchangeContext {
     let tokens: number[];
     if (typeof b.prompt === 'string') tokens = this.#counter.tokenizer.encode(b.prompt);
     else if (b.messages !== undefined) {
-      const { messages } = parseGenerationBody({ messages: b.messages }, 'chat');
-      tokens = this.#encodeChat(messages!);
+      const { messages, tools } = parseGenerationBody({ messages: b.messages, tools: b.tools }, 'chat');
+      tokens = this.#encodeChat(messages!, tools);
     } else throw new HttpError(400, "Send 'prompt' (a string) or 'messages'", { param: 'prompt' });
     sendJson(res, 200, { count: tokens.length, max_model_len: this.#options.config.max_model_len, tokens });
   }
 
   /** The prompt ids of a chat request. A chat template that rejects the messages is the client's error: 400, as vLLM. */
-  #encodeChat(messages: readonly SimMessage[]): number[] {
+  #encodeChat(messages: readonly SimMessage[], tools: readonly unknown[] | undefined): number[] {
     try {
-      return encodeSimMessages(this.#counter, messages, this.#options.config.tokens_per_image);
+      return encodeSimMessages(this.#counter, messages, this.#options.config.tokens_per_image, tools);
     } catch (error) {
       if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
       throw error;
@@ -210,9 +210,9 @@ export class SimServer implements ExchangeContext {
   }
 
   /** #encodeChat in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14). */
-  async #encodeChatYielding(messages: readonly SimMessage[]): Promise<ArrayLike<number>> {
+  async #encodeChatYielding(messages: readonly SimMessage[], tools: readonly unknown[] | undefined): Promise<ArrayLike<number>> {
     try {
-      return await encodeSimMessagesYielding(this.#counter, messages, this.#options.config.tokens_per_image);
+      return await encodeSimMessagesYielding(this.#counter, messages, this.#options.config.tokens_per_image, tools);
     } catch (error) {
       if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
       throw error;
@@ -260,7 +260,7 @@ export class SimServer implements ExchangeContext {
       const { params, onAnswer } = kind === 'responses' ? this.#responsesRequest(body, id) : { params: parseGenerationBody(body, kind), onAnswer: undefined };
       this.#checkModel(params.model);
       // Encoded in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14).
-      const promptIds = params.messages !== null ? await this.#encodeChatYielding(params.messages) : await encodeIdsYielding(this.#counter.tokenizer, params.prompt!);
+      const promptIds = params.messages !== null ? await this.#encodeChatYielding(params.messages, params.tools) : await encodeIdsYielding(this.#counter.tokenizer, params.prompt!);
       promptTokens = promptIds.length;
       if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);

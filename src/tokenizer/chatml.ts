@@ -1,5 +1,6 @@
 import { renderedParts } from './chat-message.js';
-import type { ChatMessage, ChatTemplate, IncrementalRendering } from './types.js';
+import { withToolsTurn } from './tools-prompt.js';
+import type { ApplyOptions, ChatMessage, ChatTemplate, IncrementalRendering } from './types.js';
 
 const incremental: IncrementalRendering = {
   renderParts: (m: ChatMessage): string[] => [`<|im_start|>${m.role}\n`, ...renderedParts(m), '<|im_end|>\n'],
@@ -9,16 +10,17 @@ const incremental: IncrementalRendering = {
 /**
  * ChatML, the template of Qwen and many other chat models:
  * `<|im_start|>{role}\n{content}<|im_end|>\n` per message (image parts left out), then `<|im_start|>assistant\n` as the generation prompt.
- * An assistant's tool calls follow its text as `<tool_call>{json}</tool_call>` lines (Qwen's form).
+ * An assistant's tool calls follow its text as `<tool_call>{json}</tool_call>` lines (Qwen's form); the request's tool
+ * definitions are a system turn before the messages (tokenizer/tools-prompt.ts).
  * It is the default until a model's own template is loaded (datasets issue).
  * It renders message by message (each message's text depends on it alone), so it declares `incremental`.
  */
 export const chatmlTemplate: ChatTemplate = {
   name: 'chatml',
   incremental,
-  apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
+  apply(messages: readonly ChatMessage[], options: ApplyOptions): string {
     let out = '';
-    for (const m of messages) for (const part of incremental.renderParts(m)) out += part;
+    for (const m of withToolsTurn(messages, options.tools)) for (const part of incremental.renderParts(m)) out += part;
     if (options.addGenerationPrompt) out += incremental.generationPrompt;
     return out;
   },

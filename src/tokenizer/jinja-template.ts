@@ -1,7 +1,7 @@
 import { Template } from '@huggingface/jinja';
 import { ConfigError } from '../errors/index.js';
 import { renderedText } from './chat-message.js';
-import type { ChatMessage, ChatTemplate } from './types.js';
+import type { ApplyOptions, ChatMessage, ChatTemplate } from './types.js';
 
 /** The special-token strings a chat template may use (`{{ bos_token }}` ...), from tokenizer_config.json. */
 export interface TemplateSpecialTokens {
@@ -47,12 +47,14 @@ export function jinjaChatTemplate(name: string, source: string, specials: Templa
   }
   return {
     name,
-    apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string {
+    apply(messages: readonly ChatMessage[], options: ApplyOptions): string {
       try {
         return compiled.render({
           // Text only, tool calls as text (renderedText): templates differ on the tool shape they expect, a text model's
           // template cannot render image parts, and local counts need only the text.
           messages: messages.map((m) => ({ role: m.role, content: renderedText(m) })),
+          // The tool definitions as the template takes them (transformers' `tools`): a template without tool support ignores them.
+          ...(options.tools !== undefined && options.tools.length > 0 ? { tools: options.tools } : {}),
           add_generation_prompt: options.addGenerationPrompt,
           bos_token: specials.bos_token ?? '',
           eos_token: specials.eos_token ?? '',

@@ -61,14 +61,22 @@ export interface Tokenizer {
   decode?(ids: readonly number[]): string;
 }
 
+/** How a template is applied: the generation prompt, and the request's tool definitions (rendered into the prompt). */
+export interface ApplyOptions {
+  addGenerationPrompt: boolean;
+  /** The request's `tools`, when it has any (tokenizer/tools-prompt.ts). */
+  tools?: readonly unknown[];
+}
+
 /** Renders a conversation into the exact prompt string the model sees. */
 export interface ChatTemplate {
   readonly name: string;
-  apply(messages: readonly ChatMessage[], options: { addGenerationPrompt: boolean }): string;
+  apply(messages: readonly ChatMessage[], options: ApplyOptions): string;
   /**
    * Set only when the template renders message by message, each message's text depending on that message alone:
    * `apply(ms, o)` is every message's `renderParts` joined, then `generationPrompt` when `o.addGenerationPrompt`. It
-   * lets a conversation's prompt be rendered turn by turn, its new messages only (engine/prompt-ids.ts).
+   * lets a conversation's prompt be rendered turn by turn, its new messages only (engine/prompt-ids.ts). With
+   * `o.tools` the messages are withToolsTurn's (tokenizer/tools-prompt.ts): the tools' system turn comes first.
    */
   readonly incremental?: IncrementalRendering;
 }

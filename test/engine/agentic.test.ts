@@ -79,10 +79,13 @@ describe('agentic replay', () => {
           { role: 'assistant', content: 'all done' },
         ],
       };
+      // Sub-agents get the parent's tools, as the generator's do: the definitions are the front of every prompt
+      // (tokenizer/tools-prompt.ts), so a child without them would share no prefix with its parent.
       const child = (id: string) => ({
         id,
         parent: 'p',
         fork_at: 2,
+        tools,
         messages: [
           { role: 'user', content: `${id}: look CALL 1` },
           { role: 'assistant', content: null, tool_calls: [call(`${id}-c`)] },

@@ -213,7 +213,7 @@ export class ExpectedCache {
    * it came back, encoded), or undefined when it failed or they are unknown; then only the prompt stays cached.
    * Resolves when its blocks are released (at once unless it waits behind a large registration, or is one).
    */
-  end(ticket: ExpectedCacheTicket, answerIds: readonly number[] | undefined): Promise<void> {
+  end(ticket: ExpectedCacheTicket, answerIds: ArrayLike<number> | undefined): Promise<void> {
     const nowMs = performance.now();
     // No first token (not streamed, or failed): looked up now.
     const lookUp = !ticket.lookupAsked;
@@ -223,7 +223,7 @@ export class ExpectedCache {
     return ended ?? SETTLED;
   }
 
-  *#endSteps(ticket: ExpectedCacheTicket, answerIds: readonly number[] | undefined, nowMs: number, lookUp: boolean): Generator<void, void, void> {
+  *#endSteps(ticket: ExpectedCacheTicket, answerIds: ArrayLike<number> | undefined, nowMs: number, lookUp: boolean): Generator<void, void, void> {
     if (lookUp) yield* this.#prefilledSteps(ticket, nowMs);
     yield* this.#publishSteps(nowMs - SAME_STEP_MS);
     const bs = this.blockSize;
@@ -248,7 +248,7 @@ export class ExpectedCache {
   }
 
   /** Extends `chain` by `partial` (a prompt's partial tail block) then `answerIds`, hashed in chunks between pauses. */
-  *#extendSteps(chain: BlockHashChain, partial: Uint32Array, answerIds: readonly number[]): Generator<void, readonly number[], void> {
+  *#extendSteps(chain: BlockHashChain, partial: Uint32Array, answerIds: ArrayLike<number>): Generator<void, readonly number[], void> {
     const tail = new Uint32Array(partial.length + answerIds.length);
     tail.set(partial);
     tail.set(answerIds, partial.length);

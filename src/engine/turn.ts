@@ -11,7 +11,7 @@ import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
 import type { ExpectedCache } from './expected-cache.js';
 import { joinForks } from './fork-join.js';
-import { countTextYielding, encodeTextYielding } from '../tokenizer/sliced.js';
+import { countTextYielding, encodeIdsYielding } from '../tokenizer/sliced.js';
 import { localPromptTokens, messageTokens } from './message-tokens.js';
 import { sleep } from './sleep.js';
 import { stopMessage, type StopController } from './stop.js';
@@ -218,8 +218,8 @@ export async function runTurn(
   );
   // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning).
   if (ticket !== undefined) {
-    // A long answer is encoded in slices that let the loop go (issue #14), as the prompt was.
-    const answerIds = record.status === 'ok' && result.reasoning.length === 0 ? await encodeTextYielding(tokenizer, result.content) : undefined;
+    // A long answer is encoded in slices that let the loop go (issue #14), as the prompt was, into one typed array.
+    const answerIds = record.status === 'ok' && result.reasoning.length === 0 ? await encodeIdsYielding(tokenizer, result.content) : undefined;
     await ctx.expectedCache!.end(ticket, answerIds);
   }
   if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;

@@ -81,14 +81,6 @@ export async function countTextYielding(tokenizer: Tokenizer, text: string | Par
   return total;
 }
 
-/** The token ids of `text`, encoded in slices that let the event loop go (see above). */
-export async function encodeTextYielding(tokenizer: Tokenizer, text: string): Promise<number[]> {
-  if (text.length <= SYNC_CHARS) return tokenizer.encode(text);
-  // A JS array for callers that take one (the expected cache's answer ids): made in one piece at the end, as its
-  // growth copied it in one piece before. encodeIdsYielding has none of that.
-  return Array.from(await encodeIdsYielding(tokenizer, text));
-}
-
 /**
  * The token ids of `text` in a Uint32Array, encoded in slices that let the event loop go (see above), into one array
  * whose room is made at once (idsFor: it grows past that if need be): see IdSink. The caller owns the array.

@@ -16,72 +16,83 @@ const ERROR_BODY_BYTES = 4_096;
 export type BodyErrorClassifier = (error: unknown) => RequestError;
 
 /**
- * Reads an SSE body into `collector` as undici hands over its chunks, each stamped (`atMs`) before it is parsed;
- * `events` (the endpoint's reader, the collector itself for chat) interprets each event. `done` is called once the
- * stream is finished: `[DONE]` (or the endpoint's terminal event), an error, or the end of the body. After a
- * complete stream the rest of the body is discarded in the background so the connection can be reused; otherwise the
- * response is stopped.
+ * What the SSE and JSON readers share: they read a body into `collector` (its request timed by `timer`, a failure
+ * classed by `classify`), `events` (the endpoint's reader, the collector itself for chat) interprets it, `control`
+ * steers the response, and `done` is called once, when the body is read or failed.
  */
-export class SseBody implements BodySink {
-  readonly #collector: ResponseCollector;
-  readonly #timer: RequestTimer;
-  readonly #classify: BodyErrorClassifier;
-  readonly #events: ResponseReader;
-  readonly #control: BodyControl;
-  readonly #done: () => void;
+abstract class CollectorBody implements BodySink {
+  protected finished = false;
+
+  constructor(
+    protected readonly collector: ResponseCollector,
+    protected readonly timer: RequestTimer,
+    protected readonly classify: BodyErrorClassifier,
+    protected readonly events: ResponseReader,
+    protected readonly control: BodyControl,
+    protected readonly done: () => void,
+  ) {}
+
+  abstract data(chunk: Buffer, atMs: number): void;
+  abstract end(atMs: number): void;
+
+  error(error: unknown): void {
+    if (this.finished) return;
+    this.collector.fail(this.classify(error), performance.now());
+    this.finish();
+  }
+
+  /** Marks the body finished, lets the response go as fits, and calls `done`. */
+  protected abstract finish(): void;
+}
+
+/**
+ * Reads an SSE body into `collector` as undici hands over its chunks, each stamped (`atMs`) before it is parsed;
+ * `events` interprets each event. `done` is called once the stream is finished: `[DONE]` (or the endpoint's terminal
+ * event), an error, or the end of the body. After a complete stream the rest of the body is discarded in the
+ * background so the connection can be reused; otherwise the response is stopped.
+ */
+export class SseBody extends CollectorBody {
   readonly #reader: SseReader;
   #firstTokenNoted = false;
-  #finished = false;
 
   constructor(collector: ResponseCollector, timer: RequestTimer, classify: BodyErrorClassifier, events: ResponseReader, control: BodyControl, done: () => void) {
-    this.#collector = collector;
-    this.#timer = timer;
-    this.#classify = classify;
-    this.#events = events;
-    this.#control = control;
-    this.#done = done;
+    super(collector, timer, classify, events, control, done);
     this.#reader = new SseReader(events === collector ? collector.onSseEvent : (data, atMs) => events.onSseEvent(data, atMs), { maxEventChars: MAX_RESPONSE_CHARS });
   }
 
   data(chunk: Buffer, atMs: number): void {
-    if (this.#finished) return;
-    const collector = this.#collector;
-    this.#timer.noteChunk(atMs);
+    if (this.finished) return;
+    const collector = this.collector;
+    this.timer.noteChunk(atMs);
     this.#reader.push(chunk, atMs);
     if (!this.#firstTokenNoted && collector.result.firstTokenAtMs !== undefined) {
       this.#firstTokenNoted = true;
-      this.#timer.noteFirstToken();
+      this.timer.noteFirstToken();
     }
     if (this.#reader.overflowed) {
       collector.fail({ kind: 'other', message: `stream event exceeds ${MAX_RESPONSE_CHARS} characters` }, atMs);
     }
-    if (collector.finished) this.#finish();
+    if (collector.finished) this.finish();
   }
 
   end(atMs: number): void {
-    if (this.#finished) return;
+    if (this.finished) return;
     const midLine = this.#reader.hasPartialLine;
     this.#reader.end(atMs);
-    if (!this.#collector.finished) {
+    if (!this.collector.finished) {
       const where = midLine ? ' (it ended inside a line)' : '';
-      this.#collector.fail({ kind: 'truncated_stream', message: `stream ended without ${this.#events.endMarker ?? 'data: [DONE]'}${where}` }, atMs);
+      this.collector.fail({ kind: 'truncated_stream', message: `stream ended without ${this.events.endMarker ?? 'data: [DONE]'}${where}` }, atMs);
     }
-    this.#finish();
+    this.finish();
   }
 
-  error(error: unknown): void {
-    if (this.#finished) return;
-    this.#collector.fail(this.#classify(error), performance.now());
-    this.#finish();
-  }
-
-  #finish(): void {
-    this.#finished = true;
+  protected finish(): void {
+    this.finished = true;
     this.#reader.stop();
-    const collector = this.#collector;
-    if (collector.sawDone && collector.result.error === undefined) this.#control.discardRest();
-    else this.#control.stop();
-    this.#done();
+    const collector = this.collector;
+    if (collector.sawDone && collector.result.error === undefined) this.control.discardRest();
+    else this.control.stop();
+    this.done();
   }
 }
 
@@ -89,55 +100,33 @@ export class SseBody implements BodySink {
  * Reads a whole JSON body (a non-streaming reply, or a server that ignored `stream: true`) into `collector`, then
  * calls `done`. The body's completion time is its first-token time: a non-streaming reply has no earlier token to see.
  */
-export class JsonBody implements BodySink {
-  readonly #collector: ResponseCollector;
-  readonly #timer: RequestTimer;
-  readonly #classify: BodyErrorClassifier;
-  readonly #events: ResponseReader;
-  readonly #control: BodyControl;
-  readonly #done: () => void;
+export class JsonBody extends CollectorBody {
   readonly #parts: Buffer[] = [];
   #bytes = 0;
-  #finished = false;
-
-  constructor(collector: ResponseCollector, timer: RequestTimer, classify: BodyErrorClassifier, events: ResponseReader, control: BodyControl, done: () => void) {
-    this.#collector = collector;
-    this.#timer = timer;
-    this.#classify = classify;
-    this.#events = events;
-    this.#control = control;
-    this.#done = done;
-  }
 
   data(chunk: Buffer, atMs: number): void {
-    if (this.#finished) return;
-    this.#timer.noteChunk(atMs);
+    if (this.finished) return;
+    this.timer.noteChunk(atMs);
     this.#bytes += chunk.length;
     if (this.#bytes > MAX_BODY_BYTES) {
-      this.#collector.fail({ kind: 'other', message: `response body exceeds ${MAX_BODY_BYTES} bytes` }, atMs);
-      this.#finish();
-      this.#control.stop();
+      this.collector.fail({ kind: 'other', message: `response body exceeds ${MAX_BODY_BYTES} bytes` }, atMs);
+      this.finish();
+      this.control.stop();
       return;
     }
     this.#parts.push(chunk);
   }
 
   end(atMs: number): void {
-    if (this.#finished) return;
-    this.#events.acceptJsonBody(Buffer.concat(this.#parts, this.#bytes).toString('utf8'), atMs);
-    this.#finish();
+    if (this.finished) return;
+    this.events.acceptJsonBody(Buffer.concat(this.#parts, this.#bytes).toString('utf8'), atMs);
+    this.finish();
   }
 
-  error(error: unknown): void {
-    if (this.#finished) return;
-    this.#collector.fail(this.#classify(error), performance.now());
-    this.#finish();
-  }
-
-  #finish(): void {
-    this.#finished = true;
+  protected finish(): void {
+    this.finished = true;
     this.#parts.length = 0;
-    this.#done();
+    this.done();
   }
 }
 

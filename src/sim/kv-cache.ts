@@ -89,17 +89,16 @@ export class KvCache {
     this.#lruSize -= 1;
   }
 
-  /** The block cached under `hash`, if any. */
-  cachedBlock(hash: number): number | undefined {
-    return this.#byHash.get(hash);
-  }
-
-  /** The longest run of cached blocks matching `hashes` from the start, at most `maxBlocks` long. Does not acquire them. */
-  lookup(hashes: readonly number[], maxBlocks: number): number[] {
+  /**
+   * The longest run of cached blocks from the start, at most `maxBlocks` long, block i's hash being `hashAt(i)`
+   * (undefined: no block i). A hash is asked for only once the blocks before it hit, so a caller can make each on
+   * demand (the engine hashes a long prompt's blocks as a lookup reaches them). Does not acquire them.
+   */
+  lookup(maxBlocks: number, hashAt: (block: number) => number | undefined): number[] {
     const found: number[] = [];
-    const n = Math.min(hashes.length, maxBlocks);
-    for (let i = 0; i < n; i++) {
-      const block = this.#byHash.get(hashes[i]!);
+    for (let i = 0; i < maxBlocks; i++) {
+      const hash = hashAt(i);
+      const block = hash === undefined ? undefined : this.#byHash.get(hash);
       if (block === undefined) break;
       found.push(block);
     }

@@ -122,7 +122,7 @@ function joinSmallParts(parts: readonly Buffer[]): Buffer[] {
 }
 
 /**
- * A body for undici's request: a string or Buffer as it is; a list of chunks as that array (undici writes an
+ * A body for undici's dispatch(): a string or Buffer as it is; a list of chunks as that array (undici writes an
  * iterable chunk by chunk) with its content-length declared, so the server sees the same request as with one Buffer.
  * The array can be iterated again, so a stale-connection resend sends the very same bytes.
  */

@@ -5,7 +5,8 @@ import { getGlobalDispatcher } from 'undici/lib/global.js';
 
 // chatload uses two things of undici: an Agent (whose dispatch() the chat client calls with its own handler) and
 // request(). undici's index loads all of undici besides (fetch, WebSocket, caches, cookies, mocks: 1.1 MB of code,
-// ~30 ms of every start-up, issue 17), so chatload loads those two modules by path. They are the same objects the index exports; test/util/undici.test.ts checks that they still are.
+// ~30 ms of every start-up, issue 17), so chatload loads those two modules by path. They are the same objects the
+// index exports; test/util/undici.test.ts checks that they still are.
 
 /** undici's Agent (a pool of connections per origin). */
 export const Agent = AgentClass;
@@ -13,13 +14,8 @@ export type Agent = InstanceType<typeof AgentClass>;
 export type AgentOptions = ConstructorParameters<typeof AgentClass>[0];
 
 /** What request() takes: undici's options without origin and path (they come from the URL), and the dispatcher. */
-export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method' | 'body'> & {
+export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & {
   method?: Dispatcher.HttpMethod;
-  /**
-   * undici's types omit what its docs (docs/api/Dispatcher.md, "body") and code accept: an iterable of chunks too,
-   * written chunk by chunk (a large chat body, client/request-body.ts).
-   */
-  body?: Dispatcher.RequestOptions['body'] | Iterable<Uint8Array>;
   /** The agent to send through; undici's global dispatcher when absent. */
   dispatcher?: Dispatcher;
 };
@@ -30,15 +26,16 @@ export function request(url: string | URL, options: RequestOptions = {}): Promis
   const { dispatcher = getGlobalDispatcher(), ...rest } = options;
   return apiRequest.call(dispatcher, {
     ...rest,
-    // An iterable body is documented and handled (see RequestOptions.body); only undici's types leave it out.
-    body: rest.body as Dispatcher.RequestOptions['body'],
     origin: target.origin,
     path: target.search ? `${target.pathname}${target.search}` : target.pathname,
     method: rest.method ?? (rest.body ? 'PUT' : 'GET'),
   });
 }
 
-/** What dispatch() takes: undici's DispatchOptions, with the iterable body its code accepts (see RequestOptions.body). */
+/**
+ * What dispatch() takes: undici's DispatchOptions, with the body its docs (docs/api/Dispatcher.md, "body") and code
+ * accept but its types omit: an iterable of chunks, written chunk by chunk (a large chat body, client/request-body.ts).
+ */
 export type DispatchOptions = Omit<Dispatcher.DispatchOptions, 'body'> & { body?: Dispatcher.DispatchOptions['body'] | Iterable<Uint8Array> };
 
 /**
@@ -46,6 +43,6 @@ export type DispatchOptions = Omit<Dispatcher.DispatchOptions, 'body'> & { body?
  * callbacks get the response head and each body chunk as the HTTP parser produces them, with no stream in between.
  */
 export function dispatch(dispatcher: Dispatcher, options: DispatchOptions, handler: Dispatcher.DispatchHandler): void {
-  // An iterable body is documented and handled (see RequestOptions.body); only undici's types leave it out.
+  // An iterable body is documented and handled (see DispatchOptions); only undici's types leave it out.
   dispatcher.dispatch(options as Dispatcher.DispatchOptions, handler);
 }

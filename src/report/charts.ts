@@ -1,9 +1,9 @@
 import * as Plot from '@observablehq/plot';
-import { parseHTML } from 'linkedom';
 import { seriesColors } from './palette.js';
+import { MiniDocument } from './svg-document.js';
 
 /**
- * Charts as inline SVG, rendered at build time with @observablehq/plot on a linkedom document: the HTML report then
+ * Charts as inline SVG, rendered at build time with @observablehq/plot on a minimal DOM (svg-document.ts): the HTML report then
  * needs no script, no font and no network. Plot serializes text through the DOM, so labels and series names taken from
  * data are escaped. Every function returns an HTML string (an <svg>, or a <figure> holding a legend and an <svg>).
  */
@@ -45,8 +45,9 @@ export interface ChartOptions {
 // Typed loosely on purpose: the project compiles without the DOM lib; Plot only needs createElementNS and friends.
 type PlotDocument = NonNullable<Plot.PlotOptions['document']>;
 
+/** A fresh document per chart: svg-document.ts's minimal DOM, all Plot needs to draw and serialize (see there why). */
 function newDocument(): PlotDocument {
-  return parseHTML('<!doctype html><html><head></head><body></body></html>').document as unknown as PlotDocument;
+  return new MiniDocument() as unknown as PlotDocument;
 }
 
 /** The series of a chart in legend order: those of `order` that have points, then the others as they first appear. */

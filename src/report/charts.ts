@@ -45,9 +45,26 @@ export interface ChartOptions {
 // Typed loosely on purpose: the project compiles without the DOM lib; Plot only needs createElementNS and friends.
 type PlotDocument = NonNullable<Plot.PlotOptions['document']>;
 
+/** Makes the document a chart is drawn on: one per chart. */
+let documentFactory: () => unknown = () => new MiniDocument();
+
 /** A fresh document per chart: svg-document.ts's minimal DOM, all Plot needs to draw and serialize (see there why). */
 function newDocument(): PlotDocument {
-  return new MiniDocument() as unknown as PlotDocument;
+  return documentFactory() as PlotDocument;
+}
+
+/**
+ * Runs `render` with every chart drawn on documents from `factory` (e.g. a full DOM such as linkedom's) instead of
+ * svg-document.ts's: test/report/svg-document.test.ts checks that both write the same HTML.
+ */
+export function withChartDocument<T>(factory: () => unknown, render: () => T): T {
+  const saved = documentFactory;
+  documentFactory = factory;
+  try {
+    return render();
+  } finally {
+    documentFactory = saved;
+  }
 }
 
 /** The series of a chart in legend order: those of `order` that have points, then the others as they first appear. */

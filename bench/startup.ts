@@ -6,13 +6,14 @@
 //     the same simulator (`chatload serve --profile cpu-tiny`, its own process, fresh per run), in alternation with
 //     chatload all-in (start-up, run, requests.jsonl, results.json, report.html): CPU and wall ratios per round;
 //     then where each one's CPU goes, by component, from a CPU profile of one whole run of each;
-//  4. report rendering CPU per request at 1,000 requests (render-report.mjs, on chatload's last run);
+//  4. report rendering CPU per request at 1,000 requests (render-report.mjs, on chatload's last run; with --before,
+//     beside the other build's renderer);
 //  5. where start-up goes: a CPU profile of `run` up to its first request (unbundled, so frames name their
 //     package), the files `--version` and `run` load (bundled and not), and what run's bundle holds, by package.
 //
 //   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3b,4,5]
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 // @ts-expect-error: plain JS (tools/bundle.mjs runs under node alone, in "prepare"), no declarations
@@ -40,7 +41,7 @@ const BIN = fileURLToPath(new URL('../bin/chatload.js', import.meta.url));
 const UNBUNDLED = DIST_CLI_UNBUNDLED;
 /**
  * `--before PATH`: another build's CLI entry (e.g. the main branch's tsc dist/cli/entry.js, built in a clone) probed
- * beside the others in sections 2 and 3, so a change is measured against what it replaces in the same run.
+ * beside the others in sections 2, 3 and 4, so a change is measured against what it replaces in the same run.
  */
 const BEFORE = process.argv.includes('--before') ? process.argv[process.argv.indexOf('--before') + 1] : undefined;
 const FLOOR = fileURLToPath(new URL('client-floor.mjs', import.meta.url));
@@ -200,32 +201,49 @@ if (want('3b')) {
   console.log(`| total | ${fmt(chatloadMs)} ms | | ${fmt((1000 * chatloadMs) / REQUESTS)} µs | ${fmt(floorMs)} ms | |`);
 }
 
-// 4. Rendering report.html of chatload's last run, in fresh processes: the renderer bundled as the package's bundle
-// is (what `chatload run` loads), and tsc's unbundled dist/, alternating.
+// 4. Rendering report.html of chatload's last run, in fresh processes, alternating: the renderer bundled as the
+// package's bundle is (what `chatload run` loads), tsc's unbundled dist/, and with --before the other build's
+// renderer bundled the same way from its own src/ (the same run folder for all; medians of REPORT_ROUNDS).
+const REPORT_ROUNDS = Math.max(5, ROUNDS);
 if (want('4') && lastRunDir !== '') {
-  const bundled = join(work, 'report-bundle');
-  await build({ ...BUNDLE_OPTIONS, entryPoints: { html: 'src/report/html.ts', 'run-data': 'src/store/run-data.ts' }, outdir: bundled, metafile: false });
-  type Render = { records: number; loadMs: number; importMs: number; coldMs: number; warmMs: number };
-  const renders = { bundled: [] as Render[], unbundled: [] as Render[] };
-  for (let i = 0; i < 3; i++) {
-    renders.bundled.push(JSON.parse((await nodeCost([RENDER, lastRunDir, bundled])).stdout) as Render);
-    renders.unbundled.push(JSON.parse((await nodeCost([RENDER, lastRunDir])).stdout) as Render);
-  }
-  const records = renders.bundled[0]!.records;
-  const m = (list: Render[], key: 'loadMs' | 'importMs' | 'coldMs' | 'warmMs'): number => median(list.map((r) => r[key]));
-  const per = (ms: number): string => `${(ms / records).toFixed(3)} ms`;
-  console.log(`\nreport.html of a ${records}-record run (CPU, median of 3 fresh processes each)`);
-  console.log('| step | bundled | per request | unbundled dist/ | per request |\n| --- | --- | --- | --- | --- |');
-  const line = (name: string, key: 'loadMs' | 'importMs' | 'coldMs' | 'warmMs', perRequest: boolean): void => {
-    const [b, u] = [m(renders.bundled, key), m(renders.unbundled, key)];
-    console.log(`| ${name} | ${fmt(b)} ms | ${perRequest ? per(b) : '-'} | ${fmt(u)} ms | ${perRequest ? per(u) : '-'} |`);
+  const bundleRenderer = async (root: string, outdir: string): Promise<string> => {
+    await build({ ...BUNDLE_OPTIONS, absWorkingDir: root, entryPoints: { html: 'src/report/html.ts', 'run-data': 'src/store/run-data.ts' }, outdir, metafile: false });
+    return outdir;
   };
-  line('load results.json + requests.jsonl', 'loadMs', true);
-  line('import the renderer (plot, linkedom)', 'importMs', false);
-  line('first render (cold)', 'coldMs', true);
-  line('render, warm (median of 5)', 'warmMs', true);
-  kept.reportImport = m(renders.bundled, 'importMs');
-  kept.reportCold = m(renders.bundled, 'coldMs');
+  type Render = { records: number; loadMs: number; importMs: number; coldMs: number; warmMs: number };
+  const builds: Array<{ name: string; modules: string | undefined; renders: Render[] }> = [
+    { name: 'bundled', modules: await bundleRenderer(fileURLToPath(new URL('..', import.meta.url)), join(work, 'report-bundle')), renders: [] },
+    { name: 'unbundled dist/', modules: undefined, renders: [] },
+  ];
+  // --before names the other build's dist/cli/entry.js: its root is three levels up.
+  if (BEFORE !== undefined) builds.push({ name: '--before, bundled', modules: await bundleRenderer(resolve(BEFORE, '../../..'), join(work, 'report-bundle-before')), renders: [] });
+  for (let i = 0; i < REPORT_ROUNDS; i++) {
+    for (const b of builds) {
+      const cost = await nodeCost(b.modules === undefined ? [RENDER, lastRunDir] : [RENDER, lastRunDir, b.modules]);
+      if (cost.code !== 0) throw new Error(`render-report.mjs failed (${b.name}): ${cost.stderr.slice(-1000)}`);
+      b.renders.push(JSON.parse(cost.stdout) as Render);
+    }
+  }
+  const records = builds[0]!.renders[0]!.records;
+  type Step = (r: Render) => number;
+  const m = (list: Render[], step: Step): number => median(list.map(step));
+  const per = (ms: number): string => `${(ms / records).toFixed(3)} ms`;
+  console.log(`\nreport.html of a ${records}-record run (CPU, median of ${REPORT_ROUNDS} fresh processes each, alternating)`);
+  console.log(`| step |${builds.map((b) => ` ${b.name} | per request |`).join('')}\n| --- |${builds.map(() => ' --- | --- |').join('')}`);
+  const line = (name: string, step: Step, perRequest: boolean): void => {
+    console.log(`| ${name} |${builds.map((b) => ` ${fmt(m(b.renders, step))} ms | ${perRequest ? per(m(b.renders, step)) : '-'} |`).join('')}`);
+  };
+  line('load results.json + requests.jsonl', (r) => r.loadMs, true);
+  line('import the renderer (plot)', (r) => r.importMs, false);
+  line('first render (cold)', (r) => r.coldMs, true);
+  line('import + first render', (r) => r.importMs + r.coldMs, true);
+  line('render, warm (median of 5)', (r) => r.warmMs, true);
+  kept.reportImport = m(builds[0]!.renders, (r) => r.importMs);
+  kept.reportCold = m(builds[0]!.renders, (r) => r.coldMs);
+  if (BEFORE !== undefined) {
+    const ratios = builds[0]!.renders.map((r, i) => (r.importMs + r.coldMs) / (builds[2]!.renders[i]!.importMs + builds[2]!.renders[i]!.coldMs));
+    console.log(`import + first render, bundled, against --before's: median ${median(ratios).toFixed(2)}x (range ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}, per round)`);
+  }
 }
 if (want('2') && want('3') && want('4')) {
   const k = kept;

@@ -203,47 +203,60 @@ if (want('3b')) {
 
 // 4. Rendering report.html of chatload's last run, in fresh processes, alternating: the renderer bundled as the
 // package's bundle is (what `chatload run` loads), tsc's unbundled dist/, and with --before the other build's
-// renderer bundled the same way from its own src/ (the same run folder for all; medians of REPORT_ROUNDS).
+// renderer bundled the same way from its own src/ (the same run folder for all; medians of REPORT_ROUNDS). Each
+// twice: as the end of a run pays it (render-report.mjs --as-run: the run command's modules, zod and the option table
+// among them, loaded first, untimed) and alone (the renderer's whole closure timed, as this probe did before).
 const REPORT_ROUNDS = Math.max(5, ROUNDS);
 if (want('4') && lastRunDir !== '') {
   const bundleRenderer = async (root: string, outdir: string): Promise<string> => {
-    await build({ ...BUNDLE_OPTIONS, absWorkingDir: root, entryPoints: { html: 'src/report/html.ts', 'run-data': 'src/store/run-data.ts' }, outdir, metafile: false });
+    const entryPoints = { html: 'src/report/html.ts', 'run-data': 'src/store/run-data.ts', 'run-command': 'src/cli/run.ts' };
+    await build({ ...BUNDLE_OPTIONS, absWorkingDir: root, entryPoints, outdir, metafile: false });
     return outdir;
   };
   type Render = { records: number; loadMs: number; importMs: number; coldMs: number; warmMs: number };
-  const builds: Array<{ name: string; modules: string | undefined; renders: Render[] }> = [
-    { name: 'bundled', modules: await bundleRenderer(fileURLToPath(new URL('..', import.meta.url)), join(work, 'report-bundle')), renders: [] },
-    { name: 'unbundled dist/', modules: undefined, renders: [] },
+  type Build = { name: string; modules: string | undefined; asRun: Render[]; alone: Render[] };
+  const builds: Build[] = [
+    { name: 'bundled', modules: await bundleRenderer(fileURLToPath(new URL('..', import.meta.url)), join(work, 'report-bundle')), asRun: [], alone: [] },
+    { name: 'unbundled dist/', modules: undefined, asRun: [], alone: [] },
   ];
-  // --before names the other build's dist/cli/entry.js: its root is three levels up.
-  if (BEFORE !== undefined) builds.push({ name: '--before, bundled', modules: await bundleRenderer(resolve(BEFORE, '../../..'), join(work, 'report-bundle-before')), renders: [] });
+  // --before names the other build's CLI entry (dist/cli/entry.js or dist/bundle/chatload.js): its root is 3 levels up.
+  if (BEFORE !== undefined) builds.push({ name: '--before, bundled', modules: await bundleRenderer(resolve(BEFORE, '../../..'), join(work, 'report-bundle-before')), asRun: [], alone: [] });
   for (let i = 0; i < REPORT_ROUNDS; i++) {
-    for (const b of builds) {
-      const cost = await nodeCost(b.modules === undefined ? [RENDER, lastRunDir] : [RENDER, lastRunDir, b.modules]);
-      if (cost.code !== 0) throw new Error(`render-report.mjs failed (${b.name}): ${cost.stderr.slice(-1000)}`);
-      b.renders.push(JSON.parse(cost.stdout) as Render);
+    for (const mode of ['asRun', 'alone'] as const) {
+      for (const b of builds) {
+        const args = [RENDER, lastRunDir, ...(b.modules === undefined ? [] : [b.modules]), ...(mode === 'asRun' ? ['--as-run'] : [])];
+        const cost = await nodeCost(args);
+        if (cost.code !== 0) throw new Error(`render-report.mjs failed (${b.name}): ${cost.stderr.slice(-1000)}`);
+        b[mode].push(JSON.parse(cost.stdout) as Render);
+      }
     }
   }
-  const records = builds[0]!.renders[0]!.records;
+  const records = builds[0]!.asRun[0]!.records;
   type Step = (r: Render) => number;
   const m = (list: Render[], step: Step): number => median(list.map(step));
   const per = (ms: number): string => `${(ms / records).toFixed(3)} ms`;
-  console.log(`\nreport.html of a ${records}-record run (CPU, median of ${REPORT_ROUNDS} fresh processes each, alternating)`);
-  console.log(`| step |${builds.map((b) => ` ${b.name} | per request |`).join('')}\n| --- |${builds.map(() => ' --- | --- |').join('')}`);
-  const line = (name: string, step: Step, perRequest: boolean): void => {
-    console.log(`| ${name} |${builds.map((b) => ` ${fmt(m(b.renders, step))} ms | ${perRequest ? per(m(b.renders, step)) : '-'} |`).join('')}`);
-  };
-  line('load results.json + requests.jsonl', (r) => r.loadMs, true);
-  line('import the renderer (plot)', (r) => r.importMs, false);
-  line('first render (cold)', (r) => r.coldMs, true);
-  line('import + first render', (r) => r.importMs + r.coldMs, true);
-  line('render, warm (median of 5)', (r) => r.warmMs, true);
-  kept.reportImport = m(builds[0]!.renders, (r) => r.importMs);
-  kept.reportCold = m(builds[0]!.renders, (r) => r.coldMs);
-  if (BEFORE !== undefined) {
-    const ratios = builds[0]!.renders.map((r, i) => (r.importMs + r.coldMs) / (builds[2]!.renders[i]!.importMs + builds[2]!.renders[i]!.coldMs));
-    console.log(`import + first render, bundled, against --before's: median ${median(ratios).toFixed(2)}x (range ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}, per round)`);
+  for (const [mode, title] of [
+    ['asRun', 'as the end of a run pays it: what run loaded at its start is loaded first'],
+    ['alone', "alone: the renderer's whole closure timed, zod and the option table included"],
+  ] as const) {
+    console.log(`\nreport.html of a ${records}-record run, ${title} (CPU, median of ${REPORT_ROUNDS} fresh processes each, alternating)`);
+    console.log(`| step |${builds.map((b) => ` ${b.name} | per request |`).join('')}\n| --- |${builds.map(() => ' --- | --- |').join('')}`);
+    const line = (name: string, step: Step, perRequest: boolean): void => {
+      console.log(`| ${name} |${builds.map((b) => ` ${fmt(m(b[mode], step))} ms | ${perRequest ? per(m(b[mode], step)) : '-'} |`).join('')}`);
+    };
+    line('load results.json + requests.jsonl', (r) => r.loadMs, true);
+    line('import the renderer', (r) => r.importMs, false);
+    line('first render (cold)', (r) => r.coldMs, true);
+    line('import + first render', (r) => r.importMs + r.coldMs, true);
+    line('render, warm (median of 5)', (r) => r.warmMs, true);
+    if (BEFORE !== undefined) {
+      const sum = (r: Render): number => r.importMs + r.coldMs;
+      const ratios = builds[0]![mode].map((r, i) => sum(r) / sum(builds[2]![mode][i]!));
+      console.log(`import + first render, bundled, against --before's: median ${median(ratios).toFixed(2)}x (range ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}, per round)`);
+    }
   }
+  kept.reportImport = m(builds[0]!.asRun, (r) => r.importMs);
+  kept.reportCold = m(builds[0]!.asRun, (r) => r.coldMs);
 }
 if (want('2') && want('3') && want('4')) {
   const k = kept;

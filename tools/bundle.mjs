@@ -19,6 +19,7 @@ import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, URL } from 'node:url';
+import { plotLazyNumberFormat } from './plot-lazy-number-format.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = join(root, 'dist', 'bundle');
@@ -65,7 +66,7 @@ export const BUNDLE_OPTIONS = {
   // Bundled CommonJS packages call require() for Node's built-ins; an ES module has none, so each file makes one.
   banner: { js: "import { createRequire as __chatloadCreateRequire } from 'node:module'; const require = __chatloadCreateRequire(import.meta.url);" },
   legalComments: 'none',
-  plugins: [archiverUtilsBuffers],
+  plugins: [archiverUtilsBuffers, plotLazyNumberFormat],
   sourcemap: false,
   metafile: true,
   logLevel: 'warning',

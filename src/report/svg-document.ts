@@ -76,6 +76,11 @@ export class MiniText extends NodeBase {
  */
 function styleOf(element: MiniElement): Record<string, unknown> {
   const properties = new Map<string, string>();
+  // What a style attribute already says (set as text: `element.style = 'a:b'`, or setAttribute) is where it starts.
+  for (const rule of (element.getAttribute('style') ?? '').split(';')) {
+    const colon = rule.indexOf(':');
+    if (colon > 0 && rule.slice(colon + 1).trim() !== '') properties.set(rule.slice(0, colon).trim(), rule.slice(colon + 1).trim());
+  }
   const write = (): void => element.setAttribute('style', [...properties].map(([k, v]) => `${k}:${v}`).join(';'));
   const set = (name: string, value: unknown): void => {
     const css = name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -147,6 +152,12 @@ export class MiniElement extends NodeBase {
 
   get style(): Record<string, unknown> {
     return (this.#style ??= styleOf(this));
+  }
+
+  /** A style given as text (d3's `selection.property('style', text)`) replaces the attribute. */
+  set style(text: unknown) {
+    this.#style = undefined;
+    this.setAttribute('style', String(text));
   }
 
   get className(): string {

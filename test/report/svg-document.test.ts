@@ -122,5 +122,11 @@ describe('svg-document: the DOM itself', () => {
     (figure.style as { removeProperty(n: string): void }).removeProperty('font-size');
     assert.equal(figure.outerHTML.startsWith('<figure class="a">'), true, 'an empty style attribute is left out');
     assert.throws(() => figure.querySelector('.a > svg'), /unsupported selector/);
+    // A style set as text, then changed property by property.
+    const div = doc.createElement('div');
+    (div as unknown as { style: unknown }).style = 'color: red; margin-left: 2px';
+    div.style.marginLeft = null;
+    div.style.fontSize = '9px';
+    assert.equal(div.outerHTML, '<div style="color:red;font-size:9px"></div>');
   });
 });

@@ -50,6 +50,25 @@ const archiverUtilsBuffers = {
   },
 };
 
+/**
+ * undici's Client requires its HTTP/2 half (client-h2.js) at load, and with it `node:http2`, which loads `tls` and
+ * `crypto`: ~6 ms of compiling Node's built-ins at every `run` (issue 17), for a protocol chatload never asks for
+ * (no `allowH2`; a server is spoken to in HTTP/1.1). The one call (`connectH2(client, socket)`, for a socket that
+ * negotiated h2) now requires it when first called. Bundled CommonJS runs when first required, so http2 then loads
+ * only if an HTTP/2 connection is ever made. The build fails if the line is not there, so the patch cannot go stale.
+ */
+const undiciLazyHttp2 = {
+  name: 'undici-lazy-http2',
+  setup(build) {
+    build.onLoad({ filter: /[/\\]undici[/\\]lib[/\\]dispatcher[/\\]client\.js$/ }, async (args) => {
+      const line = "const connectH2 = require('./client-h2.js')";
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(line)) throw new Error(`bundle: ${args.path} has no \`${line}\`: review undiciLazyHttp2 in tools/bundle.mjs`);
+      return { contents: text.replace(line, "const connectH2 = (...args) => require('./client-h2.js')(...args)"), loader: 'js' };
+    });
+  },
+};
+
 /** esbuild's options for the package's bundle; bench/startup.ts bundles its own probes with them too. */
 export const BUNDLE_OPTIONS = {
   absWorkingDir: root,
@@ -65,7 +84,7 @@ export const BUNDLE_OPTIONS = {
   // Bundled CommonJS packages call require() for Node's built-ins; an ES module has none, so each file makes one.
   banner: { js: "import { createRequire as __chatloadCreateRequire } from 'node:module'; const require = __chatloadCreateRequire(import.meta.url);" },
   legalComments: 'none',
-  plugins: [archiverUtilsBuffers],
+  plugins: [archiverUtilsBuffers, undiciLazyHttp2],
   sourcemap: false,
   metafile: true,
   logLevel: 'warning',

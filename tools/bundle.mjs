@@ -90,6 +90,24 @@ export const BUNDLE_OPTIONS = {
   logLevel: 'warning',
 };
 
+/**
+ * Makes every output file pure ASCII. esbuild escapes non-ASCII characters in code, but keeps the comments it
+ * carries over as written, and one `—` or `µ` in a comment (chatload's or a dependency's) makes V8 hold and scan the
+ * whole file as a two-byte string: undici's and zod's chunks among them, ~1.2 MB that `run` loads before its first
+ * request. Escaped (`\u2014`), a comment reads the same; anywhere else an escape is the same character. Measured:
+ * `run`'s start-up 13 ms less CPU (median of 11 paired rounds; issue 17).
+ */
+function escapeNonAscii(dir) {
+  for (const file of readdirSync(dir)) {
+    if (!file.endsWith('.js')) continue;
+    const path = join(dir, file);
+    const text = readFileSync(path, 'utf8');
+    // One UTF-16 code unit at a time: a character beyond U+FFFF becomes its two surrogates' escapes.
+    const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    if (ascii !== text) writeFileSync(path, ascii);
+  }
+}
+
 /** Writes dist/bundle/, its THIRD-PARTY-LICENSES.txt and dist/bundle-meta.json. */
 async function bundle() {
   const started = performance.now();
@@ -104,6 +122,7 @@ async function bundle() {
     },
     outdir,
   });
+  escapeNonAscii(outdir);
 
   // The licence of every package bundled in, from the inputs esbuild read.
   const packages = new Map();

@@ -103,7 +103,7 @@ function escapeNonAscii(dir) {
     const path = join(dir, file);
     const text = readFileSync(path, 'utf8');
     // One UTF-16 code unit at a time: a character beyond U+FFFF becomes its two surrogates' escapes.
-    const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const ascii = text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
     if (ascii !== text) writeFileSync(path, ascii);
   }
 }

@@ -16,7 +16,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { openSync, readSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { ChatClient } from '../src/client/chat-client.js';
@@ -218,7 +219,22 @@ function runQueueWaitReader(): () => number {
 
 const runQueueWaitMs = runQueueWaitReader();
 
+/** A loop gap of over PROBE_BUSY_MS busy, kept by the probe (`--probe`): its span on performance.now()'s clock. */
+interface Gap {
+  fromMs: number;
+  toMs: number;
+  busyMs: number;
+}
+
+const PROBE_BUSY_MS = 3.5;
+/** `--probe`: each rep runs under the CPU profiler and prints what ran in each gap over PROBE_BUSY_MS busy. */
+function probing(): boolean {
+  return process.argv.includes('--probe');
+}
+
 async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
+  const session = probing() ? await startProbe() : undefined;
+  const gaps: Gap[] = [];
   const h = monitorEventLoopDelay({ resolution: 1 });
   let lastAt = performance.now();
   let lastWait = runQueueWaitMs();
@@ -226,7 +242,9 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   const tick = (): void => {
     const at = performance.now();
     const wait = runQueueWaitMs();
-    busyMaxMs = Math.max(busyMaxMs, at - lastAt - (wait - lastWait));
+    const busyMs = at - lastAt - (wait - lastWait);
+    if (busyMs > PROBE_BUSY_MS) gaps.push({ fromMs: lastAt, toMs: at, busyMs });
+    busyMaxMs = Math.max(busyMaxMs, busyMs);
     lastAt = at;
     lastWait = wait;
   };
@@ -236,7 +254,76 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   h.disable();
   clearInterval(probe);
   tick();
+  if (session !== undefined) await printProbe(session, gaps);
   return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs };
+}
+
+// ---- the probe (--probe): where each long gap's time went ----
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const gcEvents: { startMs: number; durationMs: number; kind: string }[] = [];
+let stopGcObserver = (): void => {};
+
+async function startProbe(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  gcEvents.length = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcEvents.push({ startMs: e.startTime, durationMs: e.duration, kind: String(((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? '') });
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  stopGcObserver = () => gc.disconnect();
+  return session;
+}
+
+/** Prints, for each gap, the functions its profile samples fell in (self time, with two callers) and its GC events. */
+async function printProbe(session: Session, gaps: Gap[]): Promise<void> {
+  const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
+  session.disconnect();
+  stopGcObserver();
+  // The profile's clock is µs of the same monotonic clock as hrtime; performance.now() is ms since timeOrigin on it.
+  const originUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+  const parent = new Map<number, number>();
+  const byId = new Map<number, ProfileNode>();
+  for (const n of profile.nodes) {
+    byId.set(n.id, n);
+    for (const c of n.children ?? []) parent.set(c, n.id);
+  }
+  const name = (id: number | undefined): string => {
+    if (id === undefined) return '';
+    const f = byId.get(id)!.callFrame;
+    return `${f.functionName || '(anon)'} ${f.url.replace(/^.*\/(src|node_modules|bench)\//, '$1/')}:${f.lineNumber + 1}`;
+  };
+  let t = profile.startTime;
+  const samples = profile.samples.map((id, i) => ({ id, atMs: (t += profile.timeDeltas[i]!) / 1000 - originUs / 1000 }));
+  for (const gap of gaps) {
+    const tally = new Map<string, number>();
+    let n = 0;
+    for (const s of samples) {
+      if (s.atMs <= gap.fromMs || s.atMs > gap.toMs) continue;
+      n++;
+      const p1 = parent.get(s.id);
+      const key = [name(s.id), name(p1), name(p1 === undefined ? undefined : parent.get(p1))].filter(Boolean).join(' < ');
+      tally.set(key, (tally.get(key) ?? 0) + 1);
+    }
+    const gcs = gcEvents.filter((e) => e.startMs < gap.toMs && e.startMs + e.durationMs > gap.fromMs).map((e) => `gc(kind ${e.kind}) ${e.durationMs.toFixed(1)} ms`);
+    console.log(`  gap ${gap.busyMs.toFixed(1)} ms busy (${(gap.toMs - gap.fromMs).toFixed(1)} wall), ${n} samples ${gcs.join(', ')}`);
+    for (const [key, count] of [...tally].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`    ${(count / 10).toFixed(1)} ms  ${key}`);
+  }
 }
 
 /** A user message of `chars` characters, made once per size: a run's dataset is parsed before the run starts. */
@@ -318,7 +405,9 @@ async function stalls(url: string, reps: number, only: string | undefined): Prom
     const small: LoopDelay[] = [];
     const large: LoopDelay[] = [];
     for (let i = 0; i < reps; i++) {
+      if (probing()) console.log(`${c.label}, rep ${i + 1}, baseline:`);
       small.push(await c.measure(c.small));
+      if (probing()) console.log(`${c.label}, rep ${i + 1}, large:`);
       large.push(await c.measure(c.large));
     }
     table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), (worst(large) / worst(small)).toFixed(1)]);

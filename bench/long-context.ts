@@ -203,27 +203,36 @@ interface LoopDelay {
   maxMs: number;
   p99Ms: number;
   busyMaxMs: number;
+  /** The most time the main thread spent on a core between two ticks (busy less any sleep in the kernel). */
+  onCoreMaxMs: number;
 }
 
-/** Ms the main thread has waited in the run queue so far (NaN off Linux). Read through one descriptor: ~5 µs. */
-function runQueueWaitReader(): () => number {
+/**
+ * The main thread's schedstat so far, ms: time on a core and time waiting in the run queue (NaN off Linux). Read
+ * through one descriptor: ~5 µs.
+ */
+function schedstatReader(): () => { onCoreMs: number; waitMs: number } {
   let fd: number;
   try {
     fd = openSync('/proc/thread-self/schedstat', 'r');
   } catch {
-    return () => NaN;
+    return () => ({ onCoreMs: NaN, waitMs: NaN });
   }
   const buffer = Buffer.alloc(128);
-  return () => Number(buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0)).split(' ')[1]) / 1e6;
+  return () => {
+    const [onCore, wait] = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0)).split(' ');
+    return { onCoreMs: Number(onCore) / 1e6, waitMs: Number(wait) / 1e6 };
+  };
 }
 
-const runQueueWaitMs = runQueueWaitReader();
+const schedstat = schedstatReader();
 
 /** A loop gap of over PROBE_BUSY_MS busy, kept by the probe (`--probe`): its span on performance.now()'s clock. */
 interface Gap {
   fromMs: number;
   toMs: number;
   busyMs: number;
+  onCoreMs: number;
 }
 
 const PROBE_BUSY_MS = 3.5;
@@ -237,16 +246,18 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   const gaps: Gap[] = [];
   const h = monitorEventLoopDelay({ resolution: 1 });
   let lastAt = performance.now();
-  let lastWait = runQueueWaitMs();
+  let last = schedstat();
   let busyMaxMs = 0;
+  let onCoreMaxMs = 0;
   const tick = (): void => {
     const at = performance.now();
-    const wait = runQueueWaitMs();
-    const busyMs = at - lastAt - (wait - lastWait);
-    if (busyMs > PROBE_BUSY_MS) gaps.push({ fromMs: lastAt, toMs: at, busyMs });
+    const now = schedstat();
+    const busyMs = at - lastAt - (now.waitMs - last.waitMs);
+    if (busyMs > PROBE_BUSY_MS) gaps.push({ fromMs: lastAt, toMs: at, busyMs, onCoreMs: now.onCoreMs - last.onCoreMs });
     busyMaxMs = Math.max(busyMaxMs, busyMs);
+    onCoreMaxMs = Math.max(onCoreMaxMs, now.onCoreMs - last.onCoreMs);
     lastAt = at;
-    lastWait = wait;
+    last = now;
   };
   const probe = setInterval(tick, 1);
   h.enable();
@@ -255,7 +266,7 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   clearInterval(probe);
   tick();
   if (session !== undefined) await printProbe(session, gaps);
-  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs };
+  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs, onCoreMaxMs };
 }
 
 // ---- the probe (--probe): where each long gap's time went ----
@@ -321,7 +332,7 @@ async function printProbe(session: Session, gaps: Gap[]): Promise<void> {
       tally.set(key, (tally.get(key) ?? 0) + 1);
     }
     const gcs = gcEvents.filter((e) => e.startMs < gap.toMs && e.startMs + e.durationMs > gap.fromMs).map((e) => `gc(kind ${e.kind}) ${e.durationMs.toFixed(1)} ms`);
-    console.log(`  gap ${gap.busyMs.toFixed(1)} ms busy (${(gap.toMs - gap.fromMs).toFixed(1)} wall), ${n} samples ${gcs.join(', ')}`);
+    console.log(`  gap ${gap.busyMs.toFixed(1)} ms busy (${(gap.toMs - gap.fromMs).toFixed(1)} wall, ${gap.onCoreMs.toFixed(1)} on a core), ${n} samples ${gcs.join(', ')}`);
     for (const [key, count] of [...tally].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`    ${(count / 10).toFixed(1)} ms  ${key}`);
   }
 }
@@ -400,17 +411,17 @@ async function stalls(url: string, reps: number, only: string | undefined): Prom
   const cases = only === undefined ? all : all.filter((c) => c.label.startsWith(`${only}:`));
   const fmt = (ds: LoopDelay[], key: keyof LoopDelay): string => ds.map((d) => d[key].toFixed(1)).join(' / ');
   const worst = (ds: LoopDelay[]): number => Math.max(...ds.map((d) => d.maxMs));
-  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'baseline busy max', 'large busy max', 'worst large / worst baseline'], style: { head: [], border: [] } });
+  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'baseline busy max', 'large busy max', 'baseline on-core max', 'large on-core max', 'worst large / worst baseline'], style: { head: [], border: [] } });
   for (const c of cases) {
     const small: LoopDelay[] = [];
     const large: LoopDelay[] = [];
     for (let i = 0; i < reps; i++) {
-      if (probing()) console.log(`${c.label}, rep ${i + 1}, baseline:`);
+      if (probing() || process.execArgv.some((a) => a.startsWith("--trace-gc"))) console.log(`${c.label}, rep ${i + 1}, baseline (at ${performance.now().toFixed(0)} ms):`);
       small.push(await c.measure(c.small));
-      if (probing()) console.log(`${c.label}, rep ${i + 1}, large:`);
+      if (probing() || process.execArgv.some((a) => a.startsWith("--trace-gc"))) console.log(`${c.label}, rep ${i + 1}, large (at ${performance.now().toFixed(0)} ms):`);
       large.push(await c.measure(c.large));
     }
-    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
+    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), fmt(small, 'onCoreMaxMs'), fmt(large, 'onCoreMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
   }
   console.log(table.toString());
 }

@@ -11,7 +11,9 @@
 //    --reps times (default 3), interleaved, and printed with its max and p99 delay: the machine is shared and one
 //    run's baseline alone moves by several ms. Beside them, the longest the main thread was on a core between two
 //    1 ms ticks (Linux schedstat): the work that held the loop, without the time it waited for a core.
-// Run: node --import tsx bench/long-context.ts [--stall-only] [--reps N] [--case run|serve|serve-admitted] (--case: that stall case only)
+// Run: node --import tsx bench/long-context.ts [--stall-only] [--reps N] [--case run|serve|serve-admitted] [--probe]
+// (--case: that stall case only; --probe: each rep under the CPU profiler, printing what ran in each loop gap of over
+// 3.5 ms busy, by function with two callers, and the GC events in it: a diagnosis, its figures are not the bench's.)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
@@ -203,36 +205,33 @@ interface LoopDelay {
   maxMs: number;
   p99Ms: number;
   busyMaxMs: number;
-  /** The most time the main thread spent on a core between two ticks (busy less any sleep in the kernel). */
-  onCoreMaxMs: number;
 }
 
 /**
- * The main thread's schedstat so far, ms: time on a core and time waiting in the run queue (NaN off Linux). Read
- * through one descriptor: ~5 µs.
+ * Ms the main thread has waited in the run queue so far (NaN off Linux). Read through one descriptor: ~5 µs. (The
+ * file's first field, the thread's time on a core, is of no use here: for a running thread it is as of its last
+ * scheduler tick, up to 4 ms stale on this machine; a gap read 4.5 ms on a core in 3.4 ms of wall time. The wait is
+ * settled each time the thread gets a core, as it has when it reads this.) So busy, wall less waits, also counts
+ * the thread's sleeps in the kernel: on a lock (a GC pause waiting for its helper threads to get a core), a page fault.
  */
-function schedstatReader(): () => { onCoreMs: number; waitMs: number } {
+function runQueueWaitReader(): () => number {
   let fd: number;
   try {
     fd = openSync('/proc/thread-self/schedstat', 'r');
   } catch {
-    return () => ({ onCoreMs: NaN, waitMs: NaN });
+    return () => NaN;
   }
   const buffer = Buffer.alloc(128);
-  return () => {
-    const [onCore, wait] = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0)).split(' ');
-    return { onCoreMs: Number(onCore) / 1e6, waitMs: Number(wait) / 1e6 };
-  };
+  return () => Number(buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0)).split(' ')[1]) / 1e6;
 }
 
-const schedstat = schedstatReader();
+const runQueueWaitMs = runQueueWaitReader();
 
 /** A loop gap of over PROBE_BUSY_MS busy, kept by the probe (`--probe`): its span on performance.now()'s clock. */
 interface Gap {
   fromMs: number;
   toMs: number;
   busyMs: number;
-  onCoreMs: number;
 }
 
 const PROBE_BUSY_MS = 3.5;
@@ -246,18 +245,16 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   const gaps: Gap[] = [];
   const h = monitorEventLoopDelay({ resolution: 1 });
   let lastAt = performance.now();
-  let last = schedstat();
+  let lastWait = runQueueWaitMs();
   let busyMaxMs = 0;
-  let onCoreMaxMs = 0;
   const tick = (): void => {
     const at = performance.now();
-    const now = schedstat();
-    const busyMs = at - lastAt - (now.waitMs - last.waitMs);
-    if (busyMs > PROBE_BUSY_MS) gaps.push({ fromMs: lastAt, toMs: at, busyMs, onCoreMs: now.onCoreMs - last.onCoreMs });
+    const wait = runQueueWaitMs();
+    const busyMs = at - lastAt - (wait - lastWait);
+    if (busyMs > PROBE_BUSY_MS) gaps.push({ fromMs: lastAt, toMs: at, busyMs });
     busyMaxMs = Math.max(busyMaxMs, busyMs);
-    onCoreMaxMs = Math.max(onCoreMaxMs, now.onCoreMs - last.onCoreMs);
     lastAt = at;
-    last = now;
+    lastWait = wait;
   };
   const probe = setInterval(tick, 1);
   h.enable();
@@ -266,7 +263,7 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   clearInterval(probe);
   tick();
   if (session !== undefined) await printProbe(session, gaps);
-  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs, onCoreMaxMs };
+  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs };
 }
 
 // ---- the probe (--probe): where each long gap's time went ----
@@ -332,7 +329,7 @@ async function printProbe(session: Session, gaps: Gap[]): Promise<void> {
       tally.set(key, (tally.get(key) ?? 0) + 1);
     }
     const gcs = gcEvents.filter((e) => e.startMs < gap.toMs && e.startMs + e.durationMs > gap.fromMs).map((e) => `gc(kind ${e.kind}) ${e.durationMs.toFixed(1)} ms`);
-    console.log(`  gap ${gap.busyMs.toFixed(1)} ms busy (${(gap.toMs - gap.fromMs).toFixed(1)} wall, ${gap.onCoreMs.toFixed(1)} on a core), ${n} samples ${gcs.join(', ')}`);
+    console.log(`  gap ${gap.busyMs.toFixed(1)} ms busy (${(gap.toMs - gap.fromMs).toFixed(1)} wall), ${n} samples ${gcs.join(', ')}`);
     for (const [key, count] of [...tally].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`    ${(count / 10).toFixed(1)} ms  ${key}`);
   }
 }
@@ -411,19 +408,29 @@ async function stalls(url: string, reps: number, only: string | undefined): Prom
   const cases = only === undefined ? all : all.filter((c) => c.label.startsWith(`${only}:`));
   const fmt = (ds: LoopDelay[], key: keyof LoopDelay): string => ds.map((d) => d[key].toFixed(1)).join(' / ');
   const worst = (ds: LoopDelay[]): number => Math.max(...ds.map((d) => d.maxMs));
-  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'baseline busy max', 'large busy max', 'baseline on-core max', 'large on-core max', 'worst large / worst baseline'], style: { head: [], border: [] } });
+  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'baseline busy max', 'large busy max', 'worst large / worst baseline'], style: { head: [], border: [] } });
+  const marked = probing() || process.execArgv.some((a) => a.startsWith('--trace-gc'));
+  const summary: string[] = [];
   for (const c of cases) {
     const small: LoopDelay[] = [];
     const large: LoopDelay[] = [];
     for (let i = 0; i < reps; i++) {
-      if (probing() || process.execArgv.some((a) => a.startsWith("--trace-gc"))) console.log(`${c.label}, rep ${i + 1}, baseline (at ${performance.now().toFixed(0)} ms):`);
+      // Marks to read a probe's or --trace-gc's lines against (performance.now(), as --trace-gc's times).
+      if (marked) console.log(`${c.label}, rep ${i + 1}, baseline (at ${performance.now().toFixed(0)} ms):`);
       small.push(await c.measure(c.small));
-      if (probing() || process.execArgv.some((a) => a.startsWith("--trace-gc"))) console.log(`${c.label}, rep ${i + 1}, large (at ${performance.now().toFixed(0)} ms):`);
+      if (marked) console.log(`${c.label}, rep ${i + 1}, large (at ${performance.now().toFixed(0)} ms):`);
       large.push(await c.measure(c.large));
     }
-    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), fmt(small, 'onCoreMaxMs'), fmt(large, 'onCoreMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
+    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
+    const over = (ds: LoopDelay[], key: keyof LoopDelay): string => {
+      const xs = ds.map((d) => d[key]).sort((a, b) => a - b);
+      const median = xs.length % 2 === 1 ? xs[(xs.length - 1) / 2]! : (xs[xs.length / 2 - 1]! + xs[xs.length / 2]!) / 2;
+      return `median ${median.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)}`;
+    };
+    summary.push(`${c.label.split(':')[0]}: busy max over reps: baseline ${over(small, 'busyMaxMs')}; large ${over(large, 'busyMaxMs')}. p99: baseline ${over(small, 'p99Ms')}; large ${over(large, 'p99Ms')}`);
   }
   console.log(table.toString());
+  for (const line of summary) console.log(line);
 }
 
 async function main(): Promise<void> {

@@ -9,8 +9,9 @@
 //    user message is 10 MB, against the same run with a 10 kB message (baseline); and inside a simulator (`serve`'s
 //    server) while it receives a 3 MB prompt from another process, against a 3 kB prompt. Each pair is measured
 //    --reps times (default 3), interleaved, and printed with its max and p99 delay: the machine is shared and one
-//    run's baseline alone moves by several ms. Beside them, the longest the main thread was on a core between two
-//    1 ms ticks (Linux schedstat): the work that held the loop, without the time it waited for a core.
+//    run's baseline alone moves by several ms. Beside them, busy: the longest gap between two 1 ms ticks less the
+//    time the main thread waited for a core (Linux schedstat); and held: busy less the loop's own sleep in its I/O
+//    poll (eventLoopUtilization's idle time), the work that held the loop. Each is printed with its median and max.
 // Run: node --import tsx bench/long-context.ts [--stall-only] [--reps N] [--case run|serve|serve-admitted] [--probe]
 // (--case: that stall case only; --probe: each rep under the CPU profiler, printing what ran in each loop gap of over
 // 3 ms held, by function with two callers, and the GC events in it: a diagnosis, its figures are not the bench's.)
@@ -196,10 +197,10 @@ async function flatPerTurn(url: string): Promise<void> {
 
 /**
  * The event loop's delay while `work` runs, in ms: the largest and the 99th percentile (wall time), and `busyMaxMs`:
- * the longest the main thread was on a core between two ticks of a 1 ms interval, i.e. each gap's wall time less the
- * time the thread waited in the kernel's run queue meanwhile (Linux's per-thread schedstat, exact at each switch).
- * The wall delay includes waiting for a core while other processes run (on a shared 2-core machine, often more than
- * the work itself); the busy figure is the work alone that held the loop (NaN where schedstat does not exist).
+ * the longest gap between two ticks of a 1 ms interval less the time the main thread waited in the kernel's run
+ * queue meanwhile (Linux's per-thread schedstat, exact at each switch). The wall delay includes waiting for a core
+ * while other processes run (on a shared 2-core machine, often more than the work itself); busy leaves that out,
+ * but still counts the thread's sleeps (see runQueueWaitReader and heldMaxMs). NaN where schedstat does not exist.
  */
 interface LoopDelay {
   maxMs: number;

@@ -5,6 +5,11 @@ import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** CPU time used so far by the main thread of process `pid` alone (its task TID is the PID), ms. Linux only. */
+export function mainThreadCpuMs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+}
+
 /**
  * CPU time used so far by every live thread of process `pid`, ms: the sum of the first field of
  * /proc/PID/task/TID/schedstat (ns on CPU, the scheduler's own accounting). Node's threads (main, V8 platform

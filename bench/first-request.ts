@@ -4,11 +4,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { liveCpuMs } from './child-cpu.js';
+import { liveCpuMs, mainThreadCpuMs } from './child-cpu.js';
 
-/** A client process at its first chat request: CPU ms used so far, ms since spawn, CLOCK_MONOTONIC µs, the body. */
+/**
+ * A client process at its first chat request: CPU ms used so far (every thread, and the main thread alone; the rest
+ * is V8's background compilers and GC and libuv's pool), ms since spawn, CLOCK_MONOTONIC µs, the body.
+ */
 export interface FirstRequest {
   cpuMs: number;
+  mainThreadCpuMs: number;
   wallMs: number;
   atMonotonicUs: number;
   body: Record<string, unknown>;
@@ -51,9 +55,10 @@ export async function startFirstRequestServer(): Promise<FirstRequestServer> {
       if (first?.child.pid !== undefined) {
         // Read before anything else: the client is now waiting for this answer, so its CPU stands still.
         const cpuMs = liveCpuMs(first.child.pid);
+        const mainMs = mainThreadCpuMs(first.child.pid);
         const atMonotonicUs = Number(process.hrtime.bigint() / 1000n);
         waiting = undefined;
-        first.resolve({ cpuMs, wallMs: performance.now() - first.spawnedAtMs, atMonotonicUs, body: JSON.parse(text) as Record<string, unknown> });
+        first.resolve({ cpuMs, mainThreadCpuMs: mainMs, wallMs: performance.now() - first.spawnedAtMs, atMonotonicUs, body: JSON.parse(text) as Record<string, unknown> });
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(ANSWER);

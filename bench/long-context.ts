@@ -9,14 +9,18 @@
 //    user message is 10 MB, against the same run with a 10 kB message (baseline); and inside a simulator (`serve`'s
 //    server) while it receives a 3 MB prompt from another process, against a 3 kB prompt. Each pair is measured
 //    --reps times (default 3), interleaved, and printed with its max and p99 delay: the machine is shared and one
-//    run's baseline alone moves by several ms. Beside them, the longest the main thread was on a core between two
-//    1 ms ticks (Linux schedstat): the work that held the loop, without the time it waited for a core.
-// Run: node --import tsx bench/long-context.ts [--stall-only] [--reps N] [--case run|serve|serve-admitted] (--case: that stall case only)
+//    run's baseline alone moves by several ms. Beside them, busy: the longest gap between two 1 ms ticks less the
+//    time the main thread waited for a core (Linux schedstat); and held: busy less the loop's own sleep in its I/O
+//    poll (eventLoopUtilization's idle time), the work that held the loop. Each is printed with its median and max.
+// Run: node --import tsx bench/long-context.ts [--stall-only] [--reps N] [--case run|serve|serve-admitted] [--probe]
+// (--case: that stall case only; --probe: each rep under the CPU profiler, printing what ran in each loop gap of over
+// 3 ms held, by function with two callers, and the GC events in it: a diagnosis, its figures are not the bench's.)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { openSync, readSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { ChatClient } from '../src/client/chat-client.js';
@@ -193,18 +197,29 @@ async function flatPerTurn(url: string): Promise<void> {
 
 /**
  * The event loop's delay while `work` runs, in ms: the largest and the 99th percentile (wall time), and `busyMaxMs`:
- * the longest the main thread was on a core between two ticks of a 1 ms interval, i.e. each gap's wall time less the
- * time the thread waited in the kernel's run queue meanwhile (Linux's per-thread schedstat, exact at each switch).
- * The wall delay includes waiting for a core while other processes run (on a shared 2-core machine, often more than
- * the work itself); the busy figure is the work alone that held the loop (NaN where schedstat does not exist).
+ * the longest gap between two ticks of a 1 ms interval less the time the main thread waited in the kernel's run
+ * queue meanwhile (Linux's per-thread schedstat, exact at each switch). The wall delay includes waiting for a core
+ * while other processes run (on a shared 2-core machine, often more than the work itself); busy leaves that out,
+ * but still counts the thread's sleeps (see runQueueWaitReader and heldMaxMs). NaN where schedstat does not exist.
  */
 interface LoopDelay {
   maxMs: number;
   p99Ms: number;
   busyMaxMs: number;
+  /**
+   * Busy less the time the loop slept in its poll for I/O (libuv's idle time, as eventLoopUtilization reads it): a
+   * 1 ms interval's tick comes up to ~1 ms late from an idle loop (its timers are kept in whole ms), which busy counts.
+   */
+  heldMaxMs: number;
 }
 
-/** Ms the main thread has waited in the run queue so far (NaN off Linux). Read through one descriptor: ~5 µs. */
+/**
+ * Ms the main thread has waited in the run queue so far (NaN off Linux). Read through one descriptor: ~5 µs. (The
+ * file's first field, the thread's time on a core, is of no use here: for a running thread it is as of its last
+ * scheduler tick, up to 4 ms stale on this machine; a gap read 4.5 ms on a core in 3.4 ms of wall time. The wait is
+ * settled each time the thread gets a core, as it has when it reads this.) So busy, wall less waits, also counts
+ * the thread's sleeps in the kernel: on a lock (a GC pause waiting for its helper threads to get a core), a page fault.
+ */
 function runQueueWaitReader(): () => number {
   let fd: number;
   try {
@@ -218,17 +233,41 @@ function runQueueWaitReader(): () => number {
 
 const runQueueWaitMs = runQueueWaitReader();
 
+/** A loop gap held over PROBE_HELD_MS (see LoopDelay), kept by the probe (`--probe`): its span on performance.now()'s clock. */
+interface Gap {
+  fromMs: number;
+  toMs: number;
+  busyMs: number;
+  heldMs: number;
+}
+
+const PROBE_HELD_MS = 3;
+/** `--probe`: each rep runs under the CPU profiler and prints what ran in each gap held over PROBE_HELD_MS. */
+function probing(): boolean {
+  return process.argv.includes('--probe');
+}
+
 async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
+  const session = probing() ? await startProbe() : undefined;
+  const gaps: Gap[] = [];
   const h = monitorEventLoopDelay({ resolution: 1 });
   let lastAt = performance.now();
   let lastWait = runQueueWaitMs();
+  let lastIdle = performance.eventLoopUtilization().idle;
   let busyMaxMs = 0;
+  let heldMaxMs = 0;
   const tick = (): void => {
     const at = performance.now();
     const wait = runQueueWaitMs();
-    busyMaxMs = Math.max(busyMaxMs, at - lastAt - (wait - lastWait));
+    const idle = performance.eventLoopUtilization().idle;
+    const busyMs = at - lastAt - (wait - lastWait);
+    const heldMs = busyMs - (idle - lastIdle);
+    heldMaxMs = Math.max(heldMaxMs, heldMs);
+    if (heldMs > PROBE_HELD_MS) gaps.push({ fromMs: lastAt, toMs: at, busyMs, heldMs });
+    busyMaxMs = Math.max(busyMaxMs, busyMs);
     lastAt = at;
     lastWait = wait;
+    lastIdle = idle;
   };
   const probe = setInterval(tick, 1);
   h.enable();
@@ -236,7 +275,76 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   h.disable();
   clearInterval(probe);
   tick();
-  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs };
+  if (session !== undefined) await printProbe(session, gaps);
+  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs, heldMaxMs };
+}
+
+// ---- the probe (--probe): where each long gap's time went ----
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const gcEvents: { startMs: number; durationMs: number; kind: string }[] = [];
+let stopGcObserver = (): void => {};
+
+async function startProbe(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  gcEvents.length = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcEvents.push({ startMs: e.startTime, durationMs: e.duration, kind: String(((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? '') });
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  stopGcObserver = () => gc.disconnect();
+  return session;
+}
+
+/** Prints, for each gap, the functions its profile samples fell in (self time, with two callers) and its GC events. */
+async function printProbe(session: Session, gaps: Gap[]): Promise<void> {
+  const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
+  session.disconnect();
+  stopGcObserver();
+  // The profile's clock is µs of the same monotonic clock as hrtime; performance.now() is ms since timeOrigin on it.
+  const originUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+  const parent = new Map<number, number>();
+  const byId = new Map<number, ProfileNode>();
+  for (const n of profile.nodes) {
+    byId.set(n.id, n);
+    for (const c of n.children ?? []) parent.set(c, n.id);
+  }
+  const name = (id: number | undefined): string => {
+    if (id === undefined) return '';
+    const f = byId.get(id)!.callFrame;
+    return `${f.functionName || '(anon)'} ${f.url.replace(/^.*\/(src|node_modules|bench)\//, '$1/')}:${f.lineNumber + 1}`;
+  };
+  let t = profile.startTime;
+  const samples = profile.samples.map((id, i) => ({ id, atMs: (t += profile.timeDeltas[i]!) / 1000 - originUs / 1000 }));
+  for (const gap of gaps) {
+    const tally = new Map<string, number>();
+    let n = 0;
+    for (const s of samples) {
+      if (s.atMs <= gap.fromMs || s.atMs > gap.toMs) continue;
+      n++;
+      const p1 = parent.get(s.id);
+      const key = [name(s.id), name(p1), name(p1 === undefined ? undefined : parent.get(p1))].filter(Boolean).join(' < ');
+      tally.set(key, (tally.get(key) ?? 0) + 1);
+    }
+    const gcs = gcEvents.filter((e) => e.startMs < gap.toMs && e.startMs + e.durationMs > gap.fromMs).map((e) => `gc(kind ${e.kind}) ${e.durationMs.toFixed(1)} ms`);
+    console.log(`  gap held ${gap.heldMs.toFixed(1)} ms, ${gap.busyMs.toFixed(1)} busy, ${(gap.toMs - gap.fromMs).toFixed(1)} wall:, ${n} samples ${gcs.join(', ')}`);
+    for (const [key, count] of [...tally].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`    ${(count / 10).toFixed(1)} ms  ${key}`);
+  }
 }
 
 /** A user message of `chars` characters, made once per size: a run's dataset is parsed before the run starts. */
@@ -313,17 +421,29 @@ async function stalls(url: string, reps: number, only: string | undefined): Prom
   const cases = only === undefined ? all : all.filter((c) => c.label.startsWith(`${only}:`));
   const fmt = (ds: LoopDelay[], key: keyof LoopDelay): string => ds.map((d) => d[key].toFixed(1)).join(' / ');
   const worst = (ds: LoopDelay[]): number => Math.max(...ds.map((d) => d.maxMs));
-  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'baseline busy max', 'large busy max', 'worst large / worst baseline'], style: { head: [], border: [] } });
+  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'baseline busy max', 'large busy max', 'baseline held max', 'large held max', 'worst large / worst baseline'], style: { head: [], border: [] } });
+  const marked = probing() || process.execArgv.some((a) => a.startsWith('--trace-gc'));
+  const summary: string[] = [];
   for (const c of cases) {
     const small: LoopDelay[] = [];
     const large: LoopDelay[] = [];
     for (let i = 0; i < reps; i++) {
+      // Marks to read a probe's or --trace-gc's lines against (performance.now(), as --trace-gc's times).
+      if (marked) console.log(`${c.label}, rep ${i + 1}, baseline (at ${performance.now().toFixed(0)} ms):`);
       small.push(await c.measure(c.small));
+      if (marked) console.log(`${c.label}, rep ${i + 1}, large (at ${performance.now().toFixed(0)} ms):`);
       large.push(await c.measure(c.large));
     }
-    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
+    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), fmt(small, 'heldMaxMs'), fmt(large, 'heldMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
+    const over = (ds: LoopDelay[], key: keyof LoopDelay): string => {
+      const xs = ds.map((d) => d[key]).sort((a, b) => a - b);
+      const median = xs.length % 2 === 1 ? xs[(xs.length - 1) / 2]! : (xs[xs.length / 2 - 1]! + xs[xs.length / 2]!) / 2;
+      return `median ${median.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)}`;
+    };
+    summary.push(`${c.label.split(':')[0]}: busy max over reps: baseline ${over(small, 'busyMaxMs')}; large ${over(large, 'busyMaxMs')}. Held max: baseline ${over(small, 'heldMaxMs')}; large ${over(large, 'heldMaxMs')}. p99: baseline ${over(small, 'p99Ms')}; large ${over(large, 'p99Ms')}`);
   }
   console.log(table.toString());
+  for (const line of summary) console.log(line);
 }
 
 async function main(): Promise<void> {

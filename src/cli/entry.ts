@@ -1,3 +1,5 @@
+// First: a V8 flag applies to what is compiled after it (here: the WebAssembly undici compiles at its first connection).
+import './v8-flags.js';
 import { main } from './main.js';
 
 // The process entry of the `chatload` command (bin/chatload.js loads the compiled copy).

@@ -6,7 +6,7 @@ import { LiveView } from '../report/progress.js';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
-import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
+import { fieldsOf, optionsError, PARSE_ONCE, problemsOf } from '../options/run-options.js';
 import { repeatOptions } from '../options/table/outputs.js';
 import { writeJsonAtomic } from '../store/results-json.js';
 import { defaultOutputDir } from '../store/output-dir.js';
@@ -90,7 +90,7 @@ async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (
 /** --repeat, validated (one ConfigError naming the flag). */
 function repeatCount(command: Command): { repeat: number } {
   const { values, problems, fromEnv } = readTableOptions(command, repeatOptions);
-  const parsed = repeatSchema.safeParse(values);
+  const parsed = repeatSchema.safeParse(values, PARSE_ONCE);
   const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
   if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, repeatOptions, fromEnv));
   return parsed.data;

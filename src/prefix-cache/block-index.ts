@@ -47,7 +47,7 @@ class Shard {
 }
 
 /** A well-mixed 32-bit hash of a number key from its two 32-bit halves (the low bits pick the shard). */
-function mix(key: number): number {
+export function mix(key: number): number {
   let h = (key >>> 0) ^ Math.imul((key / 0x100000000) >>> 0, 0x9e3779b1);
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);

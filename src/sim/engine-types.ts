@@ -7,8 +7,18 @@ export type FinishReason = 'stop' | 'length' | 'abort';
 
 /** What the HTTP layer asks the engine to generate. */
 export interface EngineRequestSpec {
-  /** Prompt token ids (chat template applied); the engine copies them. */
+  /**
+   * Prompt token ids (chat template applied); the engine copies them, unless `ownIds` gives them up: then a
+   * Uint32Array whose buffer has room past them for the output target is kept as the request's tokens, uncopied.
+   */
   promptIds: ArrayLike<number>;
+  /**
+   * The caller holds `promptIds` no more (a fresh array of the encoder's): the engine may keep it (see promptIds).
+   * Copying a 1.2M-id prompt into a fresh array held the loop ~2 ms in one piece (issue #14).
+   */
+  ownIds?: boolean;
+  /** promptHash(promptIds), when the caller made it (in steps: promptHashYielding); made at submit otherwise. */
+  promptHash?: number;
   /** Output budget in tokens (already checked against max_model_len). */
   maxTokens: number;
   /** Floor for the EOS model's sampled length (tokens). */
@@ -83,8 +93,7 @@ export class EngineRequest {
   constructor(id: number, spec: EngineRequestSpec, target: number, reason: 'stop' | 'length', key: number, arrivalMs: number, listener: EngineRequestListener) {
     this.id = id;
     this.promptTokens = spec.promptIds.length;
-    this.tokens = new Uint32Array(spec.promptIds.length + target);
-    this.tokens.set(spec.promptIds);
+    this.tokens = tokensFor(spec, spec.promptIds.length + target);
     this.tokenCount = spec.promptIds.length;
     this.targetTokens = target;
     this.plannedReason = reason;
@@ -92,6 +101,20 @@ export class EngineRequest {
     this.arrivalMs = arrivalMs;
     this.listener = listener;
   }
+}
+
+/** The request's token array: `spec.promptIds` kept when given up with room for `length` ids, or a copy of them. */
+function tokensFor(spec: EngineRequestSpec, length: number): Uint32Array {
+  const ids = spec.promptIds;
+  if (spec.ownIds === true && ids instanceof Uint32Array && ids.buffer.byteLength - ids.byteOffset >= length * 4) {
+    const tokens = new Uint32Array(ids.buffer, ids.byteOffset, length);
+    // The room past the prompt may hold a previous use's ids: the output starts from zeros, as a fresh array would.
+    tokens.fill(0, ids.length);
+    return tokens;
+  }
+  const tokens = new Uint32Array(length);
+  tokens.set(ids);
+  return tokens;
 }
 
 /** Counters and gauges of the engine (tokens, blocks, events). */

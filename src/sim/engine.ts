@@ -50,9 +50,32 @@ export function resolveOutputBudget(config: SimConfig, promptTokens: number, max
   return { budget: requested };
 }
 
-function hashIds(ids: ArrayLike<number>): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < ids.length; i++) h = Math.imul(h ^ ids[i]!, 0x01000193);
+const PROMPT_HASH_SEED = 0x811c9dc5;
+
+/** FNV-1a over `ids[from, to)` continued from `h`: one step of promptHash. */
+function hashIdsFrom(h: number, ids: ArrayLike<number>, from: number, to: number): number {
+  for (let i = from; i < to; i++) h = Math.imul(h ^ ids[i]!, 0x01000193);
+  return h;
+}
+
+/** The hash of a whole prompt's ids: a greedy request's answer depends on it (and the EOS model's length). */
+export function promptHash(ids: ArrayLike<number>): number {
+  return hashIdsFrom(PROMPT_HASH_SEED, ids, 0, ids.length) >>> 0;
+}
+
+/** Ids hashed per step of promptHashYielding: ~0.3 ms. */
+const HASH_STEP_IDS = 256 * 1024;
+
+/**
+ * promptHash in steps of HASH_STEP_IDS ids that let the loop go between them, via `yieldToLoop`: a 1.2M-id prompt
+ * hashed at submit held it ~2.5 ms (issue #14). Short prompts are hashed at once.
+ */
+export async function promptHashYielding(ids: ArrayLike<number>, yieldToLoop: () => Promise<void>): Promise<number> {
+  let h = PROMPT_HASH_SEED;
+  for (let from = 0; from < ids.length; from += HASH_STEP_IDS) {
+    if (from > 0) await yieldToLoop();
+    h = hashIdsFrom(h, ids, from, Math.min(ids.length, from + HASH_STEP_IDS));
+  }
   return h >>> 0;
 }
 
@@ -135,9 +158,9 @@ export class Engine {
       throw new EngineRejection(503, `The server is overloaded: ${this.numWaiting} requests are already waiting (max_waiting ${config.max_waiting}).`);
     }
     const id = this.#nextId++;
-    const promptHash = hashIds(spec.promptIds);
+    const hash = spec.promptHash ?? promptHash(spec.promptIds);
     const greedy = spec.temperature === 0;
-    const key = greedy ? promptHash : mix3(promptHash, spec.seed ?? id, spec.seed === undefined ? 1 : 2);
+    const key = greedy ? hash : mix3(hash, spec.seed ?? id, spec.seed === undefined ? 1 : 2);
     let target = spec.maxTokens;
     let reason: 'stop' | 'length' = 'length';
     if (config.eos !== null && spec.ignoreEos !== true) {

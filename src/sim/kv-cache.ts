@@ -9,6 +9,7 @@
 
 // The chained block hash is shared with chatload's expected-cache model, so both index the same blocks.
 export { ROOT_BLOCK_HASH, blockHash } from '../prefix-cache/block-hash.js';
+import { mix } from '../prefix-cache/block-index.js';
 
 /** The block pool. Block ids are 0..numBlocks-1. All sizes in blocks unless named tokens. */
 export class KvCache {
@@ -17,7 +18,16 @@ export class KvCache {
   readonly #refCount: Int32Array;
   /** Hash of each block, or -1 while it holds no full cached block. */
   readonly #hashOf: Float64Array;
-  readonly #byHash = new Map<number, number>();
+  /**
+   * The cached hashes' index, hash -> block: slot -> block + 1 (0: empty), open addressing with linear probing, the
+   * key of a slot being its block's #hashOf. Hand-written rather than a Map: a block holds at most one hash, so the
+   * table is sized once for every block and never grows; a Map grew by copying its whole table in one piece as a
+   * 1.2M-token prompt's 75,000 blocks were registered (~2-4 ms at 65,536 entries, issue #14). Deletion shifts the
+   * entries after it back (no tombstones).
+   */
+  readonly #slots: Int32Array;
+  readonly #slotMask: number;
+  #numCached = 0;
   /** Blocks with refcount 0 and no hash: free at no cost. */
   readonly #free: number[] = [];
   /**
@@ -38,6 +48,11 @@ export class KvCache {
     this.#hashOf = new Float64Array(numBlocks).fill(-1);
     this.#next = new Int32Array(numBlocks).fill(-1);
     this.#prev = new Int32Array(numBlocks).fill(-1);
+    // At most half full: a power of two of at least twice the blocks.
+    let slots = 16;
+    while (slots < numBlocks * 2) slots *= 2;
+    this.#slots = new Int32Array(slots);
+    this.#slotMask = slots - 1;
     // Pop from the end: hand out low ids first.
     for (let i = numBlocks - 1; i >= 0; i--) this.#free.push(i);
   }
@@ -49,7 +64,7 @@ export class KvCache {
 
   /** Blocks holding a cached hash (referenced or not). */
   get numCached(): number {
-    return this.#byHash.size;
+    return this.#numCached;
   }
 
   /** Cached blocks evicted so far to make room. */
@@ -65,6 +80,49 @@ export class KvCache {
   /** Whether `block` is cached under some hash (for tests). */
   isCached(block: number): boolean {
     return this.#hashOf[block]! !== -1;
+  }
+
+  /** The block cached under `hash`, or -1. */
+  #find(hash: number): number {
+    const slots = this.#slots;
+    const mask = this.#slotMask;
+    for (let i = mix(hash) & mask; ; i = (i + 1) & mask) {
+      const e = slots[i]!;
+      if (e === 0) return -1;
+      if (this.#hashOf[e - 1] === hash) return e - 1;
+    }
+  }
+
+  /** Caches `block` under `hash` (neither cached yet). */
+  #index(block: number, hash: number): void {
+    const slots = this.#slots;
+    const mask = this.#slotMask;
+    let i = mix(hash) & mask;
+    while (slots[i]! !== 0) i = (i + 1) & mask;
+    slots[i] = block + 1;
+    this.#hashOf[block] = hash;
+    this.#numCached += 1;
+  }
+
+  /** Drops `block`'s cached hash, moving back the entries whose probe passed its slot. */
+  #unindex(block: number): void {
+    const slots = this.#slots;
+    const mask = this.#slotMask;
+    let i = mix(this.#hashOf[block]!) & mask;
+    while (slots[i]! !== block + 1) i = (i + 1) & mask;
+    for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
+      const e = slots[j]!;
+      if (e === 0) break;
+      const home = mix(this.#hashOf[e - 1]!) & mask;
+      // The entry at j stays unless its home slot is cyclically outside (i, j]: then it moves into the hole.
+      if (i <= j ? home <= i || home > j : home <= i && home > j) {
+        slots[i] = e;
+        i = j;
+      }
+    }
+    slots[i] = 0;
+    this.#hashOf[block] = -1;
+    this.#numCached -= 1;
   }
 
   /** Appends `block` to the LRU list (most recently released). */
@@ -98,8 +156,8 @@ export class KvCache {
     const found: number[] = [];
     for (let i = 0; i < maxBlocks; i++) {
       const hash = hashAt(i);
-      const block = hash === undefined ? undefined : this.#byHash.get(hash);
-      if (block === undefined) break;
+      const block = hash === undefined ? -1 : this.#find(hash);
+      if (block === -1) break;
       found.push(block);
     }
     return found;
@@ -130,8 +188,7 @@ export class KvCache {
       if (b === undefined) {
         b = this.#lruHead;
         this.#lruRemove(b);
-        this.#byHash.delete(this.#hashOf[b]!);
-        this.#hashOf[b] = -1;
+        this.#unindex(b);
         this.#evictions += 1;
       }
       this.#refCount[b] = 1;
@@ -156,9 +213,8 @@ export class KvCache {
 
   /** Marks `block` (now full) as cached under `hash`, unless another block already holds that hash (then it stays private). */
   register(block: number, hash: number): void {
-    if (this.#hashOf[block]! !== -1 || this.#byHash.has(hash)) return;
-    this.#hashOf[block] = hash;
-    this.#byHash.set(hash, block);
+    if (this.#hashOf[block]! !== -1 || this.#find(hash) !== -1) return;
+    this.#index(block, hash);
   }
 
   /** Drops every unreferenced cached block (POST /reset_prefix_cache). Returns how many were dropped. */
@@ -167,8 +223,7 @@ export class KvCache {
     while (this.#lruHead !== -1) {
       const b = this.#lruHead;
       this.#lruRemove(b);
-      this.#byHash.delete(this.#hashOf[b]!);
-      this.#hashOf[b] = -1;
+      this.#unindex(b);
       this.#free.push(b);
       n++;
     }

@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ChatloadError, ConfigError } from '../errors/index.js';
-import { defaultTokenCounter, encodeIdsYielding, type TokenCounter } from '../tokenizer/index.js';
+import { defaultTokenCounter, encodeIdsYielding, letLoopGo, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
-import { Engine, EngineRejection, resolveOutputBudget } from './engine.js';
+import { Engine, EngineRejection, promptHashYielding, resolveOutputBudget } from './engine.js';
 import { Exchange, type ExchangeContext } from './exchange.js';
 import { FaultInjector, type FaultRule } from './faults.js';
 import { HttpError, readJsonBody, sendError, sendJson } from './http-util.js';
@@ -18,6 +18,9 @@ import { parseGenerationBody, parseResponsesBody, type GenerationParams, type Si
 import { ResponseStore } from './response-store.js';
 import type { TraceLine } from './trace.js';
 import { TraceWriter } from './trace.js';
+
+/** Prompts over this many ids are hashed in steps before submit (promptHashYielding); shorter ones at submit. */
+const PROMPT_HASH_SYNC_IDS = 256 * 1024;
 
 /** Everything the HTTP server needs, already validated. */
 export interface SimServerOptions {
@@ -265,6 +268,8 @@ export class SimServer implements ExchangeContext {
       if (promptIds.length === 0) throw new HttpError(400, 'The prompt is empty.', { param: 'prompt' });
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);
       if ('error' in budget) throw new HttpError(400, budget.error);
+      // A long prompt's hash in steps that let the loop go, before submit (issue #14); a short one is hashed there.
+      const hash = promptIds.length > PROMPT_HASH_SYNC_IDS ? await promptHashYielding(promptIds, letLoopGo) : undefined;
       const fault = this.#faults.draw();
       if (fault?.kind === '500' || fault?.kind === '429') {
         outcome = `fault:${fault.kind}`;
@@ -284,6 +289,9 @@ export class SimServer implements ExchangeContext {
       }
       const spec = {
         promptIds,
+        // Fresh from the encoder and held by nothing else: the engine keeps it rather than copying it.
+        ownIds: true,
+        promptHash: hash,
         maxTokens: budget.budget,
         minTokens: params.minTokens,
         ignoreEos: params.ignoreEos,

@@ -2,9 +2,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '../../src/sim/clock.js';
 import { profiles, type SimConfig } from '../../src/sim/config.js';
-import { Engine, type EngineRequest, type EngineRequestSpec, stepDurationMs } from '../../src/sim/engine.js';
+import { Engine, type EngineRequest, type EngineRequestSpec, promptHash, promptHashYielding, stepDurationMs } from '../../src/sim/engine.js';
 import { KvCache, ROOT_BLOCK_HASH, blockHash } from '../../src/sim/kv-cache.js';
 import { APPROX_VOCABULARY, WORD_LIST_SIZE } from '../../src/sim/words.js';
+import { Rng } from '../../src/synth/rng.js';
 import { approxTokenizer } from '../../src/tokenizer/index.js';
 
 // Round numbers so expected step times are easy to read: 1 ms per step, 0.01 ms per prefill token, 0.1 ms per decode.
@@ -277,5 +278,90 @@ describe('KvCache', () => {
     assert.equal(kv.allocate(1), null);
     assert.equal(kv.evictions, 5);
     assert.deepEqual(kv.lookup(1, () => 1005), [blocks[5]], 'the block still held stays cached');
+  });
+
+  test('its typed-array hash index answers as a Map of hash -> block does, through registrations, evictions and resets', () => {
+    // The model: the Map the index replaced (issue #14), beside which blocks each side gives out and evicts. Few
+    // distinct hashes over 64 blocks, so the table's probe runs collide, wrap and shift back on deletion.
+    const rng = new Rng(7);
+    const kv = new KvCache(64);
+    const byHash = new Map<number, number>();
+    const hashOf = new Map<number, number>();
+    const held: number[][] = [];
+    for (let step = 0; step < 20_000; step++) {
+      const op = rng.int(0, 9);
+      if (op <= 3 && kv.numAvailable > 0) {
+        const blocks = kv.allocate(rng.int(1, Math.min(8, kv.numAvailable)))!;
+        for (const b of blocks) {
+          // An allocated block that was cached was evicted: its hash is gone.
+          const h = hashOf.get(b);
+          if (h !== undefined) byHash.delete(h);
+          hashOf.delete(b);
+        }
+        held.push(blocks);
+      } else if (op <= 6 && held.length > 0) {
+        const blocks = held[rng.int(0, held.length - 1)]!;
+        const b = blocks[rng.int(0, blocks.length - 1)]!;
+        // Float hashes as blockHash makes them (53 bits), from a small set so that they repeat.
+        const hash = rng.int(0, 300) * 0x200000 + 0.5 * rng.int(0, 1) + 17;
+        kv.register(b, hash);
+        if (!hashOf.has(b) && !byHash.has(hash)) {
+          byHash.set(hash, b);
+          hashOf.set(b, hash);
+        }
+      } else if (op <= 8 && held.length > 0) {
+        kv.release(held.splice(rng.int(0, held.length - 1), 1)[0]!);
+      } else if (op === 9 && rng.int(0, 20) === 0) {
+        kv.resetPrefixCache();
+        const referenced = new Set(held.flat());
+        for (const [b, h] of hashOf) {
+          if (referenced.has(b)) continue;
+          byHash.delete(h);
+          hashOf.delete(b);
+        }
+      }
+      assert.equal(kv.numCached, byHash.size, `step ${step}: cached count`);
+      if (step % 97 === 0) {
+        for (let hash = 17; hash < 301 * 0x200000; hash += 0x200000) {
+          for (const h of [hash, hash + 0.5]) assert.deepEqual(kv.lookup(1, () => h), byHash.has(h) ? [byHash.get(h)] : [], `step ${step}: hash ${h}`);
+        }
+      }
+    }
+  });
+});
+
+describe('the prompt hash and ids at submit', () => {
+  test('promptHashYielding, in steps, equals promptHash at once', async () => {
+    const prompt = Uint32Array.from({ length: 600_000 }, (_, i) => (i * 2654435761) >>> 8);
+    let yields = 0;
+    const stepped = await promptHashYielding(prompt, async () => {
+      yields++;
+    });
+    assert.equal(stepped, promptHash(prompt));
+    assert.ok(yields >= 2, `the loop was let go between steps (${yields})`);
+    assert.equal(await promptHashYielding([1, 2, 3], async () => assert.fail('a short prompt is hashed at once')), promptHash([1, 2, 3]));
+  });
+
+  test('a given promptHash, and given-up ids kept as the tokens, answer as a copied prompt hashed at submit', () => {
+    const prompt = ids(1, 100);
+    const plain = setup();
+    const a = plain.submit({ promptIds: prompt, maxTokens: 6, temperature: 0 });
+    plain.clock.runUntilIdle();
+    const kept = setup();
+    // The encoder's array: room past the prompt holding stale ids, which the request must not see.
+    const room = new Uint32Array(200).fill(99_999);
+    room.set(prompt);
+    const given = room.subarray(0, prompt.length);
+    const b = kept.submit({ promptIds: given as unknown as number[], ownIds: true, promptHash: promptHash(prompt), maxTokens: 6, temperature: 0 });
+    kept.clock.runUntilIdle();
+    assert.equal(b.text, a.text);
+    assert.equal(b.req.tokens.buffer, room.buffer, 'the ids were kept, not copied');
+    assert.deepEqual([...b.req.tokens], [...a.req.tokens]);
+    // Without room for the output, or not given up, the ids are copied.
+    const tight = Uint32Array.from(prompt);
+    const c = kept.submit({ promptIds: tight as unknown as number[], ownIds: true, maxTokens: 6 });
+    assert.notEqual(c.req.tokens.buffer, tight.buffer);
+    const d = kept.submit({ promptIds: room.subarray(0, 100) as unknown as number[], maxTokens: 6 });
+    assert.notEqual(d.req.tokens.buffer, room.buffer);
   });
 });

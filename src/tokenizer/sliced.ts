@@ -1,4 +1,5 @@
 import { IdSink, idsFor } from './id-sink.js';
+import { letLoopGo as yieldToLoop } from './loop-turns.js';
 import { PartsText } from './parts-text.js';
 import type { Tokenizer } from './types.js';
 
@@ -47,10 +48,6 @@ function cutAt(text: PartsText, from: number): number {
   return c >= 0xd800 && c <= 0xdbff ? from + 1 : from;
 }
 
-/** setImmediate as a promise: lets timers and sockets run between slices. */
-function yieldToLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /** Calls `work` on consecutive slices of `text`, yielding to the event loop between them. */
 async function eachSlice(text: PartsText, work: (slice: string) => void): Promise<void> {
@@ -102,5 +99,5 @@ export async function encodeTextInto(tokenizer: Tokenizer, text: string | PartsT
   await eachSlice(asParts(text), encodeSlice);
 }
 
-/** setImmediate as a promise, for other long loops that must let the event loop go between chunks. */
-export const letLoopGo = yieldToLoop;
+/** For other long loops that must let the event loop go between chunks: see loop-turns.ts. */
+export { letLoopGo } from './loop-turns.js';

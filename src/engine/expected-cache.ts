@@ -2,7 +2,7 @@ import { BlockHashChain } from '../prefix-cache/block-hash.js';
 import { BlockPool, DEFAULT_STEP_BLOCKS, type BlockLease } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { withToolsTurn } from '../tokenizer/tools-prompt.js';
-import { letLoopGo } from '../tokenizer/sliced.js';
+import { letLoopGo } from '../tokenizer/loop-turns.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
 
 /*

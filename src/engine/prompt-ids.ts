@@ -1,7 +1,8 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
 import { IdSink, idsFor } from '../tokenizer/id-sink.js';
 import { PartsText } from '../tokenizer/parts-text.js';
-import { encodeTextInto, letLoopGo, SYNC_CHARS } from '../tokenizer/sliced.js';
+import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { encodeTextInto, SYNC_CHARS } from '../tokenizer/sliced.js';
 
 /*
  * A conversation's prompt token ids as the chat template renders them and the tokenizer encodes them, kept from

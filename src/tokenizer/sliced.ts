@@ -1,5 +1,5 @@
 import { IdSink, idsFor } from './id-sink.js';
-import { letLoopGo as yieldToLoop } from './loop-turns.js';
+import { letLoopGo } from './loop-turns.js';
 import { PartsText } from './parts-text.js';
 import type { Tokenizer } from './types.js';
 
@@ -48,7 +48,6 @@ function cutAt(text: PartsText, from: number): number {
   return c >= 0xd800 && c <= 0xdbff ? from + 1 : from;
 }
 
-
 /** Calls `work` on consecutive slices of `text`, yielding to the event loop between them. */
 async function eachSlice(text: PartsText, work: (slice: string) => void): Promise<void> {
   let size = FIRST_SLICE_CHARS;
@@ -60,7 +59,7 @@ async function eachSlice(text: PartsText, work: (slice: string) => void): Promis
     const scaled = ms > 0 ? Math.floor(((end - start) * SLICE_TARGET_MS) / ms) : size * 2;
     size = Math.max(4096, Math.min(MAX_SLICE_CHARS, scaled, size * 4));
     start = end;
-    if (start < text.length) await yieldToLoop();
+    if (start < text.length) await letLoopGo();
   }
 }
 
@@ -98,6 +97,3 @@ export async function encodeTextInto(tokenizer: Tokenizer, text: string | PartsT
   if (text.length <= SYNC_CHARS) return encodeSlice(text.slice(0));
   await eachSlice(asParts(text), encodeSlice);
 }
-
-/** For other long loops that must let the event loop go between chunks: see loop-turns.ts. */
-export { letLoopGo } from './loop-turns.js';

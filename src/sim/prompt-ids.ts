@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { encodeIdsYielding, PartsText, withToolsTurn, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
+import { encodeIdsYielding, PartsText, promptParts, type ChatMessage, type TokenCounter } from '../tokenizer/index.js';
 import type { SimMessage } from './request-parse.js';
 
 /*
@@ -70,10 +70,7 @@ export async function encodeSimMessagesYielding(counter: TokenCounter, messages:
   const { flat, images } = flatten(messages);
   const incremental = counter.template.incremental;
   if (!hasImages(messages) && incremental !== undefined) {
-    const parts: string[] = [];
-    for (const m of withToolsTurn(flat, tools)) parts.push(...incremental.renderParts(m));
-    parts.push(incremental.generationPrompt);
-    return encodeIdsYielding(counter.tokenizer, new PartsText(parts));
+    return encodeIdsYielding(counter.tokenizer, new PartsText(promptParts(incremental, flat, tools, true)));
   }
   const rendered = counter.template.apply(flat, { addGenerationPrompt: true, tools });
   if (!hasImages(messages)) return encodeIdsYielding(counter.tokenizer, rendered);

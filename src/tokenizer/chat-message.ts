@@ -1,5 +1,5 @@
-import { messageText } from './content.js';
-import type { ChatMessage, ToolCall } from './types.js';
+import { withToolsTurn } from './tools-prompt.js';
+import type { ChatMessage, IncrementalRendering, ToolCall } from './types.js';
 
 /**
  * A message in OpenAI's wire shape: `content` as it is (text or the list of parts), null for an assistant message
@@ -19,9 +19,9 @@ export function wireMessage(m: ChatMessage): Record<string, unknown> {
  * line (templates without tool support see the calls as text, so local counts include them).
  */
 export function renderedText(m: ChatMessage): string {
-  const text = messageText(m.content);
-  if (m.tool_calls === undefined || m.tool_calls.length === 0) return text;
-  return text + m.tool_calls.map(toolCallText).join('');
+  // A plain message is its content as it is (not copied).
+  if (typeof m.content === 'string' && (m.tool_calls === undefined || m.tool_calls.length === 0)) return m.content;
+  return renderedParts(m).join('');
 }
 
 /** renderedText as its parts (each text part, then each tool call's line), not joined: see IncrementalRendering. */
@@ -30,6 +30,17 @@ export function renderedParts(m: ChatMessage): string[] {
   if (typeof m.content === 'string') parts.push(m.content);
   else for (const part of m.content) if (part.type === 'text') parts.push(part.text);
   for (const call of m.tool_calls ?? []) parts.push(toolCallText(call));
+  return parts;
+}
+
+/**
+ * A whole prompt as a message-by-message template renders it, as its parts, not joined: the tools' system turn (when
+ * `tools` has any: tools-prompt.ts), each message's parts, then the generation prompt when it is asked for.
+ */
+export function promptParts(rendering: IncrementalRendering, messages: readonly ChatMessage[], tools: readonly unknown[] | undefined, addGenerationPrompt: boolean): string[] {
+  const parts: string[] = [];
+  for (const m of withToolsTurn(messages, tools)) parts.push(...rendering.renderParts(m));
+  if (addGenerationPrompt) parts.push(rendering.generationPrompt);
   return parts;
 }
 

@@ -1,5 +1,4 @@
-import { renderedParts } from './chat-message.js';
-import { withToolsTurn } from './tools-prompt.js';
+import { promptParts, renderedParts } from './chat-message.js';
 import type { ApplyOptions, ChatMessage, ChatTemplate, IncrementalRendering } from './types.js';
 
 const incremental: IncrementalRendering = {
@@ -19,9 +18,6 @@ export const chatmlTemplate: ChatTemplate = {
   name: 'chatml',
   incremental,
   apply(messages: readonly ChatMessage[], options: ApplyOptions): string {
-    let out = '';
-    for (const m of withToolsTurn(messages, options.tools)) for (const part of incremental.renderParts(m)) out += part;
-    if (options.addGenerationPrompt) out += incremental.generationPrompt;
-    return out;
+    return promptParts(incremental, messages, options.tools, options.addGenerationPrompt).join('');
   },
 };

@@ -3,7 +3,7 @@ import { chatmlTemplate } from './chatml.js';
 import type { ChatMessage, TokenCounter } from './types.js';
 
 export type { ApplyOptions, ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, IncrementalRendering, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
-export { renderedText, wireMessage } from './chat-message.js';
+export { promptParts, renderedText, wireMessage } from './chat-message.js';
 export { countTextYielding, encodeIdsYielding } from './sliced.js';
 export { letLoopGo } from './loop-turns.js';
 export { PartsText } from './parts-text.js';

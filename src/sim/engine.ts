@@ -63,18 +63,18 @@ export function promptHash(ids: ArrayLike<number>): number {
   return hashIdsFrom(PROMPT_HASH_SEED, ids, 0, ids.length) >>> 0;
 }
 
-/** Ids hashed per step of promptHashYielding: ~0.3 ms. */
-const HASH_STEP_IDS = 256 * 1024;
+/** Ids hashed per step of promptHashYielding (~0.3 ms); a prompt no longer than this is hashed in one. */
+export const PROMPT_HASH_STEP_IDS = 256 * 1024;
 
 /**
- * promptHash in steps of HASH_STEP_IDS ids that let the loop go between them, via `yieldToLoop`: a 1.2M-id prompt
+ * promptHash in steps of PROMPT_HASH_STEP_IDS ids that let the loop go between them, via `yieldToLoop`: a 1.2M-id prompt
  * hashed at submit held it ~2.5 ms (issue #14). Short prompts are hashed at once.
  */
 export async function promptHashYielding(ids: ArrayLike<number>, yieldToLoop: () => Promise<void>): Promise<number> {
   let h = PROMPT_HASH_SEED;
-  for (let from = 0; from < ids.length; from += HASH_STEP_IDS) {
+  for (let from = 0; from < ids.length; from += PROMPT_HASH_STEP_IDS) {
     if (from > 0) await yieldToLoop();
-    h = hashIdsFrom(h, ids, from, Math.min(ids.length, from + HASH_STEP_IDS));
+    h = hashIdsFrom(h, ids, from, Math.min(ids.length, from + PROMPT_HASH_STEP_IDS));
   }
   return h >>> 0;
 }

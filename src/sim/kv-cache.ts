@@ -93,12 +93,15 @@ export class KvCache {
     }
   }
 
-  /** Caches `block` under `hash` (neither cached yet). */
+  /** Caches `block` (holding no hash) under `hash`, unless another block holds that hash: one probe for both. */
   #index(block: number, hash: number): void {
     const slots = this.#slots;
     const mask = this.#slotMask;
     let i = mix(hash) & mask;
-    while (slots[i]! !== 0) i = (i + 1) & mask;
+    for (let e = slots[i]!; e !== 0; e = slots[i]!) {
+      if (this.#hashOf[e - 1] === hash) return;
+      i = (i + 1) & mask;
+    }
     slots[i] = block + 1;
     this.#hashOf[block] = hash;
     this.#numCached += 1;
@@ -213,8 +216,7 @@ export class KvCache {
 
   /** Marks `block` (now full) as cached under `hash`, unless another block already holds that hash (then it stays private). */
   register(block: number, hash: number): void {
-    if (this.#hashOf[block]! !== -1 || this.#find(hash) !== -1) return;
-    this.#index(block, hash);
+    if (this.#hashOf[block]! === -1) this.#index(block, hash);
   }
 
   /** Drops every unreferenced cached block (POST /reset_prefix_cache). Returns how many were dropped. */

@@ -5,7 +5,7 @@ import { ChatloadError, ConfigError } from '../errors/index.js';
 import { defaultTokenCounter, encodeIdsYielding, letLoopGo, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
-import { Engine, EngineRejection, promptHashYielding, resolveOutputBudget } from './engine.js';
+import { Engine, EngineRejection, PROMPT_HASH_STEP_IDS, promptHashYielding, resolveOutputBudget } from './engine.js';
 import { Exchange, type ExchangeContext } from './exchange.js';
 import { FaultInjector, type FaultRule } from './faults.js';
 import { HttpError, readJsonBody, sendError, sendJson } from './http-util.js';
@@ -18,9 +18,6 @@ import { parseGenerationBody, parseResponsesBody, type GenerationParams, type Si
 import { ResponseStore } from './response-store.js';
 import type { TraceLine } from './trace.js';
 import { TraceWriter } from './trace.js';
-
-/** Prompts over this many ids are hashed in steps before submit (promptHashYielding); shorter ones at submit. */
-const PROMPT_HASH_SYNC_IDS = 256 * 1024;
 
 /** Everything the HTTP server needs, already validated. */
 export interface SimServerOptions {
@@ -269,7 +266,7 @@ export class SimServer implements ExchangeContext {
       const budget = resolveOutputBudget(this.#options.config, promptIds.length, params.maxTokens);
       if ('error' in budget) throw new HttpError(400, budget.error);
       // A long prompt's hash in steps that let the loop go, before submit (issue #14); a short one is hashed there.
-      const hash = promptIds.length > PROMPT_HASH_SYNC_IDS ? await promptHashYielding(promptIds, letLoopGo) : undefined;
+      const hash = promptIds.length > PROMPT_HASH_STEP_IDS ? await promptHashYielding(promptIds, letLoopGo) : undefined;
       const fault = this.#faults.draw();
       if (fault?.kind === '500' || fault?.kind === '429') {
         outcome = `fault:${fault.kind}`;

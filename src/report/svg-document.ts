@@ -70,6 +70,11 @@ export class MiniText extends NodeBase {
   }
 }
 
+/** A style property's CSS name: camelCase fields (fontSize) as CSS writes them (font-size); CSS names unchanged. */
+function cssName(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
 /**
  * An element's inline style: property names are set as CSS names (setProperty('font-size')) or camelCase fields
  * (style.fontSize = ..., Object.assign(style, {...})), and written to the style attribute as "name:value;name:value".
@@ -83,7 +88,7 @@ function styleOf(element: MiniElement): Record<string, unknown> {
   }
   const write = (): void => element.setAttribute('style', [...properties].map(([k, v]) => `${k}:${v}`).join(';'));
   const set = (name: string, value: unknown): void => {
-    const css = name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const css = cssName(name);
     if (value === null || value === undefined || value === '') properties.delete(css);
     else properties.set(css, String(value));
     write();
@@ -94,7 +99,7 @@ function styleOf(element: MiniElement): Record<string, unknown> {
     getPropertyValue: (name: string) => properties.get(name) ?? '',
   };
   return new Proxy(methods, {
-    get: (target, name) => (typeof name === 'string' && name in target ? target[name] : typeof name === 'string' ? (properties.get(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)) ?? '') : undefined),
+    get: (target, name) => (typeof name === 'string' && name in target ? target[name] : typeof name === 'string' ? (properties.get(cssName(name)) ?? '') : undefined),
     set: (_, name, value) => {
       if (typeof name === 'string') set(name, value);
       return true;

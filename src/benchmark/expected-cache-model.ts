@@ -1,23 +1,23 @@
 import type { ExpectedCacheConfig } from '../engine/expected-cache.js';
 import type { ExpectedCachePlan } from '../options/run-plan.js';
-import { fetchKvCapacity } from '../server-metrics/kv-capacity.js';
+import { readKvCapacity } from '../server-metrics/kv-capacity.js';
 import type { ExpectedCacheModelDescription } from '../metrics/prefix-cache-tally.js';
 
 /**
  * The expected-cache model of a run: --kv-cache-tokens when given, else the server's KV capacity when its /metrics
- * states it (vLLM's `cache_config_info`), else infinite. Reads /metrics once, bounded; a failure means infinite.
+ * states it (vLLM's `cache_config_info`), else infinite. `metricsPage`: the server's /metrics page as engine detection
+ * read it (undefined when it got none: the model is then infinite).
  */
-export async function expectedCacheModel(
+export function expectedCacheModel(
   plan: ExpectedCachePlan,
-  metricsUrl: string,
-  headers: Readonly<Record<string, string>>,
+  metricsPage: string | undefined,
   warn: (message: string) => void,
-): Promise<{ config: ExpectedCacheConfig; description: ExpectedCacheModelDescription }> {
+): { config: ExpectedCacheConfig; description: ExpectedCacheModelDescription } {
   const blockSize = plan.blockSize;
   let tokens = plan.capacityTokens;
   let source: string | null = tokens === undefined ? null : '--kv-cache-tokens';
   if (tokens === undefined) {
-    const server = await fetchKvCapacity(metricsUrl, { ...headers });
+    const server = metricsPage === undefined ? undefined : readKvCapacity(metricsPage);
     if (server !== undefined) {
       tokens = server.blocks * server.blockSize;
       source = server.source;

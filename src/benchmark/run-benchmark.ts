@@ -18,7 +18,7 @@ import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scra
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
 import { expectedCacheModel } from './expected-cache-model.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
-import { detectEngine, type EngineInfo } from '../server-engine/detect.js';
+import { probeEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { resolveServedModel } from './model-check.js';
 import { analyzeAggregate, scheduleWarning, type RunAnalysis } from '../metrics/run-analysis.js';
@@ -219,9 +219,10 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const metricsUrl = scrapeUrl(target, url);
     // Bounded GETs that never fail the run (issue #12, part 2); the auth goes in the headers, never in a URL.
     const probeMetricsUrl = metricsUrl === undefined ? undefined : (splitUrlTextCredentials(metricsUrl)?.url.href ?? metricsUrl);
-    const serverEngine = await detectEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, signal: hooks.signal });
+    // Detection reads /metrics (the --scrape-metrics URL, or <root>/metrics); the KV capacity is read from that page.
+    const { engine: serverEngine, metrics: metricsPage } = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, signal: hooks.signal });
     const model = resolveServedModel(target, models, shownUrl, serverEngine.name, warn);
-    const cacheModel = await expectedCacheModel(plan.expectedCache, probeMetricsUrl ?? `${rootUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/metrics`, client.authHeaders, warn);
+    const cacheModel = expectedCacheModel(plan.expectedCache, metricsPage?.status === 200 ? metricsPage.text : undefined, warn);
     const expectedCache = cacheModel.config;
     if (workers > 1) cacheModel.description.scope = 'per-worker';
     hooks.onStart?.({

@@ -52,12 +52,23 @@ const METRIC_PREFIXES: readonly [string, EngineName][] = [
   ['chatload_sim_', 'chatload-sim'],
 ];
 
+/** What {@link probeEngine} found: the engine, and the /metrics page it read (undefined when that probe got no answer). */
+export interface EngineProbe {
+  engine: EngineInfo;
+  metrics: ProbeAnswer | undefined;
+}
+
 /**
  * Finds out which engine serves `rootUrl`, with a few bounded GETs sent at once (/v1/models, /version, /metrics,
  * /info, /props; then /server_info for SGLang's version). Never throws and never fails the run: with no clue the
  * engine is `unknown`. Sends GETs only.
  */
 export async function detectEngine(options: DetectEngineOptions): Promise<EngineInfo> {
+  return (await probeEngine(options)).engine;
+}
+
+/** {@link detectEngine}, also giving the /metrics page it read, so that a run reads the server's KV capacity from it rather than asking again. */
+export async function probeEngine(options: DetectEngineOptions): Promise<EngineProbe> {
   const http = new ProbeHttp({ rootUrl: options.rootUrl, headers: options.headers, timeoutMs: options.timeoutMs, signal: options.signal });
   try {
     const ok = (result: ProbeAnswer | ProbeFailure): ProbeAnswer | undefined => (answered(result) ? result : undefined);
@@ -73,7 +84,7 @@ export async function detectEngine(options: DetectEngineOptions): Promise<Engine
       const [current, deprecated] = (await Promise.all([http.get('/server_info'), http.get('/get_server_info')])).map(ok);
       engineVersion = jsonVersion(current) ?? jsonVersion(deprecated);
     }
-    return { name, version: engineVersion, detected_by: clues.filter((c) => c.engine === name).map((c) => c.evidence) };
+    return { engine: { name, version: engineVersion, detected_by: clues.filter((c) => c.engine === name).map((c) => c.evidence) }, metrics };
   } finally {
     await http.close();
   }

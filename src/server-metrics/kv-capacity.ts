@@ -1,5 +1,3 @@
-import { request } from '../util/undici.js';
-
 /** A server's KV cache capacity, as its /metrics states it. */
 export interface ServerKvCapacity {
   /** KV blocks. */
@@ -27,15 +25,4 @@ export function readKvCapacity(text: string): ServerKvCapacity | undefined {
     if (blocks !== undefined && blockSize !== undefined && blocks > 0 && blockSize > 0) return { blocks, blockSize, source: 'vllm:cache_config_info' };
   }
   return undefined;
-}
-
-/** GETs `url` (a /metrics page) once, within `timeoutMs`, and reads the KV capacity from it; undefined on any failure. */
-export async function fetchKvCapacity(url: string, headers: Record<string, string>, timeoutMs = 5000): Promise<ServerKvCapacity | undefined> {
-  try {
-    const response = await request(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
-    const text = await response.body.text();
-    return response.statusCode === 200 ? readKvCapacity(text) : undefined;
-  } catch {
-    return undefined;
-  }
 }

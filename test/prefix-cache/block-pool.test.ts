@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { BlockHashChain, blockHashes } from '../../src/prefix-cache/block-hash.js';
 import { BlockPool } from '../../src/prefix-cache/block-pool.js';
-import { fetchKvCapacity, readKvCapacity } from '../../src/server-metrics/kv-capacity.js';
+import { readKvCapacity } from '../../src/server-metrics/kv-capacity.js';
+import { probeEngine } from '../../src/server-engine/detect.js';
 
 test('BlockPool: the longest cached prefix hits; LRU evicts the least recently released, a tail before its head', () => {
   const pool = new BlockPool<number>(4);
@@ -69,8 +70,13 @@ test("the server's KV capacity read from vLLM's cache_config_info (a test server
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const { port } = server.address() as AddressInfo;
-    assert.equal((await fetchKvCapacity(`http://127.0.0.1:${port}/metrics`, {}))?.blocks, 27153);
-    assert.equal(await fetchKvCapacity(`http://127.0.0.1:${port}/nothing`, {}), undefined);
+    // A run reads the capacity from the /metrics page engine detection fetched (run-benchmark.ts), not by asking again.
+    const found = await probeEngine({ rootUrl: `http://127.0.0.1:${port}` });
+    assert.equal(found.metrics?.status, 200);
+    assert.equal(readKvCapacity(found.metrics!.text)?.blocks, 27153);
+    assert.equal(found.engine.name, 'vllm');
+    const elsewhere = await probeEngine({ rootUrl: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${port}/nothing` });
+    assert.equal(elsewhere.metrics?.status, 404);
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }

@@ -5,7 +5,7 @@ import { decodeFromCompressedBase64, encodeIntoCompressedBase64 } from 'hdr-hist
 import { JsHistogram } from 'hdr-histogram-js/dist/JsHistogram.js';
 import type { RequestRecord } from './record.js';
 import { recordFast } from './hdr-fast.js';
-import { percentileKey, type Stats, type StatField } from './stats.js';
+import { NO_EXTRA_PERCENTILES, percentileKey, type Stats, type StatField } from './stats.js';
 
 /** Values are recorded in whole microseconds: HDR histograms count integers. */
 const US_PER_MS = 1000;
@@ -126,7 +126,7 @@ export class LatencyHistogram {
   }
 
   /** Statistics of the values recorded (same shape as describe()); null when there are none. See the class comment. */
-  stats(extra: readonly number[] = []): Stats | null {
+  stats(extra: readonly number[] = NO_EXTRA_PERCENTILES): Stats | null {
     const n = this.#count;
     if (n === 0) return null;
     // The ranks numpy's linear method reads for each percentile, then one pass over the buckets finds their values.
@@ -160,7 +160,7 @@ export class LatencyHistogram {
       return t >= 0.5 ? upper - (upper - lower) * (1 - t) : lower + (upper - lower) * t;
     };
     for (const [key, p] of STATS_PERCENTILES) out[key] = at(p);
-    if (extra.length > 0) out.percentiles = Object.fromEntries(extra.map((p) => [percentileKey(p), at(p)]));
+    if (extra !== NO_EXTRA_PERCENTILES && extra.length > 0) out.percentiles = Object.fromEntries(extra.map((p) => [percentileKey(p), at(p)]));
     return out;
   }
 

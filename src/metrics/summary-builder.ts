@@ -1,7 +1,7 @@
 import { CONTEXT_EDGES, contextBucket, contextRange } from './context-buckets.js';
 import { hasSlos, type Slos } from './goodput.js';
 import type { HistogramMetric, LatencyHistogram } from './histogram.js';
-import type { Stats } from './stats.js';
+import { NO_EXTRA_PERCENTILES, type Stats } from './stats.js';
 import { SummaryCounters, type SerializedSummaryCounters } from './summary-counters.js';
 import type { ContextBucket, Summary, SummaryInput, SummaryMetrics } from './summary-types.js';
 import { ValueSet, type SerializedValueSet } from './value-set.js';
@@ -132,7 +132,7 @@ export class SummaryBuilder {
 
   /** The Summary of what was added; `warmupExcluded` is the caller's count of records left out. */
   summary(warmupExcluded: number): Summary {
-    const metrics: SummaryMetrics = Object.fromEntries(SUMMARY_METRICS.map((m) => [m, this.#sets[m].stats(LATENCY_METRICS.has(m) ? this.#percentiles : [])])) as Record<Metric, Stats | null>;
+    const metrics: SummaryMetrics = Object.fromEntries(SUMMARY_METRICS.map((m) => [m, this.#sets[m].stats(LATENCY_METRICS.has(m) ? this.#percentiles : NO_EXTRA_PERCENTILES)])) as Record<Metric, Stats | null>;
     const byContext: ContextBucket[] = [];
     this.#byContext.forEach((set, b) => {
       if (set.count > 0) byContext.push({ ...contextRange(b), count: set.count, ttft_ms: set.stats() });

@@ -1,5 +1,5 @@
 import { LatencyHistogram, type SerializedHistogram } from './histogram.js';
-import { describe, type Stats } from './stats.js';
+import { describe, NO_EXTRA_PERCENTILES, type Stats } from './stats.js';
 
 /** A ValueSet as toJSON() writes it: its exact values, or its histogram. */
 export type SerializedValueSet = { values: number[] } | { histogram: SerializedHistogram };
@@ -66,7 +66,7 @@ export class ValueSet {
   }
 
   /** Statistics of the values, with the `extra` percentiles too; null when there are none. */
-  stats(extra: readonly number[] = []): Stats | null {
+  stats(extra: readonly number[] = NO_EXTRA_PERCENTILES): Stats | null {
     return this.#values !== null ? describe(this.#values, extra) : this.#histogram!.stats(extra);
   }
 

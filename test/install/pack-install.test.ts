@@ -7,11 +7,11 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { ensureDist } from '../helpers/dist.js';
+import { REPO_ROOT } from '../helpers/repo.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPO_ROOT;
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
 /** The installed size limit with default features (issue 18). */
 const MAX_INSTALLED_BYTES = 40 * 1024 * 1024;

@@ -12,7 +12,6 @@ import { mkdirSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureDistTest } from './dist-test.js';
 import { REPO_ROOT } from './repo.js';
 
 const root = REPO_ROOT;
@@ -113,5 +112,7 @@ export function ensureDist(): void {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   ensureDist();
+  // Imported here only: the test processes that import this file for DIST_CLI need not load esbuild.
+  const { ensureDistTest } = await import('./dist-test.js');
   ensureDistTest();
 }

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'chatload-results/'] },
+  { ignores: ['dist/', 'dist-test/', 'node_modules/', 'chatload-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

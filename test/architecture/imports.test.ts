@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, test } from 'node:test';
 import ts from 'typescript';
+import { repoPath } from '../helpers/repo.js';
 
 /** One folder of src/ (or the top-level `index.ts`) and what it may import besides itself. */
 interface Layer {
@@ -64,7 +65,7 @@ const LAYERS: readonly Layer[] = [
   { folder: 'index.ts', why: 'the library API: every part but the CLI', may: ['benchmark', 'client', 'conversation', 'engine', 'errors', 'metrics', 'options', 'sim', 'tokenizer'] },
 ];
 
-const src = resolve(import.meta.dirname, '..', '..', 'src');
+const src = repoPath('src');
 
 /** One import of one src/ file: the file it names, and whether it names types only. */
 interface Import {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { DATA_MARK_LABELS } from '../../src/report/charts.js';
@@ -16,10 +16,11 @@ import { writeFileSync } from 'node:fs';
 import { writeRunReports } from '../../src/report/write-reports.js';
 import { browserSkipReason, launchChromium } from '../helpers/browser.js';
 import { XSS, syntheticRecords, writeRunDir } from '../helpers/report-fixtures.js';
+import { repoPath } from '../helpers/repo.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** Screenshots go here (gitignored), so a person can look at what the test saw. */
-const OUTPUT_DIR = fileURLToPath(new URL('../../test-output/', import.meta.url));
+const OUTPUT_DIR = repoPath('test-output');
 
 const skip = browserSkipReason();
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { closedPort, jsonStatus, MODELS_RESPONSE, startFixedTimingServer, startScriptedServer } from '../helpers/scripted-server.js';
 import { runCli } from '../helpers/cli.js';
 import { syntheticConversations } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
+import { FIXTURES } from '../helpers/tokenizers.js';
 
 /** A bad-input run: exit 2, one line on stderr, no stack trace. */
 function assertOneLineError(result: { code: number | null; stderr: string }, pattern: RegExp): void {
@@ -80,8 +80,8 @@ describe('chatload run: reference conventions', () => {
   test('--generate-only writes the dataset the run would replay and contacts no server', { timeout: 60_000 }, async () => {
     const dir = tempDir('cli-generate-only');
     const config = join(dir, 'gen.json');
-    const fixture = JSON.parse(readFileSync(new URL('../fixtures/generate_multi_turn.json', import.meta.url), 'utf8')) as Record<string, unknown>;
-    writeFileSync(config, JSON.stringify({ ...fixture, num_conversations: 3, text_files: [fileURLToPath(new URL('../fixtures/corpus-voyage.txt', import.meta.url))] }));
+    const fixture = JSON.parse(readFileSync(join(FIXTURES, 'generate_multi_turn.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(config, JSON.stringify({ ...fixture, num_conversations: 3, text_files: [join(FIXTURES, 'corpus-voyage.txt')] }));
     const out = join(dir, 'conversations.json');
     // A URL nothing listens on: the run would fail on it, generate-only never goes there.
     const result = await runCli(['run', '-i', config, '-o', out, '--generate-only', '-u', `http://127.0.0.1:${await closedPort()}`]);

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
@@ -10,12 +9,13 @@ import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { defaultTokenCounter, encodePrompt } from '../../src/tokenizer/index.js';
 import { writeDataset } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
+import { FIXTURES } from '../helpers/tokenizers.js';
 
 /** The reference's generate_multi_turn.json (500-token common prefix), on the corpus shipped with the tests. */
 function referenceConfig(dir: string, conversations: number): string {
-  const fixture = JSON.parse(readFileSync(new URL('../fixtures/generate_multi_turn.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+  const fixture = JSON.parse(readFileSync(join(FIXTURES, 'generate_multi_turn.json'), 'utf8')) as Record<string, unknown>;
   const path = join(dir, 'generate_multi_turn.json');
-  writeFileSync(path, JSON.stringify({ ...fixture, num_conversations: conversations, text_files: [fileURLToPath(new URL('../fixtures/corpus-voyage.txt', import.meta.url))] }));
+  writeFileSync(path, JSON.stringify({ ...fixture, num_conversations: conversations, text_files: [join(FIXTURES, 'corpus-voyage.txt')] }));
   return path;
 }
 

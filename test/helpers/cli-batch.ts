@@ -2,16 +2,17 @@
 // compiled CLI's own `main()` (the same function dist/cli/entry.js calls) with stdout and stderr captured
 // separately, in cli-batch-child.mjs. A process costs ~0.4 s of CPU to start; a batch of 30 bad inputs costs one.
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { CliResult } from './cli.js';
 import { ensureDist } from './dist.js';
+import { repoPath } from './repo.js';
 
 ensureDist();
 
 /** One command line's outcome: the code main() returned, and what it wrote. */
 export type BatchResult = Omit<CliResult, 'signal'>;
 
-const childScript = fileURLToPath(new URL('./cli-batch-child.mjs', import.meta.url));
+/** In the repository (tests compiled into dist-test/ have no copy of it: it imports ../../dist/ from test/helpers/). */
+const childScript = repoPath('test', 'helpers', 'cli-batch-child.mjs');
 
 /** Runs every argv list through main() in one child process (killed after `timeoutMs`), in order. */
 export function runCliBatch(argvs: readonly (readonly string[])[], options: { timeoutMs?: number; cwd?: string } = {}): Promise<BatchResult[]> {

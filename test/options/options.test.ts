@@ -10,8 +10,9 @@ import { ConfigError } from '../../src/errors/index.js';
 import { inputDocComment, renderOptionsDoc } from '../../src/options/docs.js';
 import { RUN_OPTIONS } from '../../src/options/run-options.js';
 import { planRun, type RunPlan } from '../../src/options/run-plan.js';
+import { REPO_ROOT } from '../helpers/repo.js';
 
-const root = join(import.meta.dirname, '..', '..');
+const root = REPO_ROOT;
 // The command line also reads these (commander's .env()): the comparisons with library input must not see them.
 delete process.env.OPENAI_API_KEY;
 delete process.env.MULTITURN_BENCH_MAX_RETRIES;

@@ -21,8 +21,12 @@ import { Worker } from 'node:worker_threads';
 /** Bodies larger than this (bytes) are parsed in the worker; smaller ones on the loop (well under a millisecond). */
 export const WORKER_PARSE_BYTES = 1024 * 1024;
 
-/** Strings longer than this (UTF-16 code units) come back from the worker as UTF-8 bytes, not in the clone. */
-export const LARGE_STRING_CHARS = 64 * 1024;
+/**
+ * Strings longer than this (UTF-16 code units) come back from the worker as UTF-8 bytes, not in the clone. Small,
+ * because many mid-sized strings cost the clone as much as one of their total size: a body of 300 tool results of
+ * 10 kB held the loop ~4 ms in the clone's deserialization, as one 3 MB content did.
+ */
+export const LARGE_STRING_CHARS = 4 * 1024;
 
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');

@@ -75,8 +75,11 @@ parentPort.on('message', ({ id, bytes }) => {
   }
   let total = 0;
   for (const f of found) total += Buffer.byteLength(f.text, 'utf8');
-  const utf8 = new Uint8Array(total);
-  const writer = Buffer.from(utf8.buffer);
+  // Written over the body's own bytes, which are no longer needed, and sent back: no new buffer per request. A
+  // string's UTF-8 is never longer than its JSON (an escape is longer than the character it stands for), unless the
+  // body held invalid UTF-8 (each bad byte decodes as a 3-byte U+FFFD): then a new buffer.
+  const utf8 = total <= bytes.buffer.byteLength ? new Uint8Array(bytes.buffer, 0, total) : new Uint8Array(total);
+  const writer = Buffer.from(utf8.buffer, 0, total);
   const ends = [];
   let at = 0;
   for (const f of found) {

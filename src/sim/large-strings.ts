@@ -3,14 +3,19 @@ import type { LargeString } from './json-worker.js';
 
 /*
  * A parsed body's large strings put back in place (issue #14): the JSON worker sends each string over
- * LARGE_STRING_CHARS as UTF-8 bytes (json-worker.ts), and the loop decodes them here, PIECE_BYTES at a time with the
- * loop let go between, never a whole 3 MB string in one piece. A string where the request's reader takes parts (a
- * chat message's content: `PiecesAt`) stays as those pieces, a PartsText that the prompt's rendering and the tokenizer
- * read without ever joining it; anywhere else its pieces are joined into one string (one copy of its length).
+ * LARGE_STRING_CHARS as UTF-8 bytes (json-worker.ts), and the loop decodes them here, at most PIECE_BYTES at a time
+ * with the loop let go between. A string longer than one piece, where the request's reader takes parts (a chat
+ * message's content: `PiecesAt`), stays as its pieces, a PartsText that the prompt's rendering and the tokenizer read
+ * without ever joining it; anywhere else its pieces are joined into one string (one copy of its length).
  */
 
-/** UTF-8 bytes decoded per slice of work: ~0.1-0.5 ms for ASCII text. */
-export const PIECE_BYTES = 256 * 1024;
+/**
+ * UTF-8 bytes decoded per slice of work: ~1-2 ms for 3 MB of ASCII, in place of the clone's 3-5 ms. Not smaller:
+ * decoded in pieces of 256 kB (0.1-0.5 ms each), a 3 MB content made the simulator run 2-6 mark-compacts per ten such
+ * requests instead of one (young large objects, each promoted on its own; the same when the pieces were joined), and
+ * at a load of 5-15 their pauses (10-70 ms, waiting for the collector's helper threads) were the longest stalls.
+ */
+export const PIECE_BYTES = 4 * 1024 * 1024;
 
 /** Whether the large string at `path` may come as a PartsText (its reader takes one there) rather than a string. */
 export type PiecesAt = (path: readonly (string | number)[]) => boolean;
@@ -28,22 +33,22 @@ function pieceEnd(utf8: Uint8Array, start: number, end: number): number {
 }
 
 /**
- * Decodes `strings` in order, each as its pieces of at most PIECE_BYTES bytes, cut between characters (a 4-byte
- * character, a surrogate pair in UTF-16, is never split), letting the loop go once PIECE_BYTES have been decoded
+ * Decodes `strings` in order, each as its pieces of at most `pieceBytes` bytes, cut between characters (a 4-byte
+ * character, a surrogate pair in UTF-16, is never split), letting the loop go once `pieceBytes` have been decoded
  * since it last went (strings shorter than that share a turn); `done` gets each string's pieces.
  */
-async function decodeAll(strings: readonly LargeString[], done: (s: LargeString, pieces: string[]) => void): Promise<void> {
+async function decodeAll(strings: readonly LargeString[], pieceBytes: number, done: (s: LargeString, pieces: string[]) => void): Promise<void> {
   let sinceTurn = 0;
   for (const s of strings) {
     const { utf8 } = s;
     const view = Buffer.from(utf8.buffer, utf8.byteOffset, utf8.byteLength);
     const pieces: string[] = [];
     for (let start = 0; start < utf8.length; ) {
-      if (sinceTurn >= PIECE_BYTES) {
+      if (sinceTurn >= pieceBytes) {
         sinceTurn = 0;
         await letLoopGo();
       }
-      const end = pieceEnd(utf8, start, start + PIECE_BYTES);
+      const end = pieceEnd(utf8, start, start + pieceBytes);
       pieces.push(view.toString('utf8', start, end));
       sinceTurn += end - start;
       start = end;
@@ -55,10 +60,11 @@ async function decodeAll(strings: readonly LargeString[], done: (s: LargeString,
 /**
  * `value` with each of `strings` put back at its path: a PartsText of its pieces where `piecesAt` says its reader
  * takes one (and it has more than one piece), a string elsewhere. Returns the value (a new one when it is the string).
+ * `pieceBytes` (at least 4): for tests.
  */
-export async function placeLargeStrings(value: unknown, strings: readonly LargeString[], piecesAt: PiecesAt = NOWHERE): Promise<unknown> {
+export async function placeLargeStrings(value: unknown, strings: readonly LargeString[], piecesAt: PiecesAt = NOWHERE, pieceBytes = PIECE_BYTES): Promise<unknown> {
   let root = value;
-  await decodeAll(strings, (s, pieces) => {
+  await decodeAll(strings, pieceBytes, (s, pieces) => {
     const text = pieces.length > 1 && piecesAt(s.path) ? new PartsText(pieces) : pieces.join('');
     if (s.path.length === 0) {
       root = text;

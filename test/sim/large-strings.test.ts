@@ -15,11 +15,14 @@ import { raw } from './sim-http.js';
 /** A surrogate without its pair: what a character split between two pieces would leave. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/u;
 
-/** Parses `text` in the worker and puts its large strings back, as readJsonBody does. */
-async function viaWorker(text: string, piecesAt?: Parameters<typeof placeLargeStrings>[2]): Promise<{ value: unknown; taken: number }> {
+/** Parses `text` in the worker and puts its large strings back, as readJsonBody does (in pieces of `pieceBytes`). */
+async function viaWorker(text: string, piecesAt?: Parameters<typeof placeLargeStrings>[2], pieceBytes?: number): Promise<{ value: unknown; taken: number }> {
   const parse = await parseJsonInWorker(Buffer.from(text));
-  return { value: await placeLargeStrings(parse.value, parse.large, piecesAt), taken: parse.large.length };
+  return { value: await placeLargeStrings(parse.value, parse.large, piecesAt, pieceBytes), taken: parse.large.length };
 }
+
+/** A small piece, so that boundaries are many and cheap to reach. */
+const PIECE = 1000;
 
 /** Pads `text` with ASCII to over WORKER_PARSE_BYTES as JSON, so that it goes to the worker. */
 function workerSized(value: Record<string, unknown>): string {
@@ -31,16 +34,16 @@ describe('large strings from the JSON worker', () => {
     for (const char of ['a', 'é', '中', '😀']) {
       for (let shift = 0; shift < 4; shift++) {
         // A run of the character that crosses the first piece boundary at each byte of it.
-        const content = `${'x'.repeat(PIECE_BYTES - 6 + shift)}${char.repeat(8)}${'y '.repeat(PIECE_BYTES / 2)}${char.repeat(3)}`;
+        const content = `${'x'.repeat(PIECE - 6 + shift)}${char.repeat(8)}${'y '.repeat(LARGE_STRING_CHARS)}${char.repeat(3)}`;
         const text = workerSized({ messages: [{ role: 'user', content }] });
-        const { value, taken } = await viaWorker(text);
+        const { value, taken } = await viaWorker(text, undefined, PIECE);
         assert.equal(taken, 2, 'the content and the padding go as bytes');
         assert.deepEqual(value, JSON.parse(text));
-        const inPieces = (await viaWorker(text, piecesAtFor('chat'))).value as { messages: { content: unknown }[] };
+        const inPieces = (await viaWorker(text, piecesAtFor('chat'), PIECE)).value as { messages: { content: unknown }[] };
         const pieces = inPieces.messages[0]!.content;
         assert.ok(pieces instanceof PartsText, 'a chat content over a piece comes as its pieces');
         assert.equal(pieces.slice(0), content);
-        assert.ok(pieces.parts.length >= 2);
+        assert.ok(pieces.parts.length >= 8);
         for (const part of pieces.parts) assert.ok(!LONE_SURROGATE.test(part), `${char} at shift ${shift}: no character split between pieces`);
       }
     }
@@ -71,9 +74,9 @@ describe('large strings from the JSON worker', () => {
   });
 
   test('only a chat content or a completion prompt may stay in pieces; validation sees the same values', { timeout: 30_000 }, async () => {
-    const big = 'word é '.repeat(PIECE_BYTES / 2);
+    const big = 'word é '.repeat(LARGE_STRING_CHARS);
     const chat = workerSized({ model: big, messages: [{ role: 'user', content: big }, { role: 'user', content: [{ type: 'text', text: big }] }] });
-    const value = (await viaWorker(chat, piecesAtFor('chat'))).value as { model: unknown; messages: { content: unknown }[]; pad: unknown };
+    const value = (await viaWorker(chat, piecesAtFor('chat'), PIECE)).value as { model: unknown; messages: { content: unknown }[]; pad: unknown };
     assert.equal(value.model, big);
     assert.equal(value.pad, 'p'.repeat(WORKER_PARSE_BYTES));
     assert.ok(value.messages[0]!.content instanceof PartsText);
@@ -82,7 +85,7 @@ describe('large strings from the JSON worker', () => {
     assert.equal(params.model, big);
     const content = params.messages![0]!.content as { type: string; text: string }[];
     assert.equal(content.map((p) => p.text).join(''), big);
-    const completion = (await viaWorker(workerSized({ prompt: [big] }), piecesAtFor('completion'))).value;
+    const completion = (await viaWorker(workerSized({ prompt: [big] }), piecesAtFor('completion'), PIECE)).value;
     const prompt = parseGenerationBody(completion, 'completion').prompt;
     assert.ok(prompt instanceof PartsText);
     assert.equal(prompt.slice(0), big);
@@ -112,9 +115,9 @@ describe('large strings from the JSON worker', () => {
       await sim.close();
     });
 
-    test('a chat content and a completion prompt over the threshold count the tokens of the string', { timeout: 60_000 }, async () => {
-      const content = 'The quick brown fox é 😀 jumps. '.repeat(40_000);
-      assert.ok(Buffer.byteLength(content) > WORKER_PARSE_BYTES);
+    test('a chat content and a completion prompt over a piece count the tokens of the string', { timeout: 60_000 }, async () => {
+      const content = 'The quick brown fox é 😀 jumps. '.repeat(130_000);
+      assert.ok(Buffer.byteLength(content) > PIECE_BYTES, 'in pieces');
       const messages = [{ role: 'user' as const, content }];
       const chat = await raw(sim.url, '/v1/chat/completions', { model: 'chatload-sim', messages, max_tokens: 2 });
       assert.equal(chat.status, 200, chat.body.slice(0, 300));

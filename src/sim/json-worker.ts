@@ -86,7 +86,7 @@ parentPort.on('message', ({ id, bytes }) => {
     at += writer.write(f.text, at, 'utf8');
     ends.push(at);
   }
-  parentPort.postMessage({ id, value: holder[0], paths: found.map((f) => f.path.slice(1)), ends, utf8 }, [utf8.buffer]);
+  parentPort.postMessage({ id, value: holder[0], paths: found.map((f) => f.path.slice(1)), ends, chars: found.map((f) => f.text.length), utf8 }, [utf8.buffer]);
 });
 `;
 
@@ -97,6 +97,7 @@ interface Reply {
   /** The large strings taken out of `value`: each one's path, and where its bytes end in `utf8`. */
   paths?: (string | number)[][];
   ends?: number[];
+  chars?: number[];
   utf8?: Uint8Array;
 }
 
@@ -105,6 +106,8 @@ export interface LargeString {
   /** Keys and indices from the value's root to the string; [] for a value that is the string itself. */
   readonly path: readonly (string | number)[];
   readonly utf8: Uint8Array;
+  /** Its length in UTF-16 code units: that of its bytes when it is ASCII. */
+  readonly chars: number;
 }
 
 /** A body parsed in the worker: its value with its large strings taken out, and those strings. */
@@ -164,7 +167,7 @@ function largeStrings(reply: Reply): LargeString[] {
     const end = reply.ends![i]!;
     const utf8 = reply.utf8!.subarray(start, end);
     start = end;
-    return { path, utf8 };
+    return { path, utf8, chars: reply.chars![i]! };
   });
 }
 

@@ -10,12 +10,18 @@ import type { LargeString } from './json-worker.js';
  */
 
 /**
- * UTF-8 bytes decoded per slice of work: ~1-2 ms for 3 MB of ASCII, in place of the clone's 3-5 ms. Not smaller:
- * decoded in pieces of 256 kB (0.1-0.5 ms each), a 3 MB content made the simulator run 2-6 mark-compacts per ten such
- * requests instead of one (young large objects, each promoted on its own; the same when the pieces were joined), and
- * at a load of 5-15 their pauses (10-70 ms, waiting for the collector's helper threads) were the longest stalls.
+ * Bytes of a non-ASCII string decoded per slice of work: UTF-8 with multi-byte characters decodes at ~3 ms per MB
+ * (a 3.9 MB content: 12 ms in one piece), so ~0.8 ms.
  */
-export const PIECE_BYTES = 4 * 1024 * 1024;
+export const PIECE_BYTES = 256 * 1024;
+
+/**
+ * Bytes of an ASCII string decoded per slice of work: ~0.75 ms per MB (a 3 MB content: 2.3 ms, against the clone's
+ * 3-5 ms). Not 256 kB: decoded in pieces of 256 kB (or 1 MB), a 3 MB content made the simulator run 2-7
+ * mark-compacts per ten such requests instead of one (the same when the pieces were joined), whose pauses at a load
+ * of 5-15 (10-80 ms, waiting for the collector's helper threads) were the longest stalls.
+ */
+export const ASCII_PIECE_BYTES = 4 * 1024 * 1024;
 
 /** Whether the large string at `path` may come as a PartsText (its reader takes one there) rather than a string. */
 export type PiecesAt = (path: readonly (string | number)[]) => boolean;
@@ -33,14 +39,16 @@ function pieceEnd(utf8: Uint8Array, start: number, end: number): number {
 }
 
 /**
- * Decodes `strings` in order, each as its pieces of at most `pieceBytes` bytes, cut between characters (a 4-byte
- * character, a surrogate pair in UTF-16, is never split), letting the loop go once `pieceBytes` have been decoded
- * since it last went (strings shorter than that share a turn); `done` gets each string's pieces.
+ * Decodes `strings` in order, each as its pieces of at most `sizes.ascii` bytes (an ASCII string) or `sizes.other`,
+ * cut between characters (a 4-byte character, a surrogate pair in UTF-16, is never split), letting the loop go before
+ * a piece once a piece's worth has been decoded since it last went (short strings share a turn); `done` gets each
+ * string's pieces.
  */
-async function decodeAll(strings: readonly LargeString[], pieceBytes: number, done: (s: LargeString, pieces: string[]) => void): Promise<void> {
+async function decodeAll(strings: readonly LargeString[], sizes: PieceSizes, done: (s: LargeString, pieces: string[]) => void): Promise<void> {
   let sinceTurn = 0;
   for (const s of strings) {
     const { utf8 } = s;
+    const pieceBytes = utf8.length === s.chars ? sizes.ascii : sizes.other;
     const view = Buffer.from(utf8.buffer, utf8.byteOffset, utf8.byteLength);
     const pieces: string[] = [];
     for (let start = 0; start < utf8.length; ) {
@@ -57,14 +65,22 @@ async function decodeAll(strings: readonly LargeString[], pieceBytes: number, do
   }
 }
 
+/** Bytes per piece: of an ASCII string, of any other. At least 4 (a character's longest UTF-8 form). */
+export interface PieceSizes {
+  ascii: number;
+  other: number;
+}
+
+const PIECE_SIZES: PieceSizes = { ascii: ASCII_PIECE_BYTES, other: PIECE_BYTES };
+
 /**
  * `value` with each of `strings` put back at its path: a PartsText of its pieces where `piecesAt` says its reader
  * takes one (and it has more than one piece), a string elsewhere. Returns the value (a new one when it is the string).
- * `pieceBytes` (at least 4): for tests.
+ * `sizes`: for tests.
  */
-export async function placeLargeStrings(value: unknown, strings: readonly LargeString[], piecesAt: PiecesAt = NOWHERE, pieceBytes = PIECE_BYTES): Promise<unknown> {
+export async function placeLargeStrings(value: unknown, strings: readonly LargeString[], piecesAt: PiecesAt = NOWHERE, sizes = PIECE_SIZES): Promise<unknown> {
   let root = value;
-  await decodeAll(strings, pieceBytes, (s, pieces) => {
+  await decodeAll(strings, sizes, (s, pieces) => {
     const text = pieces.length > 1 && piecesAt(s.path) ? new PartsText(pieces) : pieces.join('');
     if (s.path.length === 0) {
       root = text;

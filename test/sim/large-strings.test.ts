@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { LARGE_STRING_CHARS, parseJsonInWorker, WORKER_PARSE_BYTES } from '../../src/sim/json-worker.js';
-import { PIECE_BYTES, placeLargeStrings } from '../../src/sim/large-strings.js';
+import { ASCII_PIECE_BYTES, PIECE_BYTES, placeLargeStrings } from '../../src/sim/large-strings.js';
 import { encodeSimMessages, encodeSimMessagesYielding } from '../../src/sim/prompt-ids.js';
 import { piecesAtFor, parseGenerationBody } from '../../src/sim/request-parse.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
@@ -18,7 +18,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 /** Parses `text` in the worker and puts its large strings back, as readJsonBody does (in pieces of `pieceBytes`). */
 async function viaWorker(text: string, piecesAt?: Parameters<typeof placeLargeStrings>[2], pieceBytes?: number): Promise<{ value: unknown; taken: number }> {
   const parse = await parseJsonInWorker(Buffer.from(text));
-  return { value: await placeLargeStrings(parse.value, parse.large, piecesAt, pieceBytes), taken: parse.large.length };
+  const sizes = pieceBytes === undefined ? undefined : { ascii: pieceBytes, other: pieceBytes };
+  return { value: await placeLargeStrings(parse.value, parse.large, piecesAt, sizes), taken: parse.large.length };
 }
 
 /** A small piece, so that boundaries are many and cheap to reach. */
@@ -91,6 +92,17 @@ describe('large strings from the JSON worker', () => {
     assert.equal(prompt.slice(0), big);
   });
 
+  test('an ASCII string is cut into pieces of its own size, any other into the smaller ones', { timeout: 30_000 }, async () => {
+    assert.ok(ASCII_PIECE_BYTES > PIECE_BYTES);
+    const ascii = 'plain words '.repeat(25_000);
+    const other = 'mot accentué '.repeat(25_000);
+    const parse = await parseJsonInWorker(Buffer.from(workerSized({ messages: [{ role: 'user', content: ascii }, { role: 'user', content: other }] })));
+    const value = (await placeLargeStrings(parse.value, parse.large, piecesAtFor('chat'), { ascii: 100_000, other: 10_000 })) as { messages: { content: PartsText }[] };
+    assert.deepEqual(value.messages.map((m) => m.content.slice(0)), [ascii, other]);
+    assert.equal(value.messages[0]!.content.parts.length, Math.ceil(ascii.length / 100_000));
+    assert.ok(value.messages[1]!.content.parts.length >= Buffer.byteLength(other) / 10_000);
+  });
+
   test("a content in pieces is rendered and encoded as its string (the simulator's sliced encoding)", { timeout: 60_000 }, async () => {
     // Piece boundaries inside words, at spaces, next to markup-like text, and a tool call after the content.
     const text = 'It was the best of times, <|im_end|> it was   the worst of times.\n\n é 😀 '.repeat(40_000);
@@ -116,7 +128,7 @@ describe('large strings from the JSON worker', () => {
     });
 
     test('a chat content and a completion prompt over a piece count the tokens of the string', { timeout: 60_000 }, async () => {
-      const content = 'The quick brown fox é 😀 jumps. '.repeat(130_000);
+      const content = 'The quick brown fox é 😀 jumps. '.repeat(40_000);
       assert.ok(Buffer.byteLength(content) > PIECE_BYTES, 'in pieces');
       const messages = [{ role: 'user' as const, content }];
       const chat = await raw(sim.url, '/v1/chat/completions', { model: 'chatload-sim', messages, max_tokens: 2 });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JsonSyntaxError, parseJsonInWorker, WORKER_PARSE_BYTES } from './json-worker.js';
+import { placeLargeStrings, type PiecesAt } from './large-strings.js';
 
 /** Largest request body accepted, bytes (413 beyond). */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -134,15 +135,19 @@ function parseJsonBody(text: string): unknown {
 
 /**
  * Reads and parses a JSON request body; invalid JSON is a 400. A body over WORKER_PARSE_BYTES is decoded and parsed
- * in a worker thread (json-worker.ts): a 3 MB body held the loop ~10 ms (issue #14). Same value, same errors.
+ * in a worker thread (json-worker.ts): a 3 MB body held the loop ~10 ms (issue #14); its large strings come back as
+ * UTF-8 and are decoded in slices (large-strings.ts). Same value, same errors; but where `piecesAt` allows, a large
+ * string may come as a PartsText of its pieces (request-parse.ts says where its readers take one).
  */
-export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, piecesAt?: PiecesAt): Promise<unknown> {
   const bytes = await readBodyBytes(req);
   if (bytes.length <= WORKER_PARSE_BYTES) return parseJsonBody(bytes.toString('utf8'));
+  let parse;
   try {
-    return await parseJsonInWorker(bytes);
+    parse = await parseJsonInWorker(bytes);
   } catch (error) {
     if (error instanceof JsonSyntaxError) throw invalidJson(error.message);
     throw error;
   }
+  return placeLargeStrings(parse.value, parse.large, piecesAt);
 }

@@ -30,12 +30,18 @@ function hasImages(messages: readonly SimMessage[]): boolean {
   return messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'));
 }
 
-/** The messages with each image as a marker in its text (tool calls kept), and the images' URLs in marker order. */
-function flatten(messages: readonly SimMessage[]): { flat: ChatMessage[]; images: string[] } {
+/**
+ * The messages with each image as a marker in its text (tool calls kept), and the images' URLs in marker order. With
+ * `keepTextParts` (no images, a template that renders a message's text parts as their concatenation) a content of
+ * text parts is kept as it is: joined, a large content received in pieces (request-parse.ts) would be copied into one
+ * string in one piece when first read.
+ */
+function flatten(messages: readonly SimMessage[], keepTextParts = false): { flat: ChatMessage[]; images: string[] } {
   const images: string[] = [];
   const flat: ChatMessage[] = messages.map((m) => {
-    let text = '';
+    let text: ChatMessage['content'] = '';
     if (typeof m.content === 'string') text = m.content;
+    else if (keepTextParts) text = m.content.map((part) => ({ type: 'text', text: part.type === 'text' ? part.text : '' }));
     else {
       for (const part of m.content) {
         if (part.type === 'text') text += part.text;
@@ -67,11 +73,12 @@ export function encodeSimMessages(counter: TokenCounter, messages: readonly SimM
  * are encoded at once, between their images.
  */
 export async function encodeSimMessagesYielding(counter: TokenCounter, messages: readonly SimMessage[], tokensPerImage: number, tools?: readonly unknown[]): Promise<ArrayLike<number>> {
-  const { flat, images } = flatten(messages);
   const incremental = counter.template.incremental;
   if (!hasImages(messages) && incremental !== undefined) {
+    const { flat } = flatten(messages, true);
     return encodeIdsYielding(counter.tokenizer, new PartsText(promptParts(incremental, flat, tools, true)));
   }
+  const { flat, images } = flatten(messages);
   const rendered = counter.template.apply(flat, { addGenerationPrompt: true, tools });
   if (!hasImages(messages)) return encodeIdsYielding(counter.tokenizer, rendered);
   return withImages(counter, rendered, images, tokensPerImage);

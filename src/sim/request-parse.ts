@@ -1,5 +1,6 @@
-import type { ChatMessage, ToolCall } from '../tokenizer/index.js';
+import { PartsText, type ChatMessage, type ToolCall } from '../tokenizer/index.js';
 import { HttpError } from './http-util.js';
+import type { PiecesAt } from './large-strings.js';
 
 /** A content part the simulator reads: text, or an image (counted as `tokens_per_image` tokens, docs/SIMULATOR.md). */
 export type SimContentPart = { type: 'text'; text: string } | { type: 'image_url'; url: string };
@@ -15,8 +16,8 @@ export interface SimMessage {
 export interface GenerationParams {
   /** Chat messages (chat endpoint) or null (completions endpoint, see `prompt`). */
   messages: SimMessage[] | null;
-  /** The completion prompt (completions endpoint). */
-  prompt: string | null;
+  /** The completion prompt (completions endpoint); a large one may be its pieces (see piecesAtFor). */
+  prompt: string | PartsText | null;
   model: string | undefined;
   stream: boolean;
   includeUsage: boolean;
@@ -35,6 +36,18 @@ export interface GenerationParams {
 }
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+
+/**
+ * Where a large string of a `kind` body may come as its pieces (readJsonBody's PiecesAt, issue #14): a chat message's
+ * content and a completion's prompt, which are only ever rendered and tokenized, both of which read a PartsText. A
+ * message's content in pieces is taken as its text parts, which the simulator renders as that string (text parts are
+ * joined with no separator): never joined into one 3 MB string in one piece. Elsewhere large strings come whole.
+ */
+export function piecesAtFor(kind: 'chat' | 'completion' | 'responses'): PiecesAt | undefined {
+  if (kind === 'chat') return (path) => path.length === 3 && path[0] === 'messages' && typeof path[1] === 'number' && path[2] === 'content';
+  if (kind === 'completion') return (path) => path[0] === 'prompt' && (path.length === 1 || (path.length === 2 && path[1] === 0));
+  return undefined;
+}
 
 function bad(message: string, param: string | null = null): HttpError {
   return new HttpError(400, message, { param });
@@ -96,6 +109,7 @@ function parseMessages(value: unknown): SimMessage[] {
 /** A message's content: a string, a list of text and image parts, or '' (null or absent) beside tool calls. */
 function messageContent(content: unknown, role: string, hasToolCalls: boolean, i: number): SimMessage['content'] {
   if (typeof content === 'string') return content;
+  if (content instanceof PartsText) return content.parts.map((text) => ({ type: 'text', text }));
   if (Array.isArray(content)) return parseParts(content, `messages[${i}]`, 'messages');
   if ((content === null || content === undefined) && role === 'assistant' && hasToolCalls) return '';
   throw bad(`messages[${i}].content must be a string or a list of content parts`, 'messages');
@@ -131,12 +145,12 @@ export function parseGenerationBody(body: unknown, kind: 'chat' | 'completion'):
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('The request body must be a JSON object');
   const b = body as Record<string, unknown>;
   let messages: SimMessage[] | null = null;
-  let prompt: string | null = null;
+  let prompt: string | PartsText | null = null;
   if (kind === 'chat') messages = parseMessages(b.messages);
   else {
     const p = b.prompt;
-    if (typeof p === 'string') prompt = p;
-    else if (Array.isArray(p) && p.length === 1 && typeof p[0] === 'string') prompt = p[0];
+    if (typeof p === 'string' || p instanceof PartsText) prompt = p;
+    else if (Array.isArray(p) && p.length === 1 && (typeof p[0] === 'string' || p[0] instanceof PartsText)) prompt = p[0] as string | PartsText;
     else throw bad("'prompt' is required and must be a string", 'prompt');
   }
   if (b.model !== undefined && b.model !== null && typeof b.model !== 'string') throw bad("'model' must be a string", 'model');

@@ -14,7 +14,7 @@ import { OutputPump } from './output-pump.js';
 import { wordVocabulary } from './words.js';
 import { Rng } from '../synth/rng.js';
 import { encodeSimMessages, encodeSimMessagesYielding } from './prompt-ids.js';
-import { parseGenerationBody, parseResponsesBody, type GenerationParams, type SimMessage } from './request-parse.js';
+import { parseGenerationBody, parseResponsesBody, piecesAtFor, type GenerationParams, type SimMessage } from './request-parse.js';
 import { ResponseStore } from './response-store.js';
 import type { TraceLine } from './trace.js';
 import { TraceWriter } from './trace.js';
@@ -256,7 +256,7 @@ export class SimServer implements ExchangeContext {
     let promptTokens = 0;
     let outcome = 'rejected';
     try {
-      const body = await readJsonBody(req);
+      const body = await readJsonBody(req, piecesAtFor(kind));
       const { params, onAnswer } = kind === 'responses' ? this.#responsesRequest(body, id) : { params: parseGenerationBody(body, kind), onAnswer: undefined };
       this.#checkModel(params.model);
       // Encoded in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14).

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { VirtualClock } from '../../src/sim/clock.js';
 import { profiles, type SimConfig } from '../../src/sim/config.js';
 import { Engine, type EngineRequest, type EngineRequestSpec, promptHash, promptHashYielding, stepDurationMs } from '../../src/sim/engine.js';
-import { KvCache, ROOT_BLOCK_HASH, blockHash } from '../../src/sim/kv-cache.js';
+import { KvCache, RELEASE_STEP_BLOCKS, ROOT_BLOCK_HASH, blockHash } from '../../src/sim/kv-cache.js';
 import { APPROX_VOCABULARY, WORD_LIST_SIZE } from '../../src/sim/words.js';
 import { Rng } from '../../src/synth/rng.js';
 import { approxTokenizer } from '../../src/tokenizer/index.js';
@@ -326,6 +326,33 @@ describe('KvCache', () => {
           for (const h of [hash, hash + 0.5]) assert.deepEqual(kv.lookup(1, () => h), byHash.has(h) ? [byHash.get(h)] : [], `step ${step}: hash ${h}`);
         }
       }
+    }
+  });
+
+  test('a long release, put back in steps, answers as the same blocks released in short lists at once', async () => {
+    // A cache whose blocks are held twice (two requests sharing them) or once, cached or not, released in one long list.
+    const n = 3 * RELEASE_STEP_BLOCKS + 77;
+    const setUp = (): { kv: KvCache; blocks: number[] } => {
+      const kv = new KvCache(n + 10);
+      const blocks = kv.allocate(n)!;
+      blocks.forEach((b, i) => {
+        if (i % 3 !== 0) kv.register(b, 1000 + i);
+      });
+      kv.acquire(blocks.filter((_, i) => i % 5 === 0));
+      return { kv, blocks };
+    };
+    // The reference: the same reverse order, in lists shorter than a step (each put back at once).
+    const reference = setUp();
+    for (let end = n; end > 0; end -= 1000) reference.kv.release(reference.blocks.slice(Math.max(0, end - 1000), end));
+    const state = (kv: KvCache): unknown => ({ available: kv.numAvailable, unreferenced: kv.countUnreferenced(reference.blocks), order: kv.allocate(kv.numAvailable), evictions: kv.evictions });
+    const expected = state(reference.kv);
+    // Read at once (the rest put back before the read), after one turn, and after every step has run.
+    for (const turns of [0, 1, 10]) {
+      const { kv, blocks } = setUp();
+      kv.release(blocks);
+      blocks.length = 0; // as the engine does: the cache must not depend on the caller's list
+      for (let t = 0; t < turns; t++) await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(state(kv), expected, `read after ${turns} turns`);
     }
   });
 });

@@ -10,7 +10,7 @@ export interface EngineInfo {
   detected_by: string[];
 }
 
-/** Options of {@link detectEngine}. */
+/** Options of {@link probeEngine}. */
 export interface DetectEngineOptions {
   /** Server root, e.g. `http://127.0.0.1:8000` (no `/v1`). */
   rootUrl: string;
@@ -61,13 +61,9 @@ export interface EngineProbe {
 /**
  * Finds out which engine serves `rootUrl`, with a few bounded GETs sent at once (/v1/models, /version, /metrics,
  * /info, /props; then /server_info for SGLang's version). Never throws and never fails the run: with no clue the
- * engine is `unknown`. Sends GETs only.
+ * engine is `unknown`. Sends GETs only. Also gives the /metrics page it read, so that a run reads the server's KV
+ * capacity from it rather than asking again.
  */
-export async function detectEngine(options: DetectEngineOptions): Promise<EngineInfo> {
-  return (await probeEngine(options)).engine;
-}
-
-/** {@link detectEngine}, also giving the /metrics page it read, so that a run reads the server's KV capacity from it rather than asking again. */
 export async function probeEngine(options: DetectEngineOptions): Promise<EngineProbe> {
   const http = new ProbeHttp({ rootUrl: options.rootUrl, headers: options.headers, timeoutMs: options.timeoutMs, signal: options.signal });
   try {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { collectClues, detectEngine, pickEngine } from '../../src/server-engine/detect.js';
+import { collectClues, pickEngine, probeEngine } from '../../src/server-engine/detect.js';
 import { metricNamesFor } from '../../src/server-engine/profiles.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { startLlamaCppServer, startProxyServer, startSglangServer, startTgiServer, startVllmServer } from '../helpers/engine-servers.js';
@@ -10,7 +10,7 @@ import { closedPort } from '../helpers/scripted-server.js';
 
 async function detected(server: EngineServer | { url: string; close(): Promise<void> }) {
   try {
-    return await detectEngine({ rootUrl: server.url });
+    return (await probeEngine({ rootUrl: server.url })).engine;
   } finally {
     await server.close();
   }
@@ -66,10 +66,10 @@ describe('engine detection over loopback', () => {
   test('unknown: a proxy with its own metrics, a refused port, a server that never answers (bounded)', { timeout: 15_000 }, async () => {
     assert.deepEqual(await detected(await startProxyServer()), { name: 'unknown', version: null, detected_by: [] });
     const port = await closedPort();
-    assert.equal((await detectEngine({ rootUrl: `http://127.0.0.1:${port}` })).name, 'unknown');
+    assert.equal((await probeEngine({ rootUrl: `http://127.0.0.1:${port}` })).engine.name, 'unknown');
     const silent = await startRawServer(() => {});
     const startMs = performance.now();
-    assert.equal((await detectEngine({ rootUrl: silent.url, timeoutMs: 300 })).name, 'unknown');
+    assert.equal((await probeEngine({ rootUrl: silent.url, timeoutMs: 300 })).engine.name, 'unknown');
     assert.ok(performance.now() - startMs < 2_000, 'every probe is bounded by its timeout');
     await silent.close();
   });

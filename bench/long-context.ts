@@ -11,7 +11,9 @@
 //    --reps times (default 3), interleaved, and printed with its max and p99 delay: the machine is shared and one
 //    run's baseline alone moves by several ms. Beside them, busy: the longest gap between two 1 ms ticks less the
 //    time the main thread waited for a core (Linux schedstat); and held: busy less the loop's own sleep in its I/O
-//    poll (eventLoopUtilization's idle time), the work that held the loop. Each is printed with its median and max.
+//    poll (eventLoopUtilization's idle time), the work that held the loop; and step: held less the GC pauses inside the
+//    gap (PerformanceObserver's gc entries), the code's own hold, beside the longest GC pause. Each is printed with its
+//    median and max.
 // Run: node --import tsx bench/long-context.ts [--stall-only] [--reps N] [--case run|serve|serve-admitted] [--probe]
 // (--case: that stall case only; --probe: each rep under the CPU profiler, printing what ran in each loop gap of over
 // 3 ms held, by function with two callers, and the GC events in it: a diagnosis, its figures are not the bench's.)
@@ -19,7 +21,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { openSync, readSync } from 'node:fs';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
@@ -211,6 +213,15 @@ interface LoopDelay {
    * 1 ms interval's tick comes up to ~1 ms late from an idle loop (its timers are kept in whole ms), which busy counts.
    */
   heldMaxMs: number;
+  /**
+   * Held less the GC pauses inside the gap (PerformanceObserver's `gc` entries, wall time): the longest the loop was
+   * held by code, chatload's steps and the runtime's other work, rather than by V8's collector. The issue's 5 ms bound is
+   * on per-request steps; GC pauses are V8's, reported apart in gcMaxMs. (A pause whose thread also waited for a core
+   * is subtracted whole, so this can read low under load: read it with held.)
+   */
+  stepMaxMs: number;
+  /** The longest GC pause during the work (wall time, any kind). */
+  gcMaxMs: number;
 }
 
 /**
@@ -247,8 +258,43 @@ function probing(): boolean {
   return process.argv.includes('--probe');
 }
 
+/** Gaps held at least this long are kept, to take the GC pauses in them away afterwards (see stepMaxMs). */
+const STEP_HELD_MS = 1;
+
+/** GC pauses as PerformanceObserver reports them while it is on; `stop` returns them (delivered or not yet). */
+function recordGcPauses(): { pauses: GcPause[]; stop: () => GcPause[] } {
+  const pauses: GcPause[] = [];
+  const add = (list: { getEntries(): PerformanceEntry[] } | PerformanceEntry[]): void => {
+    for (const e of Array.isArray(list) ? list : list.getEntries()) pauses.push({ startMs: e.startTime, durationMs: e.duration, kind: String((e as unknown as { detail?: { kind?: number } }).detail?.kind ?? '') });
+  };
+  const observer = new PerformanceObserver(add);
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    pauses,
+    stop: () => {
+      add(observer.takeRecords());
+      observer.disconnect();
+      return pauses;
+    },
+  };
+}
+
+interface GcPause {
+  startMs: number;
+  durationMs: number;
+  kind: string;
+}
+
+/** Ms of GC pause inside [fromMs, toMs]. */
+function gcWithin(pauses: readonly GcPause[], fromMs: number, toMs: number): number {
+  let ms = 0;
+  for (const p of pauses) ms += Math.max(0, Math.min(toMs, p.startMs + p.durationMs) - Math.max(fromMs, p.startMs));
+  return ms;
+}
+
 async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   const session = probing() ? await startProbe() : undefined;
+  const gc = recordGcPauses();
   const gaps: Gap[] = [];
   const h = monitorEventLoopDelay({ resolution: 1 });
   let lastAt = performance.now();
@@ -263,7 +309,7 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
     const busyMs = at - lastAt - (wait - lastWait);
     const heldMs = busyMs - (idle - lastIdle);
     heldMaxMs = Math.max(heldMaxMs, heldMs);
-    if (heldMs > PROBE_HELD_MS) gaps.push({ fromMs: lastAt, toMs: at, busyMs, heldMs });
+    if (heldMs > STEP_HELD_MS) gaps.push({ fromMs: lastAt, toMs: at, busyMs, heldMs });
     busyMaxMs = Math.max(busyMaxMs, busyMs);
     lastAt = at;
     lastWait = wait;
@@ -275,8 +321,17 @@ async function loopDelayDuring(work: () => Promise<void>): Promise<LoopDelay> {
   h.disable();
   clearInterval(probe);
   tick();
-  if (session !== undefined) await printProbe(session, gaps);
-  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs, heldMaxMs };
+  const pauses = gc.stop();
+  let stepMaxMs = Math.min(heldMaxMs, STEP_HELD_MS);
+  for (const g of gaps) stepMaxMs = Math.max(stepMaxMs, g.heldMs - gcWithin(pauses, g.fromMs, g.toMs));
+  const gcMaxMs = Math.max(0, ...pauses.map((p) => p.durationMs));
+  if (session !== undefined)
+    await printProbe(
+      session,
+      gaps.filter((g) => g.heldMs > PROBE_HELD_MS),
+      pauses,
+    );
+  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, busyMaxMs, heldMaxMs, stepMaxMs, gcMaxMs };
 }
 
 // ---- the probe (--probe): where each long gap's time went ----
@@ -293,29 +348,19 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const gcEvents: { startMs: number; durationMs: number; kind: string }[] = [];
-let stopGcObserver = (): void => {};
-
 async function startProbe(): Promise<Session> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   await session.post('Profiler.start');
-  gcEvents.length = 0;
-  const gc = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcEvents.push({ startMs: e.startTime, durationMs: e.duration, kind: String(((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? '') });
-  });
-  gc.observe({ entryTypes: ['gc'] });
-  stopGcObserver = () => gc.disconnect();
   return session;
 }
 
 /** Prints, for each gap, the functions its profile samples fell in (self time, with two callers) and its GC events. */
-async function printProbe(session: Session, gaps: Gap[]): Promise<void> {
+async function printProbe(session: Session, gaps: Gap[], gcEvents: readonly GcPause[]): Promise<void> {
   const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
   session.disconnect();
-  stopGcObserver();
   // The profile's clock is µs of the same monotonic clock as hrtime; performance.now() is ms since timeOrigin on it.
   const originUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
   const parent = new Map<number, number>();
@@ -421,7 +466,7 @@ async function stalls(url: string, reps: number, only: string | undefined): Prom
   const cases = only === undefined ? all : all.filter((c) => c.label.startsWith(`${only}:`));
   const fmt = (ds: LoopDelay[], key: keyof LoopDelay): string => ds.map((d) => d[key].toFixed(1)).join(' / ');
   const worst = (ds: LoopDelay[]): number => Math.max(...ds.map((d) => d.maxMs));
-  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'baseline busy max', 'large busy max', 'baseline held max', 'large held max', 'worst large / worst baseline'], style: { head: [], border: [] } });
+  const table = new Table({ head: ['event-loop delay (ms), each rep', 'baseline max', 'large max', 'baseline p99', 'large p99', 'baseline busy max', 'large busy max', 'baseline held max', 'large held max', 'large step max (held less GC)', 'large GC pause max', 'worst large / worst baseline'], style: { head: [], border: [] } });
   const marked = probing() || process.execArgv.some((a) => a.startsWith('--trace-gc'));
   const summary: string[] = [];
   for (const c of cases) {
@@ -434,13 +479,13 @@ async function stalls(url: string, reps: number, only: string | undefined): Prom
       if (marked) console.log(`${c.label}, rep ${i + 1}, large (at ${performance.now().toFixed(0)} ms):`);
       large.push(await c.measure(c.large));
     }
-    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), fmt(small, 'heldMaxMs'), fmt(large, 'heldMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
+    table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), fmt(small, 'heldMaxMs'), fmt(large, 'heldMaxMs'), fmt(large, 'stepMaxMs'), fmt(large, 'gcMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
     const over = (ds: LoopDelay[], key: keyof LoopDelay): string => {
       const xs = ds.map((d) => d[key]).sort((a, b) => a - b);
       const median = xs.length % 2 === 1 ? xs[(xs.length - 1) / 2]! : (xs[xs.length / 2 - 1]! + xs[xs.length / 2]!) / 2;
       return `median ${median.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)}`;
     };
-    summary.push(`${c.label.split(':')[0]}: busy max over reps: baseline ${over(small, 'busyMaxMs')}; large ${over(large, 'busyMaxMs')}. Held max: baseline ${over(small, 'heldMaxMs')}; large ${over(large, 'heldMaxMs')}. p99: baseline ${over(small, 'p99Ms')}; large ${over(large, 'p99Ms')}`);
+    summary.push(`${c.label.split(':')[0]}: busy max over reps: baseline ${over(small, 'busyMaxMs')}; large ${over(large, 'busyMaxMs')}. Held max: baseline ${over(small, 'heldMaxMs')}; large ${over(large, 'heldMaxMs')}. Step max (held less GC): baseline ${over(small, 'stepMaxMs')}; large ${over(large, 'stepMaxMs')}. GC pause max: baseline ${over(small, 'gcMaxMs')}; large ${over(large, 'gcMaxMs')}. p99: baseline ${over(small, 'p99Ms')}; large ${over(large, 'p99Ms')}`);
   }
   console.log(table.toString());
   for (const line of summary) console.log(line);

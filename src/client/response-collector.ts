@@ -89,20 +89,7 @@ export class ResponseCollector {
     this.#secrets = secrets;
     this.#onFirstToken = onFirstToken;
     this.#scan = options.scanChunks ?? true;
-    const content = this.#content;
-    const reasoning = this.#reasoning;
-    this.result = {
-      sentAtMs,
-      tokenChunkTimesMs: [],
-      doneAtMs: sentAtMs,
-      get content(): string {
-        return joined(content);
-      },
-      get reasoning(): string {
-        return joined(reasoning);
-      },
-      numTokenChunks: 0,
-    };
+    this.result = new CollectedResult(sentAtMs, this.#content, this.#reasoning);
   }
 
   /** Handles one SSE event's data, arrived at `atMs`. Bound so it can be handed to an SseReader as is. */
@@ -314,6 +301,37 @@ export class ResponseCollector {
   #usage(usage: UsageJson, timings: CompletionJson['timings']): void {
     const parsed = chatUsageOf(usage, timings);
     if (parsed !== undefined) this.result.usage = parsed;
+  }
+}
+
+/**
+ * A StreamResult whose content and reasoning are joined when first read. A class, not an object literal with
+ * `get content()`: each literal made new getter functions, and V8 cannot share a hidden class between objects whose
+ * accessors differ, so every result was a slow dictionary-mode object (%HasFastProperties false), read and written by
+ * hash lookups in the client's hot path and in buildRecord (issue 17). Getters on the prototype keep results fast and
+ * of one shape.
+ */
+class CollectedResult implements StreamResult {
+  sentAtMs: number;
+  tokenChunkTimesMs: number[] = [];
+  doneAtMs: number;
+  numTokenChunks = 0;
+  readonly #content: string[];
+  readonly #reasoning: string[];
+
+  constructor(sentAtMs: number, content: string[], reasoning: string[]) {
+    this.sentAtMs = sentAtMs;
+    this.doneAtMs = sentAtMs;
+    this.#content = content;
+    this.#reasoning = reasoning;
+  }
+
+  get content(): string {
+    return joined(this.#content);
+  }
+
+  get reasoning(): string {
+    return joined(this.#reasoning);
   }
 }
 

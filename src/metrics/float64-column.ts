@@ -38,9 +38,19 @@ export class Float64Column {
   /** Appends one value. */
   push(value: number): void {
     const offset = this.#length & CHUNK_MASK;
-    if (offset === 0) this.#chunks.push(new Float64Array(CHUNK));
+    if (offset === 0) this.#addChunk();
     this.#chunks[this.#chunks.length - 1]![offset] = value;
     this.#length++;
+  }
+
+  /**
+   * A new chunk, once per CHUNK values, in its own method: push() is inlined into hot callers (RecordLog.add) and
+   * optimized with only the first chunk's push seen (on the empty array, an elements-kind transition); the next
+   * chunk's push, on an array of chunks, then missed that map and deoptimized the caller (issue 17). Called this
+   * rarely, this method is not inlined, and its own inline cache handles both maps.
+   */
+  #addChunk(): void {
+    this.#chunks.push(new Float64Array(CHUNK));
   }
 
   /** Appends every value. */

@@ -84,13 +84,10 @@ export class PeakBins {
 
   /** Grows the bins to cover seconds `from`..`to`. */
   #reach(from: number, to: number): void {
-    if (this.#tokens.length === 0) {
-      this.#first = from;
-      this.#tokens = new Array<number>(to - from + 1).fill(0);
-      this.#inFlight = new Array<number>(to - from + 1).fill(0);
-      return;
-    }
-    if (from < this.#first) {
+    // The first bins are pushed by the same loop as later ones, not made by new Array(n).fill(0): that made holey
+    // arrays, and the spread below packed ones, so add() met two array shapes (issue 17). Packed from the start.
+    if (this.#tokens.length === 0) this.#first = from;
+    else if (from < this.#first) {
       const pad = new Array<number>(this.#first - from).fill(0);
       this.#tokens = [...pad, ...this.#tokens];
       this.#inFlight = [...pad, ...this.#inFlight];

@@ -61,9 +61,13 @@ export function percentile(sorted: Float64Array, p: number): number {
 
 /** Statistics of `values` (copied and sorted; the input is not modified). Null when there are no values. */
 export function describe(values: ArrayLike<number>, extra: readonly number[] = NO_EXTRA_PERCENTILES): Stats | null {
-  const n = values.length;
-  if (n === 0) return null;
+  // The copy is made before anything reads `values`: callers pass a Float64Array view (ValueSet) or a number[]
+  // (per-conversation stats), and describe() is optimized (on-stack, in its first long loop) for the first it met.
+  // Read through the builtin only, `values` is never checked against that hidden class, which deoptimized describe()
+  // at the next caller's array ("wrong map", issue 17).
   const sorted = Float64Array.from(values).sort();
+  const n = sorted.length;
+  if (n === 0) return null;
   let sum = 0;
   for (let i = 0; i < n; i++) sum += sorted[i]!;
   const mean = sum / n;

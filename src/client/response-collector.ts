@@ -333,6 +333,14 @@ class CollectedResult implements StreamResult {
   get reasoning(): string {
     return joined(this.#reasoning);
   }
+
+  /**
+   * Its JSON with the texts, as the literal it replaced gave (its getters were own properties): JSON.stringify reads
+   * own properties only, and a caller that logs or checks a result's JSON (a secret must not be in it) needs them.
+   */
+  toJSON(): StreamResult {
+    return { ...this, content: this.content, reasoning: this.reasoning };
+  }
 }
 
 /**

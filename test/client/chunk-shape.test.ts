@@ -11,7 +11,9 @@ import { ResponseCollector } from '../../src/client/response-collector.js';
 function collect(events: readonly string[], scanChunks: boolean): unknown {
   const collector = new ResponseCollector(0, ['sk-secret'], undefined, { scanChunks });
   events.forEach((data, i) => collector.onSseEvent(data, i + 1));
-  return { result: collector.result, finished: collector.finished, sawDone: collector.sawDone };
+  // The texts are getters on the result's prototype, which deepEqual does not compare: read them out.
+  const { result } = collector;
+  return { result: { ...result, content: result.content, reasoning: result.reasoning }, finished: collector.finished, sawDone: collector.sawDone };
 }
 
 function assertSameAsParse(events: readonly string[]): void {
@@ -89,6 +91,15 @@ describe('chunk shapes', () => {
     }
     // The first chunk and its probe, the two with a quote or an escape; 'ore' and 'bee' matched the shape.
     assert.equal(parsed, 4);
+  });
+
+  test("a result's JSON holds its content and reasoning (getters on its prototype)", () => {
+    const collector = new ResponseCollector(0, []);
+    for (const [i, data] of [chunk({ reasoning_content: 'why' }), chunk({ content: 'Hel' }), chunk({ content: 'lo' }, 'stop'), '[DONE]'].entries()) collector.onSseEvent(data, i + 1);
+    const json = JSON.parse(JSON.stringify(collector.result)) as Record<string, unknown>;
+    assert.equal(json.content, 'Hello');
+    assert.equal(json.reasoning, 'why');
+    assert.equal(json.numTokenChunks, collector.result.numTokenChunks);
   });
 
   test('streams as engines send them give what the JSON.parse path gives', () => {

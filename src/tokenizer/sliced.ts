@@ -88,12 +88,19 @@ export async function encodeIdsYielding(tokenizer: Tokenizer, text: string | Par
   return sink.ids.subarray(0, sink.length);
 }
 
-/** Encodes `text` in the same slices, pushing each slice's ids into `sink` as it is made (nothing held in one piece). */
-export async function encodeTextInto(tokenizer: Tokenizer, text: string | PartsText, sink: IdSink): Promise<void> {
+/**
+ * Encodes `text` in the same slices, pushing each slice's ids into `sink` as it is made (nothing held in one piece).
+ * A text of up to SYNC_CHARS is encoded at once and undefined returned: no promise, no turn of the microtask queue
+ * (a prompt's few short pieces per turn, issue 17); a longer one returns a promise of its end.
+ */
+export function encodeTextInto(tokenizer: Tokenizer, text: string | PartsText, sink: IdSink): Promise<void> | undefined {
   const encodeSlice = (slice: string): void => {
     if (tokenizer.encodeTo !== undefined) tokenizer.encodeTo(slice, sink);
     else sink.pushAll(tokenizer.encode(slice));
   };
-  if (text.length <= SYNC_CHARS) return encodeSlice(text.slice(0));
-  await eachSlice(asParts(text), encodeSlice);
+  if (text.length <= SYNC_CHARS) {
+    encodeSlice(text.slice(0));
+    return undefined;
+  }
+  return eachSlice(asParts(text), encodeSlice);
 }

@@ -209,7 +209,8 @@ export class BlockPool<K = number> {
   *growSteps(lease: BlockLease, keys: readonly K[], totalBlocks: number): Generator<void, void, void> {
     const fresh = totalBlocks - lease.heldBlocks;
     if (fresh > 0) {
-      yield* this.#makeRoomSteps(fresh);
+      // A generator is made only when blocks must be evicted (never with infinite capacity): most growths fit.
+      if (this.usedBlocks + fresh > this.capacity) yield* this.#makeRoomSteps(fresh);
       this.#private += fresh;
       lease.privateBlocks += fresh;
       lease.heldBlocks = totalBlocks;
@@ -242,12 +243,14 @@ export class BlockPool<K = number> {
     for (let i = lease.entries.length - 1, step = 0; i >= 0; i--) {
       // A referenced block is never evicted, so the lease's entries are still its blocks.
       const id = lease.entries[i]!;
-      const refs = index.refs(id);
-      if (refs <= 1) {
+      // Computed for every block (not only when it stays referenced): optimized before any block had two references,
+      // the code had no type feedback for the subtraction and was thrown away at the first one (issue 17).
+      const refs = index.refs(id) - 1;
+      if (refs <= 0) {
         index.setRefs(id, 0);
         index.appendLru(id);
         this.#unreferenced += 1;
-      } else index.setRefs(id, refs - 1);
+      } else index.setRefs(id, refs);
       if (++step === this.stepBlocks) {
         step = 0;
         yield;

@@ -1,5 +1,5 @@
 import { BlockHashChain } from '../prefix-cache/block-hash.js';
-import { BlockPool, DEFAULT_STEP_BLOCKS, type BlockLease } from '../prefix-cache/block-pool.js';
+import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps, type BlockLease } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { withToolsTurn } from '../tokenizer/tools-prompt.js';
 import { letLoopGo } from '../tokenizer/loop-turns.js';
@@ -16,7 +16,7 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  *
  * Nothing holds the event loop for long, even for a 10 MB message (issue #14): its prompt is encoded and hashed in
  * slices, and the indexes' work (a lookup, registering ~156,000 blocks, releasing them) runs as stepped operations
- * (BlockPool's `*Steps`) in call order, one at a time: an operation that outlasts SLICE_MS lets the loop go and
+ * (BlockPool's `*Stepwise`) in call order, one at a time: an operation that outlasts SLICE_MS lets the loop go and
  * finishes later, and the ones called meanwhile wait behind it. So every lookup sees exactly the index it would have
  * seen had each operation run whole at its call: the figures do not depend on the slicing. A request's `hit` is final
  * once `settled(ticket)` resolves, and `end` resolves when its release has run.
@@ -200,12 +200,14 @@ export class ExpectedCache {
     const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
     const keys = state.chain.hashes;
     // Each pool in turn, written out rather than through a generator closure: one generator fewer per pool and request.
-    const infinite = yield* this.#infinite.admitSteps(keys, ticket.totalBlocks, maxHit, false, state.known);
+    const admitted = this.#infinite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, state.known);
+    const infinite = isSteps(admitted) ? yield* admitted : admitted;
     ticket.leases.push({ pool: this.#infinite, lease: infinite.lease });
     ticket.hit.infinite = infinite.hitBlocks * bs;
     if (this.#finite === undefined) ticket.hit.expected = ticket.hit.infinite;
     else {
-      const finite = yield* this.#finite.admitSteps(keys, ticket.totalBlocks, maxHit, false, 0);
+      const admittedFinite = this.#finite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+      const finite = isSteps(admittedFinite) ? yield* admittedFinite : admittedFinite;
       ticket.leases.push({ pool: this.#finite, lease: finite.lease });
       ticket.hit.expected = finite.hitBlocks * bs;
     }
@@ -221,7 +223,10 @@ export class ExpectedCache {
   *#publishSteps(untilMs: number): Generator<void, void, void> {
     while (this.#due(untilMs)) {
       const { ticket, hashes } = this.#pending.shift()!;
-      for (const { pool, lease } of ticket.leases) if (lease.heldBlocks > 0) yield* pool.growSteps(lease, hashes, lease.heldBlocks);
+      for (const { pool, lease } of ticket.leases) {
+        const rest = lease.heldBlocks > 0 ? pool.growStepwise(lease, hashes, lease.heldBlocks) : undefined;
+        if (rest !== undefined) yield* rest;
+      }
     }
   }
 
@@ -262,8 +267,10 @@ export class ExpectedCache {
     }
     keys ??= current ? state.chain.hashes : undefined;
     for (const { pool, lease } of ticket.leases) {
-      if (keys !== undefined) yield* pool.growSteps(lease, keys, Math.max(totalBlocks, lease.heldBlocks));
-      yield* pool.releaseSteps(lease);
+      const grown = keys !== undefined ? pool.growStepwise(lease, keys, Math.max(totalBlocks, lease.heldBlocks)) : undefined;
+      if (grown !== undefined) yield* grown;
+      const released = pool.releaseStepwise(lease);
+      if (released !== undefined) yield* released;
     }
     // Every full block of the prompt (and answer) is in the infinite index now.
     if (current && keys !== undefined) state.registered = Math.min(keys.length, Math.max(totalBlocks, ticket.totalBlocks));

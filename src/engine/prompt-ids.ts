@@ -41,6 +41,11 @@ const MARKER_MAX_CHARS = 68;
 const PROBE_BEFORE = ['', 'a', 'Hello.', 'x  ', 'end\n', 'é!', '12'];
 const PROBE_AFTER = ['', 'b', ' hi', '\nuser\nHello there', '  x', '.', '\n\n'];
 
+/** Appends `more` to `parts` (an index loop: no spread, whose compiled code V8 specializes by count; see updateMessages). */
+function pushAll(parts: string[], more: readonly string[]): void {
+  for (let i = 0; i < more.length; i++) parts.push(more[i]!);
+}
+
 function sameIds(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
@@ -169,9 +174,9 @@ export class PromptIds {
       // One push per part, not push(...parts): V8's optimized code for a spread push assumed the parts' count it had
       // seen and was thrown away and compiled again at the first message with another count (~10% of the model's
       // optimizing-compiler work in a 1,000-turn run, by --turbo-stats' zone bytes).
-      for (const part of parts) {
-        length += part.length;
-        tail.push(part);
+      for (let k = 0; k < parts.length; k++) {
+        length += parts[k]!.length;
+        tail.push(parts[k]!);
       }
       this.#offsets.push(this.#offsets[i]! + length);
     }
@@ -182,8 +187,8 @@ export class PromptIds {
     if (j < 0 || this.#markers === null) {
       // Nothing reusable (a new or reset conversation, or no restart marker): the whole prompt, encoded whole.
       const parts: string[] = [];
-      for (let k = 0; k < shared; k++) for (const part of this.#rendered[k]!) parts.push(part);
-      for (const part of tail) parts.push(part);
+      for (let k = 0; k < shared; k++) pushAll(parts, this.#rendered[k]!);
+      pushAll(parts, tail);
       const whole = new PartsText(parts);
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
       this.#ids.length = 0;
@@ -193,9 +198,10 @@ export class PromptIds {
     // Re-encode from marker j: the rest of the message holding it (and any after it up to the shared end), then the new text.
     const start = this.#markStart[j]!;
     const i = this.#messageAt(start, shared);
-    const parts = [...new PartsText(this.#rendered[i]!).sub(start - this.#offsets[i]!).parts];
-    for (let k = i + 1; k < shared; k++) for (const part of this.#rendered[k]!) parts.push(part);
-    for (const part of tail) parts.push(part);
+    const parts: string[] = [];
+    pushAll(parts, new PartsText(this.#rendered[i]!).sub(start - this.#offsets[i]!).parts);
+    for (let k = i + 1; k < shared; k++) pushAll(parts, this.#rendered[k]!);
+    pushAll(parts, tail);
     const text = new PartsText(parts);
     const unchanged = this.#markIds[j]!;
     this.#ids.length = unchanged;

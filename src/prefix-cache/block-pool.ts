@@ -323,14 +323,15 @@ export class BlockPool<K = number> {
       if (budget-- === 0) return false;
       // A referenced block is never evicted, so the lease's entries are still its blocks.
       const id = entries.pop()!;
-      // Computed for every block (not only when it stays referenced): optimized before any block had two references,
-      // the code had no type feedback for the subtraction and was thrown away at the first one (issue 17).
+      // One store for every block, the same whether it stays referenced or not: optimized before any block had two
+      // references, code with a store only for that case had no type feedback there and was thrown away at the first
+      // one (issue 17, --trace-deopt).
       const refs = index.refs(id) - 1;
+      index.setRefs(id, refs > 0 ? refs : 0);
       if (refs <= 0) {
-        index.setRefs(id, 0);
         index.appendLru(id);
         this.#unreferenced += 1;
-      } else index.setRefs(id, refs);
+      }
     }
     this.#private -= lease.privateBlocks;
     lease.privateBlocks = 0;

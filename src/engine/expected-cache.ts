@@ -1,5 +1,5 @@
 import { BlockHashChain } from '../prefix-cache/block-hash.js';
-import { BlockPool, DEFAULT_STEP_BLOCKS, type BlockLease } from '../prefix-cache/block-pool.js';
+import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps, type BlockLease } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { withToolsTurn } from '../tokenizer/tools-prompt.js';
 import { letLoopGo } from '../tokenizer/loop-turns.js';
@@ -16,7 +16,7 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  *
  * Nothing holds the event loop for long, even for a 10 MB message (issue #14): its prompt is encoded and hashed in
  * slices, and the indexes' work (a lookup, registering ~156,000 blocks, releasing them) runs as stepped operations
- * (BlockPool's `*Steps`) in call order, one at a time: an operation that outlasts SLICE_MS lets the loop go and
+ * (BlockPool's `*Stepwise`) in call order, one at a time: an operation that outlasts SLICE_MS lets the loop go and
  * finishes later, and the ones called meanwhile wait behind it. So every lookup sees exactly the index it would have
  * seen had each operation run whole at its call: the figures do not depend on the slicing. A request's `hit` is final
  * once `settled(ticket)` resolves, and `end` resolves when its release has run.
@@ -78,6 +78,13 @@ interface QueuedOperation {
 
 const SETTLED = Promise.resolve();
 
+/** Writes `head` then `tail` into `out` (their lengths long) and returns it. */
+function joinedIds(out: Uint32Array, head: Uint32Array, tail: ArrayLike<number>): Uint32Array {
+  out.set(head);
+  out.set(tail, head.length);
+  return out;
+}
+
 /** One conversation's state: its prompt ids and their block hashes (a partial tail block is rehashed when it fills). */
 interface ConversationState {
   ids: PromptIds;
@@ -105,6 +112,8 @@ export class ExpectedCache {
   /** The indexes' operations in call order, the first one running (see the comment at the top). */
   readonly #queue: QueuedOperation[] = [];
   readonly #sliceMs: number;
+  /** Scratch for #joined. */
+  #scratch = new Uint32Array(1024);
 
   constructor(counter: TokenCounter, config: ExpectedCacheConfig) {
     this.#counter = counter;
@@ -183,28 +192,41 @@ export class ExpectedCache {
   }
 
   *#prefilledSteps(ticket: ExpectedCacheTicket, atMs: number): Generator<void, void, void> {
-    yield* this.#publishSteps(atMs - SAME_STEP_MS);
+    if (this.#due(atMs - SAME_STEP_MS)) yield* this.#publishSteps(atMs - SAME_STEP_MS);
     const state = this.#states.get(ticket.conversation);
     if (state === undefined || state.lastLength !== ticket.promptLength) return;
     const bs = this.blockSize;
     // vLLM computes at least the prompt's last token (its logits give the first output token): a hit stops before it.
     const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
-    const infinite = this.#infinite;
-    const admit = function* (pool: BlockPool): Generator<void, number, void> {
-      const { lease, hitBlocks } = yield* pool.admitSteps(state.chain.hashes, ticket.totalBlocks, maxHit, false, pool === infinite ? state.known : 0);
-      ticket.leases.push({ pool, lease });
-      return hitBlocks * bs;
-    };
-    ticket.hit.infinite = yield* admit(this.#infinite);
-    ticket.hit.expected = this.#finite === undefined ? ticket.hit.infinite : yield* admit(this.#finite);
-    this.#pending.push({ ticket, atMs, hashes: state.chain.hashes });
+    const keys = state.chain.hashes;
+    // Each pool in turn, written out rather than through a generator closure: one generator fewer per pool and request.
+    const admitted = this.#infinite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, state.known);
+    const infinite = isSteps(admitted) ? yield* admitted : admitted;
+    ticket.leases.push({ pool: this.#infinite, lease: infinite.lease });
+    ticket.hit.infinite = infinite.hitBlocks * bs;
+    if (this.#finite === undefined) ticket.hit.expected = ticket.hit.infinite;
+    else {
+      const admittedFinite = this.#finite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+      const finite = isSteps(admittedFinite) ? yield* admittedFinite : admittedFinite;
+      ticket.leases.push({ pool: this.#finite, lease: finite.lease });
+      ticket.hit.expected = finite.hitBlocks * bs;
+    }
+    this.#pending.push({ ticket, atMs, hashes: keys });
+  }
+
+  /** Whether a request prefilled at or before `untilMs` waits to be published (checked before making the generator). */
+  #due(untilMs: number): boolean {
+    return this.#pending.length > 0 && this.#pending[0]!.atMs <= untilMs;
   }
 
   /** Registers the prompt blocks of requests prefilled at or before `untilMs`, in the order they were. */
   *#publishSteps(untilMs: number): Generator<void, void, void> {
-    while (this.#pending.length > 0 && this.#pending[0]!.atMs <= untilMs) {
+    while (this.#due(untilMs)) {
       const { ticket, hashes } = this.#pending.shift()!;
-      for (const { pool, lease } of ticket.leases) if (lease.heldBlocks > 0) yield* pool.growSteps(lease, hashes, lease.heldBlocks);
+      for (const { pool, lease } of ticket.leases) {
+        const rest = lease.heldBlocks > 0 ? pool.growStepwise(lease, hashes, lease.heldBlocks) : undefined;
+        if (rest !== undefined) yield* rest;
+      }
     }
   }
 
@@ -225,7 +247,7 @@ export class ExpectedCache {
 
   *#endSteps(ticket: ExpectedCacheTicket, answerIds: ArrayLike<number> | undefined, nowMs: number, lookUp: boolean): Generator<void, void, void> {
     if (lookUp) yield* this.#prefilledSteps(ticket, nowMs);
-    yield* this.#publishSteps(nowMs - SAME_STEP_MS);
+    if (this.#due(nowMs - SAME_STEP_MS)) yield* this.#publishSteps(nowMs - SAME_STEP_MS);
     const bs = this.blockSize;
     let keys: readonly number[] | undefined;
     let totalBlocks = 0;
@@ -233,25 +255,42 @@ export class ExpectedCache {
     const current = state !== undefined && state.lastLength === ticket.promptLength;
     if (answerIds !== undefined && answerIds.length > 0 && current) {
       const head = state.chain.hashes.length * bs;
-      // The prompt's partial tail block, then the answer: hashed on from the prompt's last full block.
-      keys = yield* this.#extendSteps(state.chain, state.last.subarray(head, ticket.promptLength), answerIds);
+      // The prompt's partial tail block, then the answer: hashed on from the prompt's last full block (at once when
+      // it is one chunk, as nearly every answer is: no generator).
+      const partial = state.last.subarray(head, ticket.promptLength);
+      keys =
+        partial.length + answerIds.length <= HASH_CHUNK_TOKENS
+          ? state.chain.extend(this.#joined(partial, answerIds))
+          : yield* this.#extendSteps(state.chain, partial, answerIds);
       // The last generated token's KV is never computed: the blocks through the one before it are held.
       totalBlocks = Math.ceil((ticket.promptLength + answerIds.length - 1) / bs);
     }
     keys ??= current ? state.chain.hashes : undefined;
     for (const { pool, lease } of ticket.leases) {
-      if (keys !== undefined) yield* pool.growSteps(lease, keys, Math.max(totalBlocks, lease.heldBlocks));
-      yield* pool.releaseSteps(lease);
+      const grown = keys !== undefined ? pool.growStepwise(lease, keys, Math.max(totalBlocks, lease.heldBlocks)) : undefined;
+      if (grown !== undefined) yield* grown;
+      const released = pool.releaseStepwise(lease);
+      if (released !== undefined) yield* released;
     }
     // Every full block of the prompt (and answer) is in the infinite index now.
     if (current && keys !== undefined) state.registered = Math.min(keys.length, Math.max(totalBlocks, ticket.totalBlocks));
   }
 
+  /**
+   * `partial` then `answerIds` in one array. Up to one chunk long, in a scratch array kept for the next (read at once
+   * by the caller, before anything else runs): a fresh Uint32Array per request is an ArrayBuffer of its own outside
+   * V8's heap, slow to make and to sweep (issue 17).
+   */
+  #joined(partial: Uint32Array, answerIds: ArrayLike<number>): Uint32Array {
+    const length = partial.length + answerIds.length;
+    if (length > HASH_CHUNK_TOKENS) return joinedIds(new Uint32Array(length), partial, answerIds);
+    if (this.#scratch.length < length) this.#scratch = new Uint32Array(Math.min(HASH_CHUNK_TOKENS, Math.max(length, this.#scratch.length * 2)));
+    return joinedIds(this.#scratch.subarray(0, length), partial, answerIds);
+  }
+
   /** Extends `chain` by `partial` (a prompt's partial tail block) then `answerIds`, hashed in chunks between pauses. */
   *#extendSteps(chain: BlockHashChain, partial: Uint32Array, answerIds: ArrayLike<number>): Generator<void, readonly number[], void> {
-    const tail = new Uint32Array(partial.length + answerIds.length);
-    tail.set(partial);
-    tail.set(answerIds, partial.length);
+    const tail = this.#joined(partial, answerIds);
     // Whole blocks per chunk, so the chunks chain exactly as the whole would.
     const span = Math.max(1, Math.floor(HASH_CHUNK_TOKENS / this.blockSize)) * this.blockSize;
     let keys = chain.hashes;

@@ -41,6 +41,11 @@ const MARKER_MAX_CHARS = 68;
 const PROBE_BEFORE = ['', 'a', 'Hello.', 'x  ', 'end\n', 'é!', '12'];
 const PROBE_AFTER = ['', 'b', ' hi', '\nuser\nHello there', '  x', '.', '\n\n'];
 
+/** Appends `more` to `parts` (an index loop: no spread, whose compiled code V8 specializes by count; see updateMessages). */
+function pushAll(parts: string[], more: readonly string[]): void {
+  for (let i = 0; i < more.length; i++) parts.push(more[i]!);
+}
+
 function sameIds(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
@@ -112,6 +117,12 @@ export function commonPrefixLength(a: string, b: string): number {
   return lo;
 }
 
+/** A restart marker found in a text: where it starts and ends. */
+interface Marker {
+  index: number;
+  end: number;
+}
+
 /** The ids of the latest prompt and how many of its leading ids the previous prompt shared. */
 export interface PromptIdsUpdate {
   /** Token ids; only `[0, length)` is meaningful. */
@@ -163,9 +174,9 @@ export class PromptIds {
       // One push per part, not push(...parts): V8's optimized code for a spread push assumed the parts' count it had
       // seen and was thrown away and compiled again at the first message with another count (~10% of the model's
       // optimizing-compiler work in a 1,000-turn run, by --turbo-stats' zone bytes).
-      for (const part of parts) {
-        length += part.length;
-        tail.push(part);
+      for (let k = 0; k < parts.length; k++) {
+        length += parts[k]!.length;
+        tail.push(parts[k]!);
       }
       this.#offsets.push(this.#offsets[i]! + length);
     }
@@ -175,7 +186,10 @@ export class PromptIds {
     while (j >= 0 && this.#markEnd[j]! > sharedEnd) j--;
     if (j < 0 || this.#markers === null) {
       // Nothing reusable (a new or reset conversation, or no restart marker): the whole prompt, encoded whole.
-      const whole = new PartsText([...this.#rendered.slice(0, shared).flat(), ...tail]);
+      const parts: string[] = [];
+      for (let k = 0; k < shared; k++) pushAll(parts, this.#rendered[k]!);
+      pushAll(parts, tail);
+      const whole = new PartsText(parts);
       this.#markStart.length = this.#markEnd.length = this.#markIds.length = 0;
       this.#ids.length = 0;
       await this.#encodeFrom(whole, 0, 0, false);
@@ -184,7 +198,11 @@ export class PromptIds {
     // Re-encode from marker j: the rest of the message holding it (and any after it up to the shared end), then the new text.
     const start = this.#markStart[j]!;
     const i = this.#messageAt(start, shared);
-    const text = new PartsText([...new PartsText(this.#rendered[i]!).sub(start - this.#offsets[i]!).parts, ...this.#rendered.slice(i + 1, shared).flat(), ...tail]);
+    const parts: string[] = [];
+    pushAll(parts, new PartsText(this.#rendered[i]!).sub(start - this.#offsets[i]!).parts);
+    for (let k = i + 1; k < shared; k++) pushAll(parts, this.#rendered[k]!);
+    pushAll(parts, tail);
+    const text = new PartsText(parts);
     const unchanged = this.#markIds[j]!;
     this.#ids.length = unchanged;
     this.#markStart.length = this.#markEnd.length = this.#markIds.length = j;
@@ -231,10 +249,15 @@ export class PromptIds {
    * Encodes text[from..] piece by piece between markers; `atMarker`: text[from] starts a marker already counted.
    * `base`: the offset of `text` in the whole prompt (marker positions are recorded in whole-prompt offsets).
    */
-  async #encodeFrom(text: PartsText, base: number, from: number, atMarker: boolean): Promise<void> {
+  async #encodeFrom(whole: PartsText, base: number, from: number, atMarker: boolean): Promise<void> {
+    // A short text (a turn's new messages) is read as one string: built once, where every marker search and every
+    // piece between markers read across its parts again, each a new concatenation that the regex or the tokenizer
+    // then copied flat (issue 17). A long one stays in parts (issue #14: never concatenated).
+    const text = whole.length <= SYNC_CHARS && whole.parts.length > 1 ? new PartsText([whole.slice(0)]) : whole;
     const markers = this.#markers;
     if (markers === null) {
-      await this.#pushText(text, 0);
+      const pushed = this.#pushText(text, 0);
+      if (pushed !== undefined) await pushed;
       return;
     }
     let pieceStart = from;
@@ -248,13 +271,21 @@ export class PromptIds {
       searchFrom = from + m[0].length;
       this.#recordMark(base + from, base + searchFrom);
     }
-    for (let m = await this.#nextMarker(text, searchFrom); m !== null; m = await this.#nextMarker(text, m.end)) {
-      await this.#pushText(text.sub(pieceStart, m.end), dropFirst ? 1 : 0);
+    // The searches and encodes below return a promise only when they had to let the loop go (a long text): awaited
+    // then only, so a short text's pieces cost no promise and no microtask each (issue 17).
+    let next = this.#nextMarker(text, searchFrom);
+    for (let m = next instanceof Promise ? await next : next; m !== null; m = next instanceof Promise ? await next : next) {
+      const pushed = this.#pushText(text.sub(pieceStart, m.end), dropFirst ? 1 : 0);
+      if (pushed !== undefined) await pushed;
       this.#recordMark(base + m.index, base + m.end);
       pieceStart = m.index;
       dropFirst = true;
+      next = this.#nextMarker(text, m.end);
     }
-    if (pieceStart < text.length) await this.#pushText(text.sub(pieceStart), dropFirst ? 1 : 0);
+    if (pieceStart < text.length) {
+      const pushed = this.#pushText(text.sub(pieceStart), dropFirst ? 1 : 0);
+      if (pushed !== undefined) await pushed;
+    }
   }
 
   /**
@@ -263,11 +294,29 @@ export class PromptIds {
    * searched: one search through a 10 MB message with no marker in it took ~3 ms (issue #14). A window is read from the
    * parts it overlaps: within one part it is a view, across parts a copy, short while markers come often. A match is
    * taken only when it starts inside its window, so that the window holds all of it (markers are at most
-   * MARKER_MAX_CHARS long) and it is the same match as a search of the whole text finds.
+   * MARKER_MAX_CHARS long) and it is the same match as a search of the whole text finds. Found within the first
+   * MARKER_WINDOW_CHARS searched (always, in a short text), it is returned at once; else a promise of it.
    */
-  async #nextMarker(text: PartsText, from: number): Promise<{ index: number; end: number } | null> {
+  #nextMarker(text: PartsText, from: number): Marker | null | Promise<Marker | null> {
+    const found = this.#searchMarker(text, from, FIRST_WINDOW_CHARS);
+    return typeof found === 'number' ? this.#nextMarkerLater(text, found) : found;
+  }
+
+  /** The search of #nextMarker on from `from`, the loop let go before each MARKER_WINDOW_CHARS searched. */
+  async #nextMarkerLater(text: PartsText, from: number): Promise<Marker | null> {
+    for (let found: Marker | null | number = from; ; ) {
+      await letLoopGo();
+      found = this.#searchMarker(text, found, MARKER_WINDOW_CHARS);
+      if (typeof found !== 'number') return found;
+    }
+  }
+
+  /**
+   * Searches `text` from `from` in windows (the first `size` long) for up to MARKER_WINDOW_CHARS characters: the first
+   * marker, null when the text has none after `from`, or where to search on from when it searched that far.
+   */
+  #searchMarker(text: PartsText, from: number, size: number): Marker | null | number {
     const markers = this.#markers!;
-    let size = FIRST_WINDOW_CHARS;
     let searched = 0;
     for (let start = from; ; start += size, size = Math.min(size * 4, MARKER_WINDOW_CHARS)) {
       const whole = text.length - start <= size + MARKER_MAX_CHARS;
@@ -276,21 +325,25 @@ export class PromptIds {
       if (m !== null && (whole || m.index < size)) return { index: start + m.index, end: start + m.index + m[0].length };
       if (whole) return null;
       searched += size;
-      if (searched >= MARKER_WINDOW_CHARS) {
-        searched = 0;
-        await letLoopGo();
-      }
+      if (searched >= MARKER_WINDOW_CHARS) return start + size;
     }
   }
 
-  /** Encodes `text` and appends its ids from `skip` on; a large text in slices that let the event loop go (issue #14). */
-  async #pushText(text: PartsText, skip: number): Promise<void> {
+  /**
+   * Encodes `text` and appends its ids from `skip` on; a large text in slices that let the event loop go (issue #14),
+   * then a promise of its end is returned (a short one is encoded at once: undefined).
+   */
+  #pushText(text: PartsText, skip: number): Promise<void> | undefined {
     // A large text's room is made before it is encoded, while the ids held are few: growing a 2.5M-id array once it
     // is full copies it in one piece (~6 ms at 10 MB). Its size is a guess (idsFor; sizes stay correct past it).
     if (text.length > SYNC_CHARS) this.#ids.reserve(this.#ids.length + idsFor(text.length));
     this.#ids.skipNext(skip);
-    await encodeTextInto(this.#tokenizer, text, this.#ids);
-    this.#ids.skipNext(0);
+    const encoding = encodeTextInto(this.#tokenizer, text, this.#ids);
+    if (encoding === undefined) {
+      this.#ids.skipNext(0);
+      return undefined;
+    }
+    return encoding.then(() => this.#ids.skipNext(0));
   }
 
   #recordMark(start: number, end: number): void {

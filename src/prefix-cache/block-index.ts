@@ -39,6 +39,10 @@ class Shard {
   free = -1;
 
   constructor(tracked: boolean) {
+    // Written twice so that V8 takes `free` as mutable at once: set first by the first eviction, long after the
+    // pool's hot code is optimized, it threw away (deoptimized) the code that had inlined `add` (issue 17).
+    this.free = 0;
+    this.free = -1;
     const n = tracked ? MIN_SLOTS / 2 : 0;
     this.refs = new Int32Array(n);
     this.prev = new Int32Array(n);

@@ -12,10 +12,14 @@
  * Keys are numbers (the chained hashes, a trace's chained hash ids), held in a typed-array index (block-index.ts); other
  * key types (tests, small pools) are first mapped to numbers, one per distinct key cached.
  *
- * Each operation that walks blocks is also a stepped generator (`admitSteps`, `growSteps`, `releaseSteps`): it pauses
- * (yields) after every `stepBlocks` blocks, so a caller can let the event loop go while a 10 MB prompt's ~156,000
- * blocks are registered (issue #14). A caller that runs nothing else on the pool between a generator's steps gets
- * exactly what the plain method gives; the plain methods run their generator to its end.
+ * Each operation that walks blocks can also run stepwise (`admitStepwise`, `growStepwise`, `releaseStepwise`), so a
+ * caller can let the event loop go while a 10 MB prompt's ~156,000 blocks are registered (issue #14): a step handles
+ * up to `stepBlocks` blocks. The first step runs at once; an operation it finishes (nearly all: a turn's tens of
+ * blocks) returns its result, a longer one a generator of its remaining steps. A caller that runs nothing else on the
+ * pool between the steps gets exactly what the plain method gives. One implementation serves both: each operation is
+ * a loop resumable from its progress kept in the lease (`#admitSome`, `#growSome`, `#releaseSome`), run for a budget
+ * of blocks, unlimited for the plain method. (Issue 17: generators for every operation, nested, cost each request
+ * several generator objects and V8 much optimizing-compiler work, for pauses a common turn never needs.)
  */
 
 import { BlockIndex } from './block-index.js';
@@ -33,12 +37,15 @@ const MAX_SHARDS = 256;
 const BLOCKS_PER_SHARD = 4096;
 const MIN_SHARDS = 16;
 
-/** Runs a stepped operation to its end at once and returns its value. */
-function drain<R>(steps: Generator<void, R, void>): R {
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) return r.value;
-  }
+/** Work units (blocks) with no limit: an operation run whole. The largest small integer, so budgets stay integers. */
+const ALL = 2 ** 30 - 1;
+
+/** The rest of a stepped operation: each step (between two yields) handles up to stepBlocks blocks. */
+export type Steps<R> = Generator<void, R, void>;
+
+/** Whether a stepwise operation's answer is the rest of it (a generator) rather than its result. */
+export function isSteps<R>(x: R | Steps<R>): x is Steps<R> {
+  return typeof x === 'object' && x !== null && typeof (x as { next?: unknown }).next === 'function';
 }
 
 /** The blocks one request holds in a BlockPool between its admission and its release. */
@@ -51,6 +58,18 @@ export interface BlockLease {
   heldBlocks: number;
   /** Leading blocks of its sequence registered or hit. */
   registeredBlocks: number;
+  /** Its admission's hit, in blocks (pool-internal while the admission runs). */
+  hitBlocks: number;
+  /** Pool-internal, an operation's progress between steps: its admission is still looking its prefix up ... */
+  matching: boolean;
+  /** ... and blocks still to evict for its latest growth. */
+  roomShort: number;
+}
+
+/** An admitted request: its lease and its hit in blocks. */
+export interface Admission {
+  lease: BlockLease;
+  hitBlocks: number;
 }
 
 /** A block pool over keys of type K, `capacity` blocks (Infinity for no limit). */
@@ -147,31 +166,9 @@ export class BlockPool<K = number> {
    * knows are cached (with infinite capacity, a sequence's blocks registered before stay), not looked up again.
    */
   match(keys: readonly K[], maxBlocks = keys.length, knownCached = 0): number {
-    return drain(this.#matchSteps(keys, maxBlocks, knownCached, undefined));
-  }
-
-  /** `match`; with `hold`, each block hit also takes a reference and its entry joins `hold` (an admission). */
-  *#matchSteps(keys: readonly K[], maxBlocks: number, knownCached: number, hold: number[] | undefined): Generator<void, number, void> {
     const n = Math.min(keys.length, maxBlocks);
-    const index = this.#index;
     let i = this.#tracked ? 0 : Math.min(knownCached, n);
-    for (let step = 0; i < n; i++) {
-      const id = index.find(this.#lookupKey(keys[i]!));
-      if (id < 0) break;
-      if (hold !== undefined) {
-        const refs = index.refs(id);
-        if (refs === 0) {
-          index.unlinkLru(id);
-          this.#unreferenced -= 1;
-        }
-        index.setRefs(id, refs + 1);
-        hold.push(id);
-      }
-      if (++step === this.stepBlocks) {
-        step = 0;
-        yield;
-      }
-    }
+    while (i < n && this.#index.find(this.#lookupKey(keys[i]!)) >= 0) i++;
     return i;
   }
 
@@ -182,19 +179,59 @@ export class BlockPool<K = number> {
    * server caches a prompt's blocks as its prefill computes them, not at arrival). Returns the lease (release it when
    * the request ends) and the hit in blocks.
    */
-  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): { lease: BlockLease; hitBlocks: number } {
-    return drain(this.admitSteps(keys, totalBlocks, maxHitBlocks, registerNow, knownCached));
+  admit(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): Admission {
+    return this.#admission(keys, totalBlocks, maxHitBlocks, registerNow, knownCached, ALL) as Admission;
   }
 
-  /** `admit` as a stepped operation (see the comment at the top). */
-  *admitSteps(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): Generator<void, { lease: BlockLease; hitBlocks: number }, void> {
-    const lease: BlockLease = { entries: [], privateBlocks: 0, heldBlocks: 0, registeredBlocks: 0 };
-    // Tracked: each block hit takes a reference as it is found (the hits are a prefix: the same as after the match).
-    const hit = yield* this.#matchSteps(keys, maxHitBlocks, knownCached, this.#tracked ? lease.entries : undefined);
-    lease.heldBlocks = hit;
-    lease.registeredBlocks = hit;
-    yield* this.growSteps(lease, registerNow ? keys : keys.slice(0, hit), totalBlocks);
-    return { lease, hitBlocks: hit };
+  /** `admit`, its first step at once: the admission when that was all (most are), else the steps that finish it. */
+  admitStepwise(keys: readonly K[], totalBlocks: number, maxHitBlocks = keys.length, registerNow = true, knownCached = 0): Admission | Steps<Admission> {
+    return this.#admission(keys, totalBlocks, maxHitBlocks, registerNow, knownCached, this.stepBlocks);
+  }
+
+  #admission(keys: readonly K[], totalBlocks: number, maxHitBlocks: number, registerNow: boolean, knownCached: number, budget: number): Admission | Steps<Admission> {
+    const start = this.#tracked ? 0 : Math.min(knownCached, keys.length, maxHitBlocks);
+    const lease: BlockLease = { entries: [], privateBlocks: 0, heldBlocks: start, registeredBlocks: 0, hitBlocks: 0, matching: true, roomShort: 0 };
+    if (this.#admitSome(lease, keys, totalBlocks, maxHitBlocks, registerNow, budget)) return { lease, hitBlocks: lease.hitBlocks };
+    return this.#admitRest(lease, keys, totalBlocks, maxHitBlocks, registerNow);
+  }
+
+  *#admitRest(lease: BlockLease, keys: readonly K[], totalBlocks: number, maxHitBlocks: number, registerNow: boolean): Steps<Admission> {
+    do yield;
+    while (!this.#admitSome(lease, keys, totalBlocks, maxHitBlocks, registerNow, this.stepBlocks));
+    return { lease, hitBlocks: lease.hitBlocks };
+  }
+
+  /**
+   * The admission of `lease`, resumed: up to `budget` blocks of work, true once it is done. Its progress is in the
+   * lease: while `matching`, heldBlocks is the next block to look up; then the growth's (#growSome).
+   */
+  #admitSome(lease: BlockLease, keys: readonly K[], totalBlocks: number, maxHitBlocks: number, registerNow: boolean, budget: number): boolean {
+    if (lease.matching) {
+      const n = Math.min(keys.length, maxHitBlocks);
+      const index = this.#index;
+      let i = lease.heldBlocks;
+      for (; i < n; i++) {
+        if (budget-- === 0) {
+          lease.heldBlocks = i;
+          return false;
+        }
+        const id = index.find(this.#lookupKey(keys[i]!));
+        if (id < 0) break;
+        // Tracked: each block hit takes a reference as it is found (the hits are a prefix: the same as after the match).
+        if (this.#tracked) {
+          const refs = index.refs(id);
+          if (refs === 0) {
+            index.unlinkLru(id);
+            this.#unreferenced -= 1;
+          }
+          index.setRefs(id, refs + 1);
+          lease.entries.push(id);
+        }
+      }
+      lease.matching = false;
+      lease.hitBlocks = lease.heldBlocks = lease.registeredBlocks = i;
+    }
+    return this.#growSome(lease, keys, totalBlocks, registerNow ? keys.length : lease.hitBlocks, budget);
   }
 
   /**
@@ -202,24 +239,55 @@ export class BlockPool<K = number> {
    * the full blocks `keys` names beyond those already registered.
    */
   grow(lease: BlockLease, keys: readonly K[], totalBlocks: number): void {
-    drain(this.growSteps(lease, keys, totalBlocks));
+    this.#growSome(lease, keys, totalBlocks, keys.length, ALL);
   }
 
-  /** `grow` as a stepped operation (see the comment at the top). */
-  *growSteps(lease: BlockLease, keys: readonly K[], totalBlocks: number): Generator<void, void, void> {
+  /** `grow`, its first step at once: undefined when that was all (most are), else the steps that finish it. */
+  growStepwise(lease: BlockLease, keys: readonly K[], totalBlocks: number): Steps<void> | undefined {
+    return this.#growSome(lease, keys, totalBlocks, keys.length, this.stepBlocks) ? undefined : this.#growRest(lease, keys, totalBlocks);
+  }
+
+  *#growRest(lease: BlockLease, keys: readonly K[], totalBlocks: number): Steps<void> {
+    do yield;
+    while (!this.#growSome(lease, keys, totalBlocks, keys.length, this.stepBlocks));
+  }
+
+  /**
+   * The growth of `lease` to `totalBlocks`, registering the full blocks `keys` names up to `registerUpTo`, resumed:
+   * up to `budget` blocks of work, true once it is done. Its progress is in the lease: the blocks still to evict for
+   * it (roomShort, the pool's shortfall counted once, at its start), then registeredBlocks.
+   */
+  #growSome(lease: BlockLease, keys: readonly K[], totalBlocks: number, registerUpTo: number, budget: number): boolean {
+    const index = this.#index;
     const fresh = totalBlocks - lease.heldBlocks;
     if (fresh > 0) {
-      yield* this.#makeRoomSteps(fresh);
+      lease.roomShort = Math.max(0, this.usedBlocks + fresh - this.capacity);
       this.#private += fresh;
       lease.privateBlocks += fresh;
       lease.heldBlocks = totalBlocks;
     }
-    const full = Math.min(keys.length, lease.heldBlocks);
-    const index = this.#index;
-    for (let b = lease.registeredBlocks, step = 0; b < full; b++) {
-      if (++step === this.stepBlocks) {
-        step = 0;
-        yield;
+    if (lease.roomShort > 0) {
+      // Evicts least-recently-released cached blocks until the fresh blocks fit (or nothing is left to evict).
+      let short = lease.roomShort;
+      for (; short > 0 && this.#unreferenced > 0; short--) {
+        if (budget-- === 0) {
+          lease.roomShort = short;
+          return false;
+        }
+        const id = index.lruHead;
+        index.unlinkLru(id);
+        this.#remove(id);
+        this.#unreferenced -= 1;
+        this.#evictions += 1;
+      }
+      if (short > 0) this.#overCapacity += short;
+      lease.roomShort = 0;
+    }
+    const full = Math.min(registerUpTo, keys.length, lease.heldBlocks);
+    for (let b = lease.registeredBlocks; b < full; b++) {
+      if (budget-- === 0) {
+        lease.registeredBlocks = b;
+        return false;
       }
       // Tracked, it is registered with the lease's reference; a key already cached stays private.
       const id = index.add(this.#addKey(keys[b]!), 1);
@@ -229,34 +297,46 @@ export class BlockPool<K = number> {
       if (this.#tracked) lease.entries.push(id);
     }
     lease.registeredBlocks = Math.max(lease.registeredBlocks, full);
+    return true;
   }
 
   /** Ends a request: its private blocks are freed, its cached blocks lose a reference (last block first). */
   release(lease: BlockLease): void {
-    drain(this.releaseSteps(lease));
+    this.#releaseSome(lease, ALL);
   }
 
-  /** `release` as a stepped operation (see the comment at the top). */
-  *releaseSteps(lease: BlockLease): Generator<void, void, void> {
+  /** `release`, its first step at once: undefined when that was all (most are), else the steps that finish it. */
+  releaseStepwise(lease: BlockLease): Steps<void> | undefined {
+    return this.#releaseSome(lease, this.stepBlocks) ? undefined : this.#releaseRest(lease);
+  }
+
+  *#releaseRest(lease: BlockLease): Steps<void> {
+    do yield;
+    while (!this.#releaseSome(lease, this.stepBlocks));
+  }
+
+  /** The release of `lease`, resumed: up to `budget` blocks, true once it is done (its progress: the entries left). */
+  #releaseSome(lease: BlockLease, budget: number): boolean {
     const index = this.#index;
-    for (let i = lease.entries.length - 1, step = 0; i >= 0; i--) {
+    const entries = lease.entries;
+    while (entries.length > 0) {
+      if (budget-- === 0) return false;
       // A referenced block is never evicted, so the lease's entries are still its blocks.
-      const id = lease.entries[i]!;
-      const refs = index.refs(id);
-      if (refs <= 1) {
-        index.setRefs(id, 0);
+      const id = entries.pop()!;
+      // One store for every block, the same whether it stays referenced or not: optimized before any block had two
+      // references, code with a store only for that case had no type feedback there and was thrown away at the first
+      // one (issue 17, --trace-deopt).
+      const refs = index.refs(id) - 1;
+      index.setRefs(id, refs > 0 ? refs : 0);
+      if (refs <= 0) {
         index.appendLru(id);
         this.#unreferenced += 1;
-      } else index.setRefs(id, refs - 1);
-      if (++step === this.stepBlocks) {
-        step = 0;
-        yield;
       }
     }
     this.#private -= lease.privateBlocks;
-    lease.entries.length = 0;
     lease.privateBlocks = 0;
     lease.heldBlocks = 0;
+    return true;
   }
 
   /**
@@ -283,24 +363,5 @@ export class BlockPool<K = number> {
       this.#remove(id);
     }
     this.#unreferenced = 0;
-  }
-
-  /** Evicts least-recently-released cached blocks until `count` fresh blocks fit (or nothing is left to evict). */
-  *#makeRoomSteps(count: number): Generator<void, void, void> {
-    let short = this.usedBlocks + count - this.capacity;
-    if (short <= 0) return;
-    const index = this.#index;
-    for (let step = 0; short > 0 && this.#unreferenced > 0; short--) {
-      if (++step === this.stepBlocks) {
-        step = 0;
-        yield;
-      }
-      const id = index.lruHead;
-      index.unlinkLru(id);
-      this.#remove(id);
-      this.#unreferenced -= 1;
-      this.#evictions += 1;
-    }
-    if (short > 0) this.#overCapacity += short;
   }
 }

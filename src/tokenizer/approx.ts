@@ -32,8 +32,13 @@ function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
 
-/** Calls `emit(start, end)` for every token span of `text`. */
-function scan(text: string, emit: (start: number, end: number) => void): void {
+/**
+ * Scans `text` into token ids: pushed onto `ids` or into `sink` (or neither, to count them), each new id's text kept in
+ * `chunks` when given. Returns the number of tokens. No callback per token: its one call site, shared by the four
+ * callers' closures, was deoptimized in a run each time another caller came (V8's "wrong feedback cell", issue 17).
+ */
+function scan(text: string, ids: number[] | null, sink: IdSink | null, chunks: Map<number, string> | null): number {
+  let n = 0;
   let pos = 0;
   // The next `<|` at or after pos + 1, found again only once passed: one indexOf per piece made a text without
   // special tokens quadratic (a 2,000,000-token message took minutes to generate; issue #16).
@@ -42,7 +47,7 @@ function scan(text: string, emit: (start: number, end: number) => void): void {
     if (text.charCodeAt(pos) === 60 /* < */) {
       SPECIAL.lastIndex = pos;
       if (SPECIAL.test(text)) {
-        emit(pos, SPECIAL.lastIndex);
+        n += emit(text, pos, SPECIAL.lastIndex, ids, sink, chunks);
         pos = SPECIAL.lastIndex;
         continue;
       }
@@ -62,11 +67,21 @@ function scan(text: string, emit: (start: number, end: number) => void): void {
       let stop = Math.min(start + CHUNK, pieceEnd);
       if (stop < pieceEnd && isHighSurrogate(text.charCodeAt(stop - 1))) stop -= 1;
       if (stop === start) stop = start + 2;
-      emit(start, stop);
+      n += emit(text, start, stop, ids, sink, chunks);
       start = stop;
     }
     pos = pieceEnd;
   }
+  return n;
+}
+
+/** Emits the token text[start, end) where scan sends it (see scan); returns 1. */
+function emit(text: string, start: number, end: number, ids: number[] | null, sink: IdSink | null, chunks: Map<number, string> | null): number {
+  const id = fnv1a(text, start, end);
+  if (ids !== null) ids.push(id);
+  else if (sink !== null) sink.push(id);
+  if (chunks !== null && !chunks.has(id)) chunks.set(id, text.slice(start, end));
+  return 1;
 }
 
 /** The approximate tokenizer (see the comment above for the rule). */
@@ -76,20 +91,16 @@ export class ApproxTokenizer implements Tokenizer {
 
   encode(text: string): number[] {
     const ids: number[] = [];
-    scan(text, (start, end) => ids.push(fnv1a(text, start, end)));
+    scan(text, ids, null, null);
     return ids;
   }
 
   encodeTo(text: string, sink: IdSink): void {
-    scan(text, (start, end) => sink.push(fnv1a(text, start, end)));
+    scan(text, null, sink, null);
   }
 
   count(text: string): number {
-    let n = 0;
-    scan(text, () => {
-      n += 1;
-    });
-    return n;
+    return scan(text, null, null, null);
   }
 }
 
@@ -106,17 +117,13 @@ export class DecodingApproxTokenizer extends ApproxTokenizer {
 
   override encode(text: string): number[] {
     const ids: number[] = [];
-    scan(text, (start, end) => {
-      const id = fnv1a(text, start, end);
-      if (!this.#chunks.has(id)) this.#chunks.set(id, text.slice(start, end));
-      ids.push(id);
-    });
+    scan(text, ids, null, this.#chunks);
     return ids;
   }
 
-  /** Through encode, so that every chunk is remembered. */
+  /** Every chunk is remembered. */
   override encodeTo(text: string, sink: IdSink): void {
-    sink.pushAll(this.encode(text));
+    scan(text, null, sink, this.#chunks);
   }
 
   /** The text of ids this instance encoded before (unknown ids decode to nothing). */

@@ -24,12 +24,21 @@ export function renderedText(m: ChatMessage): string {
   return renderedParts(m).join('');
 }
 
-/** renderedText as its parts (each text part, then each tool call's line), not joined: see IncrementalRendering. */
-export function renderedParts(m: ChatMessage): string[] {
-  const parts: string[] = [];
-  if (typeof m.content === 'string') parts.push(m.content);
-  else for (const part of m.content) if (part.type === 'text') parts.push(part.text);
-  for (const call of m.tool_calls ?? []) parts.push(toolCallText(call));
+/**
+ * renderedText as its parts (each text part, then each tool call's line), not joined: see IncrementalRendering.
+ * Appended to `parts` when given (a template's markup around them), and returned.
+ */
+export function renderedParts(m: ChatMessage, parts: string[] = []): string[] {
+  // Index loops, not for-of: this runs per message per turn, inlined into the expected-cache model's hottest code.
+  const content = m.content;
+  if (typeof content === 'string') parts.push(content);
+  else
+    for (let i = 0; i < content.length; i++) {
+      const part = content[i]!;
+      if (part.type === 'text') parts.push(part.text);
+    }
+  const calls = m.tool_calls;
+  if (calls !== undefined) for (let i = 0; i < calls.length; i++) parts.push(toolCallText(calls[i]!));
   return parts;
 }
 

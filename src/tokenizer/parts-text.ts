@@ -14,9 +14,18 @@ export class PartsText {
 
   /** The text `parts.join('')`; empty parts are dropped. */
   constructor(parts: readonly string[]) {
-    this.#parts = parts.filter((p) => p.length > 0);
-    this.#starts = [0];
-    for (const p of this.#parts) this.#starts.push(this.#starts[this.#starts.length - 1]! + p.length);
+    const kept: string[] = [];
+    const starts = [0];
+    let length = 0;
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      if (p.length === 0) continue;
+      kept.push(p);
+      length += p.length;
+      starts.push(length);
+    }
+    this.#parts = kept;
+    this.#starts = starts;
   }
 
   /** The parts, none empty. */

@@ -82,18 +82,27 @@ export async function countTextYielding(tokenizer: Tokenizer, text: string | Par
  * whose room is made at once (idsFor: it grows past that if need be): see IdSink. The caller owns the array.
  */
 export async function encodeIdsYielding(tokenizer: Tokenizer, text: string | PartsText): Promise<Uint32Array> {
-  if (text.length <= SYNC_CHARS) return Uint32Array.from(tokenizer.encode(text.slice(0)));
+  // A short text too goes through an IdSink (at once): no array of ids in between, and a small one's room is cut from
+  // Node's Buffer pool rather than an ArrayBuffer of its own (id-sink.ts; an answer's ids, once a request: issue 17).
   const sink = new IdSink(idsFor(text.length));
-  await encodeTextInto(tokenizer, text, sink);
+  const encoding = encodeTextInto(tokenizer, text, sink);
+  if (encoding !== undefined) await encoding;
   return sink.ids.subarray(0, sink.length);
 }
 
-/** Encodes `text` in the same slices, pushing each slice's ids into `sink` as it is made (nothing held in one piece). */
-export async function encodeTextInto(tokenizer: Tokenizer, text: string | PartsText, sink: IdSink): Promise<void> {
+/**
+ * Encodes `text` in the same slices, pushing each slice's ids into `sink` as it is made (nothing held in one piece).
+ * A text of up to SYNC_CHARS is encoded at once and undefined returned: no promise, no turn of the microtask queue
+ * (a prompt's few short pieces per turn, issue 17); a longer one returns a promise of its end.
+ */
+export function encodeTextInto(tokenizer: Tokenizer, text: string | PartsText, sink: IdSink): Promise<void> | undefined {
   const encodeSlice = (slice: string): void => {
     if (tokenizer.encodeTo !== undefined) tokenizer.encodeTo(slice, sink);
     else sink.pushAll(tokenizer.encode(slice));
   };
-  if (text.length <= SYNC_CHARS) return encodeSlice(text.slice(0));
-  await eachSlice(asParts(text), encodeSlice);
+  if (text.length <= SYNC_CHARS) {
+    encodeSlice(text.slice(0));
+    return undefined;
+  }
+  return eachSlice(asParts(text), encodeSlice);
 }

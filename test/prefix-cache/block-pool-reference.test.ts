@@ -1,15 +1,26 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BlockIndex } from '../../src/prefix-cache/block-index.js';
-import { BlockPool, type BlockLease } from '../../src/prefix-cache/block-pool.js';
+import { BlockPool, isSteps, type BlockLease, type Steps } from '../../src/prefix-cache/block-pool.js';
 
 /*
  * BlockPool's typed-array index (block-index.ts) against a simple reference: the Map-based pool it replaced (one Map
  * of key -> refs whose insertion order is the LRU list: a block released to 0 references moves to its end, eviction
  * walks from its start past referenced blocks). Random sequences of admit (with and without registering at once, a
  * hit cap), grow, release, access and reset, with and without a capacity, must give the same hits, evictions, cached and
- * used blocks, over-capacity blocks and the same set of cached keys at every step.
+ * used blocks, over-capacity blocks and the same set of cached keys at every step. With a small step, the operations
+ * run stepwise (`*Stepwise`, their steps drained), so the stepped form is checked against the reference too.
  */
+
+/** A stepwise operation's result: at once, or after its remaining steps (counted into `steps`). */
+function finish<R>(x: R | Steps<R>, steps: { count: number }): R {
+  if (!isSteps(x)) return x;
+  for (;;) {
+    const r = x.next();
+    if (r.done === true) return r.value;
+    steps.count += 1;
+  }
+}
 
 interface RefLease {
   keys: number[];
@@ -111,7 +122,8 @@ function random(seed: number): () => number {
 }
 
 /** Random sequences of requests over a few shared prefixes, some keys 53-bit like block hashes. */
-function replay(seed: number, capacity: number, stepBlocks: number): void {
+function replay(seed: number, capacity: number, stepBlocks: number, steps: { count: number }): void {
+  const stepwise = stepBlocks < 1024;
   const rnd = random(seed);
   const int = (n: number): number => Math.floor(rnd() * n);
   const pool = new BlockPool<number>(capacity, stepBlocks);
@@ -141,7 +153,7 @@ function replay(seed: number, capacity: number, stepBlocks: number): void {
       const known = capacity === Infinity ? int(keys.length + 1) : 0;
       // The known prefix is a promise of the caller: only given when it holds.
       const knownCached = known > 0 && keys.slice(0, known).every((k) => ref.refs.has(k)) ? known : 0;
-      const a = pool.admit(keys, total, maxHit, registerNow, knownCached);
+      const a = stepwise ? finish(pool.admitStepwise(keys, total, maxHit, registerNow, knownCached), steps) : pool.admit(keys, total, maxHit, registerNow, knownCached);
       const b = ref.admit(keys, total, maxHit, registerNow, knownCached);
       assert.equal(a.hitBlocks, b.hitBlocks, `${what}: hit`);
       live.push({ lease: a.lease, refLease: b.lease, keys, total });
@@ -149,14 +161,16 @@ function replay(seed: number, capacity: number, stepBlocks: number): void {
       const l = live[int(live.length)]!;
       const more = [...l.keys, ...Array.from({ length: int(6) }, () => Math.floor(rnd() * 2 ** 53))];
       const total = Math.max(l.total, more.length + int(3));
-      pool.grow(l.lease, more, total);
+      if (stepwise) finish(pool.growStepwise(l.lease, more, total), steps);
+      else pool.grow(l.lease, more, total);
       ref.grow(l.refLease, more, total);
       l.keys = more;
       l.total = total;
       assert.equal(l.lease.privateBlocks, l.refLease.privateBlocks, `${what}: private blocks`);
     } else if (kind < 0.9) {
       const [l] = live.splice(int(live.length), 1);
-      pool.release(l!.lease);
+      if (stepwise) finish(pool.releaseStepwise(l!.lease), steps);
+      else pool.release(l!.lease);
       ref.release(l!.refLease);
     } else if (kind < 0.91) {
       pool.reset();
@@ -174,9 +188,12 @@ function replay(seed: number, capacity: number, stepBlocks: number): void {
 }
 
 test('BlockPool: the same hits, evictions and cached blocks as the Map-based reference on random operations', { timeout: 60_000 }, () => {
+  const steps = { count: 0 };
   for (let seed = 1; seed <= 40; seed++) {
-    for (const capacity of [8, 30, 120, Infinity]) replay(seed, capacity, seed % 2 === 0 ? 3 : 1024);
+    for (const capacity of [8, 30, 120, Infinity]) replay(seed, capacity, seed % 2 === 0 ? 3 : 1024, steps);
   }
+  // The stepwise operations did pause (many needed more than one step of 3 blocks).
+  assert.ok(steps.count > 1000, `steps: ${steps.count}`);
 });
 
 test('BlockIndex: random adds and removes across growths keep every key findable, removed ones gone', () => {

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { approxTokenizer } from '../../src/tokenizer/approx.js';
+import { approxTokenizer, DecodingApproxTokenizer } from '../../src/tokenizer/approx.js';
+import { IdSink } from '../../src/tokenizer/id-sink.js';
 
 const SPECIAL = /<\|[A-Za-z0-9_]+\|>/y;
 const PIECE = /'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/uy;
@@ -61,9 +62,20 @@ test('approx tokenizer: the same ids as the exec-based scan, on prose, chat mark
   const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 80 }), fc.array(piece, { maxLength: 30 }).map((p) => p.join('')));
   fc.assert(
     fc.property(text, (s) => {
-      const ids = execSpans(s).map(fnv1a);
+      const spans = execSpans(s);
+      const ids = spans.map(fnv1a);
       assert.deepEqual(approxTokenizer.encode(s), ids);
       assert.equal(approxTokenizer.count(s), ids.length);
+      // The other ways out of the one scan: into an IdSink, and remembering each chunk's text to decode it.
+      const sink = new IdSink(4);
+      approxTokenizer.encodeTo(s, sink);
+      assert.deepEqual([...sink.ids.subarray(0, sink.length)], ids);
+      const decoding = new DecodingApproxTokenizer();
+      const viaSink = new IdSink(4);
+      decoding.encodeTo(s, viaSink);
+      assert.deepEqual([...viaSink.ids.subarray(0, viaSink.length)], ids);
+      assert.deepEqual(decoding.encode(s), ids);
+      assert.equal(decoding.decode(ids), spans.join(''));
     }),
     { numRuns: 2000 },
   );

@@ -17,22 +17,16 @@ export function idsFor(chars: number): number {
 /** Arrays over this many ids are allocated uninitialized (see uninitializedIds). */
 const UNINITIALIZED_IDS = 16 * 1024;
 
-/** Arrays under this many bytes are cut from Node's shared Buffer pool (Buffer.allocUnsafe's documented threshold). */
-const POOLED_BYTES = Buffer.poolSize >>> 1;
-
 /**
  * A Uint32Array of `length` ids whose contents are undefined (only what is written into it is read): a zero-filled
  * one of a million ids cost ~1-1.5 ms in one piece once the allocator reuses freed memory, which it must clear.
  * Buffer.allocUnsafeSlow is Node's documented uninitialized allocation (its own ArrayBuffer, never the shared pool).
- * A small one (a conversation's first ids, issue 17) is a view of Node's shared pool (Buffer.allocUnsafe, 8-byte
- * aligned): an ArrayBuffer of its own per array sits outside V8's heap, slow to make (~2-5 µs each in a profile of
- * 5,000 turns) and adds work to every full collection.
+ * Every array has an ArrayBuffer of its own, even a small one: the simulator keeps an encoder's ids as a request's
+ * tokens when their buffer has room past them (sim/engine-types.ts), so the buffer must be this array's alone. (A view
+ * of Node's shared Buffer pool, tried for small arrays in issue 17 to save their ~2-5 µs allocation, let the engine
+ * write output ids over other Buffers cut from the same pool: test/sim/engine.test.ts.)
  */
 function uninitializedIds(length: number): Uint32Array {
-  if (length * 4 < POOLED_BYTES) {
-    const bytes = Buffer.allocUnsafe(length * 4);
-    return new Uint32Array(bytes.buffer, bytes.byteOffset, length);
-  }
   if (length <= UNINITIALIZED_IDS) return new Uint32Array(length);
   const bytes = Buffer.allocUnsafeSlow(length * 4);
   return new Uint32Array(bytes.buffer, bytes.byteOffset, length);

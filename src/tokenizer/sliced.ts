@@ -82,8 +82,8 @@ export async function countTextYielding(tokenizer: Tokenizer, text: string | Par
  * whose room is made at once (idsFor: it grows past that if need be): see IdSink. The caller owns the array.
  */
 export async function encodeIdsYielding(tokenizer: Tokenizer, text: string | PartsText): Promise<Uint32Array> {
-  // A short text too goes through an IdSink (at once): no array of ids in between, and a small one's room is cut from
-  // Node's Buffer pool rather than an ArrayBuffer of its own (id-sink.ts; an answer's ids, once a request: issue 17).
+  // A short text too goes through an IdSink (at once): no array of ids in between (an answer's ids, once a request:
+  // issue 17).
   const sink = new IdSink(idsFor(text.length));
   const encoding = encodeTextInto(tokenizer, text, sink);
   if (encoding !== undefined) await encoding;

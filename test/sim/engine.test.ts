@@ -6,7 +6,7 @@ import { Engine, type EngineRequest, type EngineRequestSpec, promptHash, promptH
 import { KvCache, RELEASE_STEP_BLOCKS, ROOT_BLOCK_HASH, blockHash } from '../../src/sim/kv-cache.js';
 import { APPROX_VOCABULARY, WORD_LIST_SIZE } from '../../src/sim/words.js';
 import { Rng } from '../../src/synth/rng.js';
-import { approxTokenizer } from '../../src/tokenizer/index.js';
+import { approxTokenizer, encodeIdsYielding } from '../../src/tokenizer/index.js';
 
 // Round numbers so expected step times are easy to read: 1 ms per step, 0.01 ms per prefill token, 0.1 ms per decode.
 const BASE: SimConfig = {
@@ -390,5 +390,17 @@ describe('the prompt hash and ids at submit', () => {
     assert.notEqual(c.req.tokens.buffer, tight.buffer);
     const d = kept.submit({ promptIds: room.subarray(0, 100) as unknown as number[], maxTokens: 6 });
     assert.notEqual(d.req.tokens.buffer, room.buffer);
+  });
+
+  test("a short prompt's given-up ids write nothing past their own array (an id array cut from Node's Buffer pool would)", async () => {
+    // The server gives up what encodeIdsYielding made, and the engine keeps its buffer when it has room: that buffer
+    // must be the encoder's alone. A Buffer cut from the pool just after it must keep its bytes through the answer.
+    const given = await encodeIdsYielding(approxTokenizer, 'a short prompt of a few words');
+    const neighbour = Buffer.allocUnsafe(64).fill(7);
+    const kept = setup();
+    const b = kept.submit({ promptIds: given as unknown as number[], ownIds: true, maxTokens: 24, temperature: 0 });
+    kept.clock.runUntilIdle();
+    assert.ok(b.text.length > 0, 'it answered');
+    assert.ok(neighbour.every((x) => x === 7), `the neighbouring bytes were left alone: ${neighbour.toString('hex')}`);
   });
 });

@@ -1,12 +1,12 @@
 import { promptParts, renderedParts } from './chat-message.js';
 import type { ApplyOptions, ChatMessage, ChatTemplate, IncrementalRendering } from './types.js';
 
-/** Each role's opening markup, made once rather than per message. */
-const OPENING: Record<string, string> = Object.fromEntries(['system', 'user', 'assistant', 'tool'].map((role) => [role, `<|im_start|>${role}\n`]));
+/** Each role's opening markup, made once rather than per message (a Map: a role is data, never an Object key). */
+const OPENING = new Map(['system', 'user', 'assistant', 'tool'].map((role) => [role, `<|im_start|>${role}\n`]));
 
 const incremental: IncrementalRendering = {
   renderParts: (m: ChatMessage): string[] => {
-    const parts = renderedParts(m, [OPENING[m.role] ?? `<|im_start|>${m.role}\n`]);
+    const parts = renderedParts(m, [OPENING.get(m.role) ?? `<|im_start|>${m.role}\n`]);
     parts.push('<|im_end|>\n');
     return parts;
   },

@@ -83,6 +83,8 @@ export interface ServerUsage {
 /**
  * What the client observed for one request: raw monotonic timestamps (milliseconds from `performance.now()`,
  * taken as each chunk arrives, before parsing work) and what came back. It derives no metrics: metrics/ does.
+ * `content` and `reasoning` are getters (the text is joined once, when first read): JSON.stringify gives them, an
+ * object spread does not.
  */
 export interface StreamResult {
   /** Just before the request was handed to the socket. */

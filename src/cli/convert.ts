@@ -8,16 +8,8 @@ import { utf8Lines } from '../util/utf8-text.js';
 import { integer, positiveInt } from './parse.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
-/** Flags of `chatload convert sharegpt`, as commander parses them. */
-export interface ConvertFlags {
-  seed: number;
-  maxItems?: number;
-  minTurns?: number;
-  maxTurns?: number;
-  minContentLen?: number;
-  maxContentLen?: number;
-  imageDir?: string;
-}
+/** Flags of `chatload convert sharegpt`, as commander parses them: the conversion's filters, the seed always given. */
+export type ConvertFlags = Omit<ShareGptOptions, 'source' | 'seed'> & { seed: number };
 
 async function startsWithList(file: string): Promise<boolean> {
   let handle;

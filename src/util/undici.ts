@@ -34,9 +34,10 @@ export function request(url: string | URL, options: RequestOptions = {}): Promis
 
 /**
  * What dispatch() takes: undici's DispatchOptions, with the body its docs (docs/api/Dispatcher.md, "body") and code
- * accept but its types omit: an iterable of chunks, written chunk by chunk (a large chat body, client/request-body.ts).
+ * accept but its types omit: an iterable or async iterable of chunks, written chunk by chunk (a large chat body,
+ * client/request-body.ts).
  */
-export type DispatchOptions = Omit<Dispatcher.DispatchOptions, 'body'> & { body?: Dispatcher.DispatchOptions['body'] | Iterable<Uint8Array> };
+export type DispatchOptions = Omit<Dispatcher.DispatchOptions, 'body'> & { body?: Dispatcher.DispatchOptions['body'] | Iterable<Uint8Array> | AsyncIterable<Uint8Array> };
 
 /**
  * `dispatcher.dispatch(options, handler)`: undici's lowest-level call, the one request() is built on. The handler's

@@ -43,6 +43,17 @@ const ALL = 2 ** 30 - 1;
 /** The rest of a stepped operation: each step (between two yields) handles up to stepBlocks blocks. */
 export type Steps<R> = Generator<void, R, void>;
 
+/**
+ * The steps of an operation after its first, which `step` (one step of it) did not finish: a pause before each
+ * further step until one finishes it, then `result()`. Made only for a long operation: a common one finishes in its
+ * first step, with no generator or closure made (see the comment at the top).
+ */
+function* laterSteps<R>(step: () => boolean, result: () => R): Steps<R> {
+  do yield;
+  while (!step());
+  return result();
+}
+
 /** Whether a stepwise operation's answer is the rest of it (a generator) rather than its result. */
 export function isSteps<R>(x: R | Steps<R>): x is Steps<R> {
   return typeof x === 'object' && x !== null && typeof (x as { next?: unknown }).next === 'function';
@@ -192,13 +203,10 @@ export class BlockPool<K = number> {
     const start = this.#tracked ? 0 : Math.min(knownCached, keys.length, maxHitBlocks);
     const lease: BlockLease = { entries: [], privateBlocks: 0, heldBlocks: start, registeredBlocks: 0, hitBlocks: 0, matching: true, roomShort: 0 };
     if (this.#admitSome(lease, keys, totalBlocks, maxHitBlocks, registerNow, budget)) return { lease, hitBlocks: lease.hitBlocks };
-    return this.#admitRest(lease, keys, totalBlocks, maxHitBlocks, registerNow);
-  }
-
-  *#admitRest(lease: BlockLease, keys: readonly K[], totalBlocks: number, maxHitBlocks: number, registerNow: boolean): Steps<Admission> {
-    do yield;
-    while (!this.#admitSome(lease, keys, totalBlocks, maxHitBlocks, registerNow, this.stepBlocks));
-    return { lease, hitBlocks: lease.hitBlocks };
+    return laterSteps(
+      () => this.#admitSome(lease, keys, totalBlocks, maxHitBlocks, registerNow, this.stepBlocks),
+      () => ({ lease, hitBlocks: lease.hitBlocks }),
+    );
   }
 
   /**
@@ -244,12 +252,8 @@ export class BlockPool<K = number> {
 
   /** `grow`, its first step at once: undefined when that was all (most are), else the steps that finish it. */
   growStepwise(lease: BlockLease, keys: readonly K[], totalBlocks: number): Steps<void> | undefined {
-    return this.#growSome(lease, keys, totalBlocks, keys.length, this.stepBlocks) ? undefined : this.#growRest(lease, keys, totalBlocks);
-  }
-
-  *#growRest(lease: BlockLease, keys: readonly K[], totalBlocks: number): Steps<void> {
-    do yield;
-    while (!this.#growSome(lease, keys, totalBlocks, keys.length, this.stepBlocks));
+    if (this.#growSome(lease, keys, totalBlocks, keys.length, this.stepBlocks)) return undefined;
+    return laterSteps(() => this.#growSome(lease, keys, totalBlocks, keys.length, this.stepBlocks), () => undefined);
   }
 
   /**
@@ -307,12 +311,8 @@ export class BlockPool<K = number> {
 
   /** `release`, its first step at once: undefined when that was all (most are), else the steps that finish it. */
   releaseStepwise(lease: BlockLease): Steps<void> | undefined {
-    return this.#releaseSome(lease, this.stepBlocks) ? undefined : this.#releaseRest(lease);
-  }
-
-  *#releaseRest(lease: BlockLease): Steps<void> {
-    do yield;
-    while (!this.#releaseSome(lease, this.stepBlocks));
+    if (this.#releaseSome(lease, this.stepBlocks)) return undefined;
+    return laterSteps(() => this.#releaseSome(lease, this.stepBlocks), () => undefined);
   }
 
   /** The release of `lease`, resumed: up to `budget` blocks, true once it is done (its progress: the entries left). */

@@ -1,11 +1,18 @@
-import * as Plot from '@observablehq/plot';
 import { seriesColors } from './palette.js';
-import { MiniDocument } from './svg-document.js';
+import { axesSvg, type Axis, type Frame } from './svg-chart/axes.js';
+import { chartSvg } from './svg-chart/frame.js';
+import { barsSvg, dotsSvg, labelsSvg, linesSvg, plainDotsSvg, ruleYSvg, stack } from './svg-chart/marks.js';
+import { AxisScale, Extent } from './svg-chart/scale.js';
 
 /**
- * Charts as inline SVG, rendered at build time with @observablehq/plot on a minimal DOM (svg-document.ts): the HTML report then
- * needs no script, no font and no network. Plot serializes text through the DOM, so labels and series names taken from
- * data are escaped. Every function returns an HTML string (an <svg>, or a <figure> holding a legend and an <svg>).
+ * Charts as inline SVG, written at build time as strings (svg-chart/: scale, axes, marks, frame): the HTML report then
+ * needs no script, no font and no network. Text from data (series names, labels, axis labels) is escaped. Every
+ * function returns an HTML string (an <svg>, or a <figure> holding a legend and an <svg>).
+ *
+ * Hand-written on purpose (issue 17), in place of @observablehq/plot drawing on a DOM: at 1,000 requests Plot cost
+ * ~120 ms of main-thread CPU to import and render once, plus ~110-150 ms of TurboFan compiling ~40 of its and d3's
+ * functions, ~0.15x of chatload's all-in CPU ratio for four kinds of chart. The charts look as Plot drew them (its
+ * margins, tick counts, grid, labels, colours and sizes); ticks and their labels still come from d3-scale/d3-format.
  */
 
 /** One point of a line chart: x and y in the axes' units, `series` names the line (shown in the legend). */
@@ -42,59 +49,6 @@ export interface ChartOptions {
 }
 
 
-// Typed loosely on purpose: the project compiles without the DOM lib; Plot only needs createElementNS and friends.
-type PlotDocument = NonNullable<Plot.PlotOptions['document']>;
-
-/** Makes the document a chart is drawn on: one per chart. */
-let documentFactory: () => unknown = () => new MiniDocument();
-
-/** A fresh document per chart: svg-document.ts's minimal DOM, all Plot needs to draw and serialize (see there why). */
-function newDocument(): PlotDocument {
-  return documentFactory() as PlotDocument;
-}
-
-/**
- * Runs `render` with every chart drawn on documents from `factory` (e.g. a full DOM such as linkedom's) instead of
- * svg-document.ts's: test/report/svg-document.test.ts checks that both write the same HTML.
- */
-export function withChartDocument<T>(factory: () => unknown, render: () => T): T {
-  const saved = documentFactory;
-  documentFactory = factory;
-  try {
-    return render();
-  } finally {
-    documentFactory = saved;
-  }
-}
-
-/** The series of a chart in legend order: those of `order` that have points, then the others as they first appear. */
-function seriesDomain(points: ReadonlyArray<{ series: string }>, order?: readonly string[]): string[] {
-  const present = new Set(points.map((p) => p.series));
-  return [...new Set([...(order ?? []).filter((s) => present.has(s)), ...present])];
-}
-
-function baseOptions(options: ChartOptions, xTicks?: number[]): Plot.PlotOptions {
-  return {
-    document: newDocument(),
-    width: options.width ?? 620,
-    height: options.height ?? 260,
-    marginLeft: 56,
-    marginRight: 16,
-    style: { background: 'transparent', fontSize: '11px' },
-    grid: true,
-    x: {
-      label: options.xLabel,
-      type: options.xLog ? 'log' : 'linear',
-      domain: options.xDomain === undefined ? undefined : [...options.xDomain],
-      ticks: xTicks,
-      tickFormat: options.xPercent ? '.0%' : options.xIntegers ? 'd' : options.xLog ? '~s' : undefined,
-    },
-    y: options.yLog
-      ? { label: options.yLabel, type: 'log', tickFormat: '~s' }
-      : { label: options.yLabel, zero: options.yZero ?? true, tickFormat: options.yPercent ? '.0%' : undefined },
-  };
-}
-
 /** Whole-number tick values spanning `xs`, at most ~10 of them (a step of 1, 2, 5, 10, 20, ...). */
 export function integerTicks(xs: readonly number[]): number[] {
   if (xs.length === 0) return [];
@@ -107,9 +61,74 @@ export function integerTicks(xs: readonly number[]): number[] {
   return ticks;
 }
 
-function serialize(node: unknown): string {
-  return (node as { outerHTML: string }).outerHTML;
+
+/** Plot's margins as the charts used them: 56 px left for tick labels, 16 right, 20 top, 30 bottom for the x axis. */
+function frameOf(options: ChartOptions, top = 20): Frame {
+  return { width: options.width ?? 620, height: options.height ?? 260, top, right: 16, bottom: 30, left: 56 };
 }
+
+/** About one x tick per 80 px and one y tick per 35 px of the plot area (Plot's tick spacing). */
+function xTickCount(f: Frame): number {
+  return (f.width - f.right - f.left) / 80;
+}
+
+function yTickCount(f: Frame): number {
+  return (f.height - f.bottom - f.top) / 35;
+}
+
+/** The x scale over `extent` (or the fixed `xDomain`), left to right. */
+function xScaleOf(extent: Extent, options: ChartOptions, f: Frame): AxisScale {
+  const [lo, hi] = options.xDomain ?? extent.domain();
+  return new AxisScale(options.xLog === true, lo, hi, f.left, f.width - f.right);
+}
+
+/** The y scale over `extent`, bottom to top; a linear one includes 0 unless `yZero` is false. Scales are not niced. */
+function yScaleOf(extent: Extent, options: ChartOptions, f: Frame): AxisScale {
+  if (!options.yLog && (options.yZero ?? true) && Number.isFinite(extent.lo)) extent.add(0);
+  const [lo, hi] = extent.domain();
+  return new AxisScale(options.yLog === true, lo, hi, f.height - f.bottom, f.top);
+}
+
+/** The x axis: d3's ticks (or `explicit` ones) and labels in the chart's format (percent, integers, or `~s` on log). */
+function xAxisOf(scale: AxisScale, options: ChartOptions, f: Frame, explicit?: number[]): Axis {
+  const count = xTickCount(f);
+  const ticks = explicit ?? scale.ticks(count);
+  const spec = options.xPercent ? '.0%' : options.xIntegers ? 'd' : options.xLog ? '~s' : undefined;
+  return { scale, ticks, labels: scale.labels(ticks, explicit === undefined ? count : null, spec), label: options.xLabel };
+}
+
+function yAxisOf(scale: AxisScale, options: ChartOptions, f: Frame): Axis {
+  const count = yTickCount(f);
+  const ticks = scale.ticks(count);
+  const spec = options.yLog ? '~s' : options.yPercent ? '.0%' : undefined;
+  return { scale, ticks, labels: scale.labels(ticks, count, spec), label: options.yLabel };
+}
+
+/** The series of a chart in legend order: those of `order` that have points, then the others as they first appear. */
+function seriesDomain(points: ReadonlyArray<{ series: string }>, order?: readonly string[]): string[] {
+  const present = new Set<string>();
+  for (let i = 0; i < points.length; i++) present.add(points[i]!.series);
+  return [...new Set([...(order ?? []).filter((s) => present.has(s)), ...present])];
+}
+
+/** Adds the x and y values of `points` (those not in `skip`) to the extents. */
+function addPoints(points: readonly SeriesPoint[], xs: Extent, ys: Extent, skip?: ReadonlySet<string>, labelled = false): void {
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i]!;
+    if (skip !== undefined && skip.size > 0 && skip.has(p.series)) continue;
+    if (labelled && p.label === undefined) continue;
+    xs.add(p.x);
+    ys.add(p.y);
+  }
+}
+
+function colorMap(domain: readonly string[], colors: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (let i = 0; i < domain.length; i++) map.set(domain[i]!, colors[i]!);
+  return map;
+}
+
+const NO_SERIES: ReadonlySet<string> = new Set();
 
 /**
  * Lines (one per series) with a dot on every point when `dots` is true (useful with few points, e.g. per turn);
@@ -117,23 +136,28 @@ function serialize(node: unknown): string {
  */
 export function lineChart(points: readonly SeriesPoint[], options: ChartOptions & { dots?: boolean; pointLabels?: boolean; dotsOnly?: readonly string[] }): string {
   const domain = seriesDomain(points, options.seriesOrder);
-  const dotsOnly = new Set(options.dotsOnly ?? []);
-  const marks: Plot.Markish[] = [
-    Plot.lineY(dotsOnly.size === 0 ? points : points.filter((p) => !dotsOnly.has(p.series)), { x: 'x', y: 'y', stroke: 'series', z: 'series', strokeWidth: 1.8 }),
-  ];
-  if (options.dots) marks.push(Plot.dot(points, { x: 'x', y: 'y', fill: 'series', r: 2.5 }));
-  if (options.pointLabels) {
-    marks.push(Plot.text(points.filter((p) => p.label !== undefined), { x: 'x', y: 'y', text: 'label', fill: 'series', dy: -9, fontSize: 10 }));
+  const colors = seriesColors(domain, options.seriesOrder);
+  const byName = colorMap(domain, colors);
+  const dotsOnly = options.dotsOnly === undefined ? NO_SERIES : new Set(options.dotsOnly);
+  // Room above the highest point for its label.
+  const f = frameOf(options, options.pointLabels ? 28 : 20);
+  const xs = new Extent(options.xLog === true);
+  const ys = new Extent(options.yLog === true);
+  addPoints(points, xs, ys, dotsOnly);
+  if (options.dots) addPoints(points, xs, ys);
+  if (options.pointLabels) addPoints(points, xs, ys, undefined, true);
+  const x = xScaleOf(xs, options, f);
+  const y = yScaleOf(ys, options, f);
+  let xTicks: number[] | undefined;
+  if (options.xIntegers) {
+    const values: number[] = [];
+    for (let i = 0; i < points.length; i++) values.push(points[i]!.x);
+    xTicks = integerTicks(values);
   }
-  return serialize(
-    Plot.plot({
-      ...baseOptions(options, options.xIntegers ? integerTicks(points.map((p) => p.x)) : undefined),
-      // Room above the highest point for its label.
-      ...(options.pointLabels ? { marginTop: 28 } : {}),
-      color: { domain, range: seriesColors(domain, options.seriesOrder), legend: domain.length > 1 },
-      marks,
-    }),
-  );
+  let body = axesSvg(xAxisOf(x, options, f, xTicks), yAxisOf(y, options, f), f) + linesSvg(points, dotsOnly, x, y, byName);
+  if (options.dots) body += dotsSvg(points, 2.5, x, y, byName);
+  if (options.pointLabels) body += labelsSvg(points, x, y, byName);
+  return chartSvg(f, body, domain.length > 1 ? { names: domain, colors } : null);
 }
 
 /** Dots of single observations (e.g. each request's TTFT against its send time) under lines of per-bin percentiles. */
@@ -143,17 +167,19 @@ export function dotsAndLinesChart(
   options: ChartOptions & { dotLabel: string },
 ): string {
   const domain = [options.dotLabel, ...seriesDomain(lines, options.seriesOrder)];
-  const range = seriesColors(domain);
-  return serialize(
-    Plot.plot({
-      ...baseOptions(options),
-      color: { domain, range, legend: true },
-      marks: [
-        Plot.dot(dots, { x: 'x', y: 'y', r: 1.5, fill: () => options.dotLabel, fillOpacity: 0.35 }),
-        Plot.lineY(lines, { x: 'x', y: 'y', stroke: 'series', z: 'series', strokeWidth: 1.8 }),
-      ],
-    }),
-  );
+  const colors = seriesColors(domain);
+  const f = frameOf(options);
+  const xs = new Extent(options.xLog === true);
+  const ys = new Extent(options.yLog === true);
+  for (let i = 0; i < dots.length; i++) {
+    xs.add(dots[i]!.x);
+    ys.add(dots[i]!.y);
+  }
+  addPoints(lines, xs, ys);
+  const x = xScaleOf(xs, options, f);
+  const y = yScaleOf(ys, options, f);
+  const body = axesSvg(xAxisOf(x, options, f), yAxisOf(y, options, f), f) + plainDotsSvg(dots, 1.5, colors[0]!, 0.35, x, y) + linesSvg(lines, NO_SERIES, x, y, colorMap(domain, colors));
+  return chartSvg(f, body, { names: domain, colors });
 }
 
 /** One bar of a stacked bar chart over time: [x1, x2) on the x axis, `y` stacked by `series`. */
@@ -167,13 +193,25 @@ export interface StackedBar {
 /** Stacked bars over intervals (e.g. failed requests per time bin, stacked by error kind). */
 export function stackedBarChart(bars: readonly StackedBar[], options: ChartOptions): string {
   const domain = seriesDomain(bars, options.seriesOrder);
-  return serialize(
-    Plot.plot({
-      ...baseOptions(options),
-      color: { domain, range: seriesColors(domain, options.seriesOrder), legend: true },
-      marks: [Plot.rectY(bars, { x1: 'x1', x2: 'x2', y: 'y', fill: 'series', insetLeft: 0.5, insetRight: 0.5 }), Plot.ruleY([0])],
-    }),
-  );
+  const colors = seriesColors(domain, options.seriesOrder);
+  const f = frameOf(options);
+  const y1 = new Float64Array(bars.length);
+  const y2 = new Float64Array(bars.length);
+  stack(bars, y1, y2);
+  const xs = new Extent(options.xLog === true);
+  // The rule at y = 0 is in the y domain.
+  const ys = new Extent(false);
+  ys.add(0);
+  for (let i = 0; i < bars.length; i++) {
+    xs.add(bars[i]!.x1);
+    xs.add(bars[i]!.x2);
+    ys.add(y1[i]!);
+    ys.add(y2[i]!);
+  }
+  const x = xScaleOf(xs, options, f);
+  const y = yScaleOf(ys, { ...options, yLog: false }, f);
+  const body = axesSvg(xAxisOf(x, options, f), yAxisOf(y, options, f), f) + barsSvg(bars, y1, y2, x, y, colorMap(domain, colors)) + ruleYSvg(0, y, f);
+  return chartSvg(f, body, { names: domain, colors });
 }
 
 /** Mark names (aria-label of a mark's <g>) that draw data: the browser test looks for these inside each chart. */
@@ -187,21 +225,28 @@ export function ninesX(p: number): number {
   return -Math.log10(1 - p / 100);
 }
 
+/** The label of a tick of the nines axis: `p99.9` for ninesX(99.9). */
+function ninesLabel(x: number): string {
+  return `p${Number((100 * (1 - 10 ** -x)).toPrecision(6))}`;
+}
+
 /**
  * A percentile plot as HdrHistogram draws it: the value at each percentile against a "nines" x axis (p50, p90, p99,
  * p99.9 equally spaced), y logarithmic, so the body and the tail are both readable. Points: x = ninesX(p).
  */
 export function ninesChart(points: readonly SeriesPoint[], options: Omit<ChartOptions, 'xLabel'>): string {
   const domain = seriesDomain(points, options.seriesOrder);
-  const maxX = Math.max(...points.map((p) => p.x), ninesX(90));
-  const ticks = NINES.map(ninesX).filter((x) => x <= maxX + 1e-9);
-  const base = baseOptions({ ...options, xLabel: 'percentile', yLog: true });
-  return serialize(
-    Plot.plot({
-      ...base,
-      x: { label: 'percentile', ticks, tickFormat: (x: number) => `p${Number((100 * (1 - 10 ** -x)).toPrecision(6))}` },
-      color: { domain, range: seriesColors(domain, options.seriesOrder), legend: domain.length > 1 },
-      marks: [Plot.lineY(points, { x: 'x', y: 'y', stroke: 'series', z: 'series', strokeWidth: 1.8 })],
-    }),
-  );
+  const colors = seriesColors(domain, options.seriesOrder);
+  const chart: ChartOptions = { ...options, xLabel: 'percentile', xLog: false, yLog: true, xDomain: undefined };
+  const f = frameOf(chart);
+  const xs = new Extent(false);
+  const ys = new Extent(true);
+  addPoints(points, xs, ys);
+  const maxX = Number.isFinite(xs.hi) ? Math.max(xs.hi, ninesX(90)) : ninesX(90);
+  const ticks = xs.lo <= xs.hi ? NINES.map(ninesX).filter((t) => t <= maxX + 1e-9) : [];
+  const x = xScaleOf(xs, chart, f);
+  const y = yScaleOf(ys, chart, f);
+  const xAxis: Axis = { scale: x, ticks, labels: ticks.map(ninesLabel), label: 'percentile' };
+  const body = axesSvg(xAxis, yAxisOf(y, chart, f), f) + linesSvg(points, NO_SERIES, x, y, colorMap(domain, colors));
+  return chartSvg(f, body, domain.length > 1 ? { names: domain, colors } : null);
 }

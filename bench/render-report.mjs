@@ -1,5 +1,5 @@
 // The report-rendering probe of bench/startup.ts: in a fresh process, times (CPU, process.cpuUsage) loading a run's
-// files, importing the HTML renderer (@observablehq/plot, loaded on first use), its first render (cold:
+// files, importing the HTML renderer (its chart writer and d3-scale, loaded on first use), its first render (cold:
 // V8 has compiled nothing of it yet), and the median of 5 more (warm). Prints one JSON line. Plain JS on dist/, so
 // no tsx loader runs beside what is measured.
 //

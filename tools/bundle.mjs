@@ -19,7 +19,6 @@ import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, URL } from 'node:url';
-import { plotLazyNumberFormat } from './plot-lazy-number-format.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = join(root, 'dist', 'bundle');
@@ -85,7 +84,7 @@ export const BUNDLE_OPTIONS = {
   // Bundled CommonJS packages call require() for Node's built-ins; an ES module has none, so each file makes one.
   banner: { js: "import { createRequire as __chatloadCreateRequire } from 'node:module'; const require = __chatloadCreateRequire(import.meta.url);" },
   legalComments: 'none',
-  plugins: [archiverUtilsBuffers, undiciLazyHttp2, plotLazyNumberFormat],
+  plugins: [archiverUtilsBuffers, undiciLazyHttp2],
   sourcemap: false,
   metafile: true,
   logLevel: 'warning',

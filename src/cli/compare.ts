@@ -23,7 +23,7 @@ export function registerCompareCommand(program: Command): void {
     .argument('<results-dirs...>', 'results directories (results.json and/or requests.jsonl), baseline first')
     .option('--html <file>', 'also write an HTML page with overlaid per-turn curves and distributions')
     .action(async (dirs: string[], flags: { html?: string }) => {
-      // Loaded here, not at start: its charts pull in @observablehq/plot, slow to import.
+      // Loaded here, not at start: its charts (and d3-scale) are code only this command needs.
       const { formatComparison, renderCompareHtml } = await import('../report/compare.js');
       if (dirs.length < 2) throw new ConfigError(`compare needs at least two results directories, got ${dirs.length}`);
       const maxRecords = Math.max(MIN_RECORDS_PER_RUN, Math.floor(REPORT_MAX_RECORDS / dirs.length));

@@ -44,8 +44,8 @@ export async function writeReportsFor(data: RunData, outputs: ReportOutputs, pat
   const target = (option: boolean | string | undefined, fallback: string): string | undefined =>
     option === undefined || option === false ? undefined : option === true ? join(data.dir, fallback) : resolve(option);
 
-  // The renderers are loaded on first use: @observablehq/plot and exceljs are slow to import (the HTML renderer
-  // ~50 ms of CPU bundled, docs/PERFORMANCE.md), which every command would otherwise pay at start.
+  // The renderers are loaded on first use: exceljs is slow to import, and the HTML renderer (with its chart writer
+  // and d3-scale) is code only a report needs (docs/PERFORMANCE.md), which every command would otherwise load at start.
   if (paths.html !== undefined) {
     const { renderHtmlReport } = await import('./html.js');
     writeTextAtomic(paths.html, renderHtmlReport(data));

@@ -1,7 +1,7 @@
 import { seriesColors } from './palette.js';
 import { axesSvg, type Axis, type Frame } from './svg-chart/axes.js';
 import { chartSvg } from './svg-chart/frame.js';
-import { barsSvg, dotsSvg, labelsSvg, linesSvg, plainDotsSvg, ruleYSvg, stack } from './svg-chart/marks.js';
+import { barsSvg, dotsSvg, labelsSvg, linesSvg, ruleYSvg, stack } from './svg-chart/marks.js';
 import { AxisScale, Extent } from './svg-chart/scale.js';
 
 /**
@@ -178,7 +178,7 @@ export function dotsAndLinesChart(
   addPoints(lines, xs, ys);
   const x = xScaleOf(xs, options, f);
   const y = yScaleOf(ys, options, f);
-  const body = axesSvg(xAxisOf(x, options, f), yAxisOf(y, options, f), f) + plainDotsSvg(dots, 1.5, colors[0]!, 0.35, x, y) + linesSvg(lines, NO_SERIES, x, y, colorMap(domain, colors));
+  const body = axesSvg(xAxisOf(x, options, f), yAxisOf(y, options, f), f) + dotsSvg(dots, 1.5, x, y, null, `fill="${colors[0]!}" fill-opacity="0.35" `) + linesSvg(lines, NO_SERIES, x, y, colorMap(domain, colors));
   return chartSvg(f, body, { names: domain, colors });
 }
 

@@ -41,40 +41,36 @@ const ARROW = /[↑↓→←]/;
 export function axesSvg(x: Axis, y: Axis, f: Frame): string {
   const right = f.width - f.right;
   const bottom = f.height - f.bottom;
-  let out = '';
-  if (y.ticks.length > 0) {
-    let grid = '';
-    let marks = '';
-    let labels = '';
-    for (let i = 0; i < y.ticks.length; i++) {
-      const at = px(y.scale.at(y.ticks[i]!));
-      grid += `<line x1="${f.left}" x2="${right}" y1="${at}" y2="${at}"/>`;
-      marks += `<path transform="translate(${f.left},${at})" d="M0,0L-${TICK},0"/>`;
-      labels += y.labels[i] === '' ? '' : `<text transform="translate(${f.left},${at})" y="0.32em">${escapeHtml(y.labels[i])}</text>`;
-    }
-    out +=
-      `<g stroke="currentColor" stroke-opacity="0.1" aria-hidden="true" aria-label="y-grid">${grid}</g>` +
-      `<g fill="none" stroke="currentColor" aria-hidden="true" aria-label="y-axis tick">${marks}</g>` +
-      `<g text-anchor="end" font-variant="tabular-nums" transform="translate(-${TICK + PADDING},0)" aria-label="y-axis tick label">${labels}</g>`;
-  }
   const yLabel = y.scale.direction === 0 || ARROW.test(y.label) ? y.label : `↑ ${y.label}`;
-  out += `<g text-anchor="start" transform="translate(${3 - f.left},${3 - f.top})" aria-label="y-axis label"><text transform="translate(${f.left},${f.top})" y="0.71em">${escapeHtml(yLabel)}</text></g>`;
-  if (x.ticks.length > 0) {
-    let grid = '';
-    let marks = '';
-    let labels = '';
-    for (let i = 0; i < x.ticks.length; i++) {
-      const at = px(x.scale.at(x.ticks[i]!));
-      grid += `<line x1="${at}" x2="${at}" y1="${f.top}" y2="${bottom}"/>`;
-      marks += `<path transform="translate(${at},${bottom})" d="M0,0L0,${TICK}"/>`;
-      labels += x.labels[i] === '' ? '' : `<text transform="translate(${at},${bottom})" y="0.71em">${escapeHtml(x.labels[i])}</text>`;
-    }
-    out +=
-      `<g stroke="currentColor" stroke-opacity="0.1" aria-hidden="true" aria-label="x-grid">${grid}</g>` +
-      `<g fill="none" stroke="currentColor" aria-hidden="true" aria-label="x-axis tick">${marks}</g>` +
-      `<g font-variant="tabular-nums" transform="translate(0,${TICK + PADDING})" aria-label="x-axis tick label">${labels}</g>`;
-  }
   const xLabel = x.scale.direction === 0 || ARROW.test(x.label) ? x.label : `${x.label} →`;
-  out += `<g text-anchor="end" transform="translate(${f.right - 3},${f.bottom - 3})" aria-label="x-axis label"><text transform="translate(${right},${bottom})">${escapeHtml(xLabel)}</text></g>`;
-  return out;
+  return (
+    ticksSvg(y, 'y', f) +
+    `<g text-anchor="start" transform="translate(${3 - f.left},${3 - f.top})" aria-label="y-axis label"><text transform="translate(${f.left},${f.top})" y="0.71em">${escapeHtml(yLabel)}</text></g>` +
+    ticksSvg(x, 'x', f) +
+    `<g text-anchor="end" transform="translate(${f.right - 3},${f.bottom - 3})" aria-label="x-axis label"><text transform="translate(${right},${bottom})">${escapeHtml(xLabel)}</text></g>`
+  );
+}
+
+/** One axis' grid lines, tick marks and tick labels (none for an axis without ticks); the y axis' on the left. */
+function ticksSvg(a: Axis, k: 'x' | 'y', f: Frame): string {
+  if (a.ticks.length === 0) return '';
+  const right = f.width - f.right;
+  const bottom = f.height - f.bottom;
+  let grid = '';
+  let marks = '';
+  let labels = '';
+  for (let i = 0; i < a.ticks.length; i++) {
+    const at = px(a.scale.at(a.ticks[i]!));
+    const where = k === 'y' ? `${f.left},${at}` : `${at},${bottom}`;
+    grid += k === 'y' ? `<line x1="${f.left}" x2="${right}" y1="${at}" y2="${at}"/>` : `<line x1="${at}" x2="${at}" y1="${f.top}" y2="${bottom}"/>`;
+    marks += `<path transform="translate(${where})" d="${k === 'y' ? `M0,0L-${TICK},0` : `M0,0L0,${TICK}`}"/>`;
+    // A log axis leaves some ticks unlabelled: no empty <text> for those.
+    if (a.labels[i] !== '') labels += `<text transform="translate(${where})" y="${k === 'y' ? '0.32em' : '0.71em'}">${escapeHtml(a.labels[i])}</text>`;
+  }
+  const labelPlace = k === 'y' ? `text-anchor="end" font-variant="tabular-nums" transform="translate(-${TICK + PADDING},0)"` : `font-variant="tabular-nums" transform="translate(0,${TICK + PADDING})"`;
+  return (
+    `<g stroke="currentColor" stroke-opacity="0.1" aria-hidden="true" aria-label="${k}-grid">${grid}</g>` +
+    `<g fill="none" stroke="currentColor" aria-hidden="true" aria-label="${k}-axis tick">${marks}</g>` +
+    `<g ${labelPlace} aria-label="${k}-axis tick label">${labels}</g>`
+  );
 }

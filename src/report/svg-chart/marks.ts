@@ -57,30 +57,27 @@ export function linesSvg(points: readonly MarkPoint[], skip: ReadonlySet<string>
   return `<g fill="none" stroke-width="1.8" stroke-linejoin="round" stroke-linecap="round" aria-label="line">${out}</g>`;
 }
 
-/** A circle of radius `r` at each point, filled with its series' colour. */
-export function dotsSvg(points: readonly MarkPoint[], r: number, x: AxisScale, y: AxisScale, colors: ReadonlyMap<string, string>): string {
+/**
+ * A circle of radius `r` at each point: filled with its series' colour from `colors`, or with none of its own when
+ * `colors` is null (then `groupAttrs`, e.g. one fill and opacity for single observations, style them all).
+ */
+export function dotsSvg(
+  points: ReadonlyArray<{ x: number; y: number; series?: string }>,
+  r: number,
+  x: AxisScale,
+  y: AxisScale,
+  colors: ReadonlyMap<string, string> | null,
+  groupAttrs = '',
+): string {
   let out = '';
   for (let i = 0; i < points.length; i++) {
     const p = points[i]!;
     const cx = x.at(p.x);
     const cy = y.at(p.y);
     if (!Number.isFinite(cx) || !Number.isFinite(cy)) continue;
-    out += `<circle cx="${px(cx)}" cy="${px(cy)}" r="${r}" fill="${colors.get(p.series) ?? 'currentColor'}"/>`;
+    out += `<circle cx="${px(cx)}" cy="${px(cy)}" r="${r}"${colors === null ? '' : ` fill="${colors.get(p.series!) ?? 'currentColor'}"`}/>`;
   }
-  return `<g aria-label="dot">${out}</g>`;
-}
-
-/** Circles of radius `r` all in one colour and opacity (single observations under percentile lines). */
-export function plainDotsSvg(points: ReadonlyArray<{ x: number; y: number }>, r: number, fill: string, opacity: number, x: AxisScale, y: AxisScale): string {
-  let out = '';
-  for (let i = 0; i < points.length; i++) {
-    const p = points[i]!;
-    const cx = x.at(p.x);
-    const cy = y.at(p.y);
-    if (!Number.isFinite(cx) || !Number.isFinite(cy)) continue;
-    out += `<circle cx="${px(cx)}" cy="${px(cy)}" r="${r}"/>`;
-  }
-  return `<g fill="${fill}" fill-opacity="${opacity}" aria-label="dot">${out}</g>`;
+  return `<g ${groupAttrs}aria-label="dot">${out}</g>`;
 }
 
 /** Each labelled point's label, 9 px above it, font size 10, in its series' colour. */

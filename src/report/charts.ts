@@ -10,9 +10,10 @@ import { AxisScale, Extent } from './svg-chart/scale.js';
  * function returns an HTML string (an <svg>, or a <figure> holding a legend and an <svg>).
  *
  * Hand-written on purpose (issue 17), in place of @observablehq/plot drawing on a DOM: at 1,000 requests Plot cost
- * ~120 ms of main-thread CPU to import and render once, plus ~110-150 ms of TurboFan compiling ~40 of its and d3's
- * functions, ~0.15x of chatload's all-in CPU ratio for four kinds of chart. The charts look as Plot drew them (its
- * margins, tick counts, grid, labels, colours and sizes); ticks and their labels still come from d3-scale/d3-format.
+ * ~120-190 ms of main-thread CPU to import and render once, plus ~90-150 ms of TurboFan compiling 30-40 of its and
+ * d3's functions, ~0.15x of chatload's all-in CPU ratio for four kinds of chart (now ~50 ms and 3 small compiles).
+ * The charts look as Plot drew them (its margins, tick counts, grid, labels, colours and sizes); ticks and their
+ * labels still come from d3-scale/d3-format.
  */
 
 /** One point of a line chart: x and y in the axes' units, `series` names the line (shown in the legend). */
@@ -60,7 +61,6 @@ export function integerTicks(xs: readonly number[]): number[] {
   for (let t = Math.ceil(lo / step) * step; t <= hi; t += step) ticks.push(t);
   return ticks;
 }
-
 
 /** Plot's margins as the charts used them: 56 px left for tick labels, 16 right, 20 top, 30 bottom for the x axis. */
 function frameOf(options: ChartOptions, top = 20): Frame {

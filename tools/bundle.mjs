@@ -69,6 +69,39 @@ const undiciLazyHttp2 = {
   },
 };
 
+/**
+ * hdr-histogram-js (the run's histograms) requires its WebAssembly histograms (`dist/wasm/`: a 39 KB base64 module,
+ * @assemblyscript/loader) and pako (125 KB) at load: ~190 KB that `run` compiled before its first request (issue 17)
+ * and never ran. chatload builds JS histograms only (`useWebAssembly: false`, src/metrics/histogram.ts), and the
+ * compressed encoding deflates with Node's zlib (JsHistogram.encoding.js takes `require("zlib")` first; pako is its
+ * fallback for browsers). So the wasm module becomes one whose functions throw, and the encoding's pako is zlib. The
+ * build fails if either file no longer reads as patched here, so the patch cannot go stale silently.
+ */
+const hdrHistogramNoWasm = {
+  name: 'hdr-histogram-no-wasm',
+  setup(build) {
+    build.onLoad({ filter: /[/\\]hdr-histogram-js[/\\]dist[/\\]wasm[/\\]index\.js$/ }, async (args) => {
+      const exportsLine = 'exports.WasmHistogram = exports.webAssemblyReady = exports.initWebAssemblySync = exports.initWebAssembly = exports.webAssemblyAvailable = void 0;';
+      if (!readFileSync(args.path, 'utf8').includes(exportsLine)) throw new Error(`bundle: ${args.path} exports other names: review hdrHistogramNoWasm in tools/bundle.mjs`);
+      const contents = [
+        'const notBundled = () => { throw new Error("chatload: hdr-histogram-js WebAssembly histograms are not bundled (tools/bundle.mjs)"); };',
+        'exports.webAssemblyAvailable = false;',
+        'exports.webAssemblyReady = () => false;',
+        'exports.initWebAssembly = async () => notBundled();',
+        'exports.initWebAssemblySync = notBundled;',
+        'exports.WasmHistogram = class WasmHistogram { static build() { notBundled(); } static decode() { notBundled(); } };',
+      ].join('\n');
+      return { contents, loader: 'js' };
+    });
+    build.onLoad({ filter: /[/\\]hdr-histogram-js[/\\]dist[/\\]JsHistogram\.encoding\.js$/ }, async (args) => {
+      const line = 'const pako = require("pako");';
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(line) || !text.includes('eval(\'require("zlib").deflateSync\')')) throw new Error(`bundle: ${args.path} no longer requires pako as a fallback for zlib: review hdrHistogramNoWasm in tools/bundle.mjs`);
+      return { contents: text.replace(line, 'const pako = { deflate: require("zlib").deflateSync, inflate: require("zlib").inflateSync };'), loader: 'js' };
+    });
+  },
+};
+
 /** esbuild's options for the package's bundle; bench/startup.ts bundles its own probes with them too. */
 export const BUNDLE_OPTIONS = {
   absWorkingDir: root,
@@ -84,7 +117,7 @@ export const BUNDLE_OPTIONS = {
   // Bundled CommonJS packages call require() for Node's built-ins; an ES module has none, so each file makes one.
   banner: { js: "import { createRequire as __chatloadCreateRequire } from 'node:module'; const require = __chatloadCreateRequire(import.meta.url);" },
   legalComments: 'none',
-  plugins: [archiverUtilsBuffers, undiciLazyHttp2],
+  plugins: [archiverUtilsBuffers, undiciLazyHttp2, hdrHistogramNoWasm],
   sourcemap: false,
   metafile: true,
   logLevel: 'warning',

@@ -1,11 +1,14 @@
-// What the shipped bundle costs to load (issue 17, part 4): two build-time changes in tools/bundle.mjs that a new
+// What the shipped bundle costs to load (issue 17, part 4): build-time changes in tools/bundle.mjs that a new
 // dependency version or a comment could silently undo. The timing itself is measured in bench/startup.ts, not here.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, test } from 'node:test';
+import { RunAggregate } from '../../src/metrics/run-aggregate.js';
 import { DIST_CLI, ensureDist } from '../helpers/dist.js';
+import { syntheticRecords } from '../helpers/report-fixtures.js';
 import { tempDir } from '../helpers/tmp.js';
 
 ensureDist();
@@ -46,4 +49,22 @@ test("loading `run` (undici's client among it) loads neither node:http2 nor tls"
     modules.filter((m) => /^NativeModule (http2|tls|_tls_wrap|internal\/http2\/.*)$/.test(m)),
     [],
   );
+});
+
+test("the bundle's histograms hold no WebAssembly or pako, and encode and decode as the unbundled package does", async () => {
+  // The chunk with hdr-histogram-js: its wasm module and pako are left out (hdrHistogramNoWasm in tools/bundle.mjs).
+  const chunks = readdirSync(BUNDLE).filter((f) => f.endsWith('.js') && readFileSync(join(BUNDLE, f), 'utf8').includes('node_modules/hdr-histogram-js/dist/JsHistogram.js'));
+  assert.equal(chunks.length, 1, `one chunk holds hdr-histogram-js: ${chunks.join(', ')}`);
+  const chunk = readFileSync(join(BUNDLE, chunks[0]!), 'utf8');
+  for (const left of ['node_modules/pako/', 'node_modules/@assemblyscript/loader/', 'hdr-histogram-js/dist/wasm/generated-wasm.js']) assert.ok(!chunk.includes(left), `${left} is not bundled`);
+
+  // The compressed encoding (a RunAggregate's toJSON, as worker threads and results.json carry it) through the
+  // bundle's RunAggregate, against tsc's build on node_modules' unpatched package: the same bytes, the same summary back.
+  const bundled = (await import(pathToFileURL(join(BUNDLE, 'index.js')).href)) as { RunAggregate: typeof RunAggregate };
+  const records = syntheticRecords({ conversations: 20, turns: 5 });
+  const fromBundle = JSON.stringify(bundled.RunAggregate.fromRecords(records));
+  const fromPackage = JSON.stringify(RunAggregate.fromRecords(records));
+  assert.ok(fromBundle.includes('"hdr":"'), 'the serialized aggregate carries compressed histograms');
+  assert.equal(fromBundle, fromPackage);
+  assert.deepEqual(bundled.RunAggregate.fromJSON(JSON.parse(fromBundle)).summary(), RunAggregate.fromJSON(JSON.parse(fromPackage)).summary());
 });

@@ -8,12 +8,14 @@
 //     then where each one's CPU goes, by component, from a CPU profile of one whole run of each;
 //  3t. which threads each client's CPU is on: the main thread against V8's background threads (its optimizing
 //      compiler above all), and chatload again with that compiler on the main thread;
+//  3e. the end of a run: chatload's CPU by thread up to its last response and after it (results.json, the summary,
+//      report.html), with --before beside it;
 //  4. report rendering CPU per request at 1,000 requests (render-report.mjs, on chatload's last run; with --before,
 //     beside the other build's renderer);
 //  5. where start-up goes: a CPU profile of `run` up to its first request (unbundled, so frames name their
 //     package), the files `--version` and `run` load (bundled and not), and what run's bundle holds, by package.
 //
-//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3t,3b,4,5]
+//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3t,3e,3b,4,5]
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -207,6 +209,39 @@ which threads the CPU is on (ms, median of ${ROUNDS}; scheduler accounting of ea
   row('chatload, optimizing compiler on the main thread', runs.compilerOnMain);
   const compilerMs = median(runs.chatload.map((t) => t.otherMs)) - median(runs.compilerOnMain.map((t) => t.otherMs));
   console.log(`chatload's optimizing compiler (its other threads' CPU less theirs with the compiler on the main thread): ~${fmt(compilerMs)} ms`);
+}
+
+// 3e. The end of a run: each build's threads read at its last chat response (thread-cpu.mjs with
+// THREAD_CPU_AT_RESPONSES) and at exit; what comes after the last response is the end phase (the analysis,
+// results.json, the terminal summary, report.html), which the floor does not have.
+if (want('3e')) {
+  const THREAD_CPU = fileURLToPath(new URL('thread-cpu.mjs', import.meta.url));
+  type Reading = { mainMs: number; otherMs: number };
+  type Split = { run: Reading; end: Reading };
+  const builds: Array<[string, string]> = [['chatload (the bundle)', BIN], ...(BEFORE !== undefined ? [['--before', BEFORE] as [string, string]] : [])];
+  const splits = new Map<string, Split[]>(builds.map(([name]) => [name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, bin] of builds) {
+      const sim = await startSimProcess({ profile: 'cpu-tiny' });
+      const file = join(work, `end-${round}-${splits.get(name)!.length}-${name.length}.json`);
+      try {
+        const cost = await nodeCost(['--import', THREAD_CPU, ...runArgs(sim.url, join(work, `run-end-${round}-${name.length}`), bin)], { env: { THREAD_CPU_FILE: file, THREAD_CPU_AT_RESPONSES: String(REQUESTS) } });
+        if (cost.code !== 0) throw new Error(`${name} failed (${cost.code}): ${cost.stderr.slice(-500)}`);
+        const t = JSON.parse(readFileSync(file, 'utf8')) as Reading & { atResponse: Reading | null };
+        if (t.atResponse === null) throw new Error(`${name}: no reading at its ${REQUESTS}th response`);
+        splits.get(name)!.push({ run: t.atResponse, end: { mainMs: t.mainMs - t.atResponse.mainMs, otherMs: t.otherMs - t.atResponse.otherMs } });
+      } finally {
+        await sim.close();
+      }
+    }
+  }
+  console.log(`
+the end of a run: CPU by thread up to the last response and after it (ms, median of ${ROUNDS}; scheduler accounting)`);
+  console.log('| build | main thread, run | other threads, run | main thread, end | other threads, end | end, all threads |\n| --- | --- | --- | --- | --- | --- |');
+  for (const [name, list] of splits) {
+    const m = (pick: (s: Split) => number): string => fmt(median(list.map(pick)));
+    console.log(`| ${name} | ${m((s) => s.run.mainMs)} | ${m((s) => s.run.otherMs)} | ${m((s) => s.end.mainMs)} | ${m((s) => s.end.otherMs)} | ${m((s) => s.end.mainMs + s.end.otherMs)} |`);
+  }
 }
 
 // 3b. Where each client's CPU goes over a whole run: a CPU profile of one all-in run of chatload (tsc's unbundled

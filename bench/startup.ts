@@ -173,8 +173,13 @@ if (want('3')) {
   const cpuRatios = rows.map((r) => r.chatload.cpuMs / r.floor.cpuMs);
   const wallRatios = rows.map((r) => r.chatload.wallMs / r.floor.wallMs);
   console.log(`unbundled dist/: median CPU ratio ${median(rows.map((r) => r.unbundled.cpuMs / r.floor.cpuMs)).toFixed(2)}x`);
-  if (BEFORE !== undefined) console.log(`--before: median CPU ratio ${median(rows.map((r) => r.before!.cpuMs / r.floor.cpuMs)).toFixed(2)}x`);
-  console.log(`median ratio: CPU ${median(cpuRatios).toFixed(2)}x (range ${Math.min(...cpuRatios).toFixed(2)}-${Math.max(...cpuRatios).toFixed(2)}), wall ${median(wallRatios).toFixed(2)}x (range ${Math.min(...wallRatios).toFixed(2)}-${Math.max(...wallRatios).toFixed(2)})`);
+  if (BEFORE !== undefined) {
+    // The paired difference per round (chatload less --before, ms): the floor's own swings between rounds do not
+    // enter it, so it resolves smaller changes than either build's ratio does.
+    const diffs = rows.map((r) => r.chatload.cpuMs - r.before!.cpuMs);
+    console.log(`--before: median CPU ratio ${median(rows.map((r) => r.before!.cpuMs / r.floor.cpuMs)).toFixed(2)}x; chatload less --before per round: median ${fmt(median(diffs))} ms (range ${fmt(Math.min(...diffs))} to ${fmt(Math.max(...diffs))})`);
+  }
+  console.log(`median ratio: CPU ${median(cpuRatios).toFixed(2)}x (range ${Math.min(...cpuRatios).toFixed(2)}-${Math.max(...cpuRatios).toFixed(2)}), wall ${median(wallRatios).toFixed(2)}x (range ${Math.min(...wallRatios).toFixed(2)}-${Math.max(...wallRatios).toFixed(2)}); ratio of the medians: CPU ${(kept.allInChatload / kept.allInFloor).toFixed(2)}x`);
 }
 
 // 3t. Which threads the CPU is on: each client's main thread against its other threads (V8's optimizing compiler,

@@ -34,16 +34,16 @@ export function request(url: string | URL, options: RequestOptions = {}): Promis
 
 /**
  * What dispatch() takes: undici's DispatchOptions, with the body its docs (docs/api/Dispatcher.md, "body") and code
- * accept but its types omit: an iterable or async iterable of chunks, written chunk by chunk (a large chat body,
+ * accept but its types omit: an async iterable of chunks, written chunk by chunk (a large chat body, paced:
  * client/request-body.ts).
  */
-export type DispatchOptions = Omit<Dispatcher.DispatchOptions, 'body'> & { body?: Dispatcher.DispatchOptions['body'] | Iterable<Uint8Array> | AsyncIterable<Uint8Array> };
+export type DispatchOptions = Omit<Dispatcher.DispatchOptions, 'body'> & { body?: Dispatcher.DispatchOptions['body'] | AsyncIterable<Uint8Array> };
 
 /**
  * `dispatcher.dispatch(options, handler)`: undici's lowest-level call, the one request() is built on. The handler's
  * callbacks get the response head and each body chunk as the HTTP parser produces them, with no stream in between.
  */
 export function dispatch(dispatcher: Dispatcher, options: DispatchOptions, handler: Dispatcher.DispatchHandler): void {
-  // An iterable body is documented and handled (see DispatchOptions); only undici's types leave it out.
+  // An async iterable body is documented and handled (see DispatchOptions); only undici's types leave it out.
   dispatcher.dispatch(options as Dispatcher.DispatchOptions, handler);
 }

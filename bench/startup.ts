@@ -226,11 +226,11 @@ if (want('3e')) {
   const builds: Array<[string, string]> = [['chatload (the bundle)', BIN], ...(BEFORE !== undefined ? [['--before', BEFORE] as [string, string]] : [])];
   const splits = new Map<string, Split[]>(builds.map(([name]) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, bin] of builds) {
+    for (const [k, [name, bin]] of builds.entries()) {
       const sim = await startSimProcess({ profile: 'cpu-tiny' });
-      const file = join(work, `end-${round}-${splits.get(name)!.length}-${name.length}.json`);
+      const file = join(work, `end-${round}-${k}.json`);
       try {
-        const cost = await nodeCost(['--import', THREAD_CPU, ...runArgs(sim.url, join(work, `run-end-${round}-${name.length}`), bin)], { env: { THREAD_CPU_FILE: file, THREAD_CPU_AT_RESPONSES: String(REQUESTS) } });
+        const cost = await nodeCost(['--import', THREAD_CPU, ...runArgs(sim.url, join(work, `run-end-${round}-${k}`), bin)], { env: { THREAD_CPU_FILE: file, THREAD_CPU_AT_RESPONSES: String(REQUESTS) } });
         if (cost.code !== 0) throw new Error(`${name} failed (${cost.code}): ${cost.stderr.slice(-500)}`);
         const t = JSON.parse(readFileSync(file, 'utf8')) as Reading & { atResponse: Reading | null };
         if (t.atResponse === null) throw new Error(`${name}: no reading at its ${REQUESTS}th response`);

@@ -33,7 +33,7 @@ export const SAME_STEP_MS = 2;
 const HASH_CHUNK_TOKENS = 128 * 1024;
 
 /** The longest the indexes' operations run before letting the event loop go, in ms. */
-const SLICE_MS = 1;
+const SLICE_MS = 0.5;
 
 /** What the model needs, fixed for the run. */
 export interface ExpectedCacheConfig {

@@ -1,7 +1,7 @@
 /*
  * Letting the event loop go between slices of long work (issue #14), with the slices of all such jobs sharing one
  * budget per turn of the loop. Each job (a large message's tokenizing, its JSON, the expected cache's pool steps, the
- * simulator's prompt hash) sizes its slices to about a millisecond, but a plain `setImmediate` per slice ran every job
+ * simulator's prompt hash) sizes its slices to about half a millisecond, but a plain `setImmediate` per slice ran every job
  * that was waiting in the same turn, one after the other: three jobs made a 3 ms gap, and a scavenge landing in it
  * made 5-7 ms. Here a turn lets waiting slices go one at a time, FIFO, until TURN_BUDGET_MS is spent; the rest wait for
  * the next turn, after timers and sockets have run. The first waiting slice of a turn always runs, so every job goes
@@ -11,8 +11,13 @@
  * microtask queued after that resolution, so it runs once the previous job's continuation has run to its next await.
  */
 
-/** Sliced work let go per turn of the loop, all jobs together (a single slice may take longer). */
-const TURN_BUDGET_MS = 1;
+/**
+ * Sliced work let go per turn of the loop, all jobs together (a single slice may take longer). Half a millisecond,
+ * with the slices' own targets (tokenizer/sliced.ts, engine/expected-cache.ts): a turn's gap also holds the responses'
+ * handling and, at times, a GC pause, and at 1 ms the longest step of a 10 MB message's run was 3.2-3.5 ms (medians
+ * of 6 reps) against 2.3-2.4 at 0.5 (bench/long-context.ts, docs/PERFORMANCE.md).
+ */
+const TURN_BUDGET_MS = 0.5;
 
 /** Slices waiting for a turn, oldest first. */
 let waiting: Array<() => void> = [];

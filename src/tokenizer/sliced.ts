@@ -21,7 +21,7 @@ import type { Tokenizer } from './types.js';
 
 /** Characters in the first slice; later ones are sized from its time. */
 const FIRST_SLICE_CHARS = 16 * 1024;
-const SLICE_TARGET_MS = 1;
+const SLICE_TARGET_MS = 0.5;
 const MAX_SLICE_CHARS = 1024 * 1024;
 /** Texts up to this long are tokenized in one go (well under a millisecond). */
 export const SYNC_CHARS = 32 * 1024;

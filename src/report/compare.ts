@@ -1,4 +1,3 @@
-import Table from 'cli-table3';
 import type { StatField } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import { lineChart, type SeriesPoint } from './charts.js';
@@ -9,6 +8,7 @@ import { flagNameOf } from '../options/command-line.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
 import type { RunData } from '../store/run-data.js';
 import { cdfOfSorted, sortedLatencySamples } from './series.js';
+import { textTable } from './text-table.js';
 import { chatloadVersion } from '../util/version.js';
 
 /** Whether a smaller or a larger value of a metric is the better one (null: neither, e.g. a count). */
@@ -172,8 +172,7 @@ export function formatComparison(runs: readonly RunData[], options: { color: boo
   const rows = compareRuns(runs, options.repeats);
   const head = ['metric', 'unit', labels[0]!];
   for (const label of labels.slice(1)) head.push(label, 'Δ', 'Δ%');
-  const style = options.color ? { head: ['cyan'], border: ['grey'], compact: true } : { head: [], border: [], compact: true };
-  const table = new Table({ head, style, colAligns: ['left', 'left', ...new Array<'right'>(head.length - 2).fill('right')] });
+  const table: string[][] = [];
   const paint = (text: string, verdict: Better | 'same'): string => {
     if (!options.color || verdict === null || verdict === 'same') return text;
     // 'higher' here means "better" (see deltaTexts): green; worse: red.
@@ -197,7 +196,7 @@ export function formatComparison(runs: readonly RunData[], options: { color: boo
   const diffs = configDifferences(runs).map((d) => `  ${d.flag}: ${d.values.map((v, i) => `${labels[i]} ${v}`).join(' | ')}`);
   const diffText = diffs.length === 0 ? '  none (same options)' : diffs.join('\n');
   return (
-    `chatload compare (baseline: ${labels[0]}; a change is coloured only beyond both runs' 95% noise band)\n${table.toString()}\n${notes.join('\n')}\n` +
+    `chatload compare (baseline: ${labels[0]}; a change is coloured only beyond both runs' 95% noise band)\n${textTable(table, { head, align: ['left', 'left', ...new Array<'right'>(head.length - 2).fill('right')], color: options.color })}\n${notes.join('\n')}\n` +
     `options that differ:\n${diffText}\n`
   );
 }

@@ -1,6 +1,6 @@
-import Table from 'cli-table3';
 import type { Summary } from '../metrics/summary.js';
 import { fmtNum } from './html-util.js';
+import { textTable } from './text-table.js';
 
 /** Two-sided 95% Student t quantiles by degrees of freedom 1..30 (beyond: 1.96). */
 const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
@@ -56,16 +56,14 @@ export function repeatIntervals(summaries: readonly Summary[]): RepeatInterval[]
 
 /** The intervals as a terminal table: metric, mean ± half-width (and as % of the mean), each run's value. */
 export function formatRepeatIntervals(intervals: readonly RepeatInterval[], runs: number): string {
-  const table = new Table({
-    head: ['metric', 'unit', 'mean', '± 95% CI', '±%', ...Array.from({ length: runs }, (_, i) => `#${i + 1}`)],
-    style: { head: [], border: [], compact: true },
-  });
+  const head = ['metric', 'unit', 'mean', '± 95% CI', '±%', ...Array.from({ length: runs }, (_, i) => `#${i + 1}`)];
+  const table: string[][] = [];
   const show = (v: number | null, unit: string): string => (v === null ? '-' : unit === 'fraction' ? `${(v * 100).toFixed(2)}%` : fmtNum(v));
   for (const r of intervals) {
     const rel = r.mean !== null && r.ci95_half_width !== null && r.mean !== 0 ? `${((r.ci95_half_width / Math.abs(r.mean)) * 100).toFixed(1)}%` : '-';
     table.push([r.key, r.unit === 'fraction' ? '%' : r.unit, show(r.mean, r.unit), show(r.ci95_half_width, r.unit), rel, ...r.values.map((v) => show(v, r.unit))]);
   }
-  return `chatload run --repeat ${runs}: mean and 95% confidence interval across the repetitions (Student t)\n${table.toString()}\n`;
+  return `chatload run --repeat ${runs}: mean and 95% confidence interval across the repetitions (Student t)\n${textTable(table, { head })}\n`;
 }
 
 /** One metric's mean with its interval, e.g. "28.1 ± 0.9" ("28.1" alone with one repetition; "-" without a value). */

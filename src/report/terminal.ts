@@ -1,10 +1,10 @@
-import Table from 'cli-table3';
 import type { ClientHealth } from '../metrics/client-health.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { StatField, Stats } from '../metrics/stats.js';
 import { answersAfterReasoning, SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
+import { textTable } from './text-table.js';
 
 /** What formatSummary prints. */
 export interface TerminalSummaryInput {
@@ -54,7 +54,8 @@ interface Palette {
   dim(text: string): string;
   red(text: string): string;
   yellow(text: string): string;
-  tableStyle: { head: string[]; border: string[]; compact: boolean };
+  /** Whether the tables' header and borders are coloured. */
+  color: boolean;
 }
 
 const ansi = (open: number, close: number) => (text: string) => `\x1b[${open}m${text}\x1b[${close}m`;
@@ -64,9 +65,9 @@ const COLOR: Palette = {
   dim: ansi(2, 22),
   red: ansi(31, 39),
   yellow: ansi(33, 39),
-  tableStyle: { head: ['cyan'], border: ['grey'], compact: true },
+  color: true,
 };
-const NO_COLOR: Palette = { bold: plain, dim: plain, red: plain, yellow: plain, tableStyle: { head: [], border: [], compact: true } };
+const NO_COLOR: Palette = { bold: plain, dim: plain, red: plain, yellow: plain, color: false };
 
 /**
  * The end-of-run summary as text: a header block (requests, failures by kind, runtime, throughputs, tokens, cache,
@@ -142,11 +143,8 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
 
 /** `reasoning`: the model reasoned first, so the time to the answer (ttft_content_ms) gets its row after TTFT. */
 function formatMetricsTable(s: Summary, p: Palette, reasoning: boolean): string {
-  const table = new Table({
-    head: ['metric', 'count', 'mean', 'std', 'min', 'p25', 'p50', 'p75', 'p90', 'p99', 'p99.9', 'max'],
-    style: p.tableStyle,
-    colAligns: ['left', ...new Array<'right'>(11).fill('right')],
-  });
+  const head = ['metric', 'count', 'mean', 'std', 'min', 'p25', 'p50', 'p75', 'p90', 'p99', 'p99.9', 'max'];
+  const table: string[][] = [];
   const rows = reasoning ? METRIC_ROWS.flatMap((m) => (m === 'ttft_ms' ? [m, 'ttft_content_ms' as const] : [m])) : METRIC_ROWS;
   for (const name of rows) {
     const stats = s.metrics[name];
@@ -170,13 +168,13 @@ function formatMetricsTable(s: Summary, p: Palette, reasoning: boolean): string 
       num(stats.max),
     ]);
   }
-  return table.toString();
+  return textTable(table, { head, align: ['left', ...new Array<'right'>(11).fill('right')], color: p.color });
 }
 
 function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette, reasoning: boolean): string {
   const head = ['turn', 'n', 'failed', 'ttft p50', 'ttft p90', 'ttft p99', ...(reasoning ? ['answer p50'] : []), 'tpot p50', 'e2el p50', 'input mean', 'cached mean'];
   head.push('expected mean', 'hit ratio');
-  const table = new Table({ head, style: p.tableStyle, colAligns: new Array<'right'>(head.length).fill('right') });
+  const table: string[][] = [];
   const rows =
     perTurn.length > PER_TURN_MAX_ROWS
       ? [...perTurn.slice(0, PER_TURN_EDGE_ROWS), null, ...perTurn.slice(-PER_TURN_EDGE_ROWS)]
@@ -203,7 +201,7 @@ function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette, reasoni
       t.cache_hit_ratio === null ? '-' : percentText(t.cache_hit_ratio),
     ]);
   }
-  return `${p.bold('per turn')} (latencies ms, tokens)\n${table.toString()}`;
+  return `${p.bold('per turn')} (latencies ms, tokens)\n${textTable(table, { head, align: new Array<'right'>(head.length).fill('right'), color: p.color })}`;
 }
 
 function formatClientHealth(h: ClientHealth, p: Palette): string {

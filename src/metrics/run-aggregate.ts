@@ -1,6 +1,6 @@
 import { PrefixCacheTally, type PrefixCacheSummary, type SerializedPrefixCacheTally } from './prefix-cache-tally.js';
 import { AgenticTally, type AgenticSummary, type SerializedAgenticTally } from './agentic-tally.js';
-import { FIXED_PERCENTILES } from './stats.js';
+import { FIXED_PERCENTILES, sortAscending } from './stats.js';
 import { PeakBins, type Peaks, type SerializedPeakBins } from './peak-bins.js';
 import { float64FromBase64, float64ToBase64, Float64Column } from './float64-column.js';
 import { hasSlos, parseSlos, type Slos } from './goodput.js';
@@ -407,7 +407,7 @@ export class RunAggregate {
   #cuts(): WarmupCut[] {
     return warmupCuts(this.#percentages, this.#records - this.#warmup, () => {
       this.#cache ??= {};
-      return (this.#cache.sortedSendTimes ??= (this.#sendTimes?.toArray() ?? new Float64Array(0)).sort());
+      return (this.#cache.sortedSendTimes ??= sortAscending(this.#sendTimes?.toArray() ?? new Float64Array(0)));
     });
   }
 

@@ -59,13 +59,28 @@ export function percentile(sorted: Float64Array, p: number): number {
   return t >= 0.5 ? upper - (upper - lower) * (1 - t) : lower + (upper - lower) * t;
 }
 
+/**
+ * Sorts `values` ascending in place (as Float64Array's sort does, NaNs last) and returns it. Why not that sort alone:
+ * non-negative doubles (latencies, token counts, times) order as their IEEE-754 bits read as unsigned 64-bit integers,
+ * and V8 sorts a BigUint64Array about twice as fast as a Float64Array (a 1,000-request run's 127,000 ITL gaps:
+ * ~6.5 against ~12.5 ms on Node 20), a sort each run's end does two or three times (issue 17). A negative value, -0 or
+ * a negative NaN has its sign bit set and so sorts last as an integer: then the values are sorted again as doubles.
+ */
+export function sortAscending(values: Float64Array): Float64Array {
+  if (values.length < 2) return values;
+  new BigUint64Array(values.buffer, values.byteOffset, values.length).sort();
+  const last = values[values.length - 1]!;
+  if (!(last >= 0) || Object.is(last, -0)) values.sort();
+  return values;
+}
+
 /** Statistics of `values` (copied and sorted; the input is not modified). Null when there are no values. */
 export function describe(values: ArrayLike<number>, extra: readonly number[] = NO_EXTRA_PERCENTILES): Stats | null {
   // The copy is made before anything reads `values`: callers pass a Float64Array view (ValueSet) or a number[]
   // (per-conversation stats), and describe() is optimized (on-stack, in its first long loop) for the first it met.
   // Read through the builtin only, `values` is never checked against that hidden class, which deoptimized describe()
   // at the next caller's array ("wrong map", issue 17).
-  const sorted = Float64Array.from(values).sort();
+  const sorted = sortAscending(Float64Array.from(values));
   const n = sorted.length;
   if (n === 0) return null;
   const mean = meanOf(sorted);

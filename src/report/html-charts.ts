@@ -1,6 +1,7 @@
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
+import { sortAscending } from '../metrics/stats.js';
 import { dotsAndLinesChart, lineChart, ninesChart, stackedBarChart, type SeriesPoint, type StackedBar } from './charts.js';
 import { chartFigure } from './html-util.js';
 import { cdfOfSorted, ninesOfSorted, positiveOf, sortedLatencySamples, timeSeries } from './series.js';
@@ -132,7 +133,7 @@ export function distributionCharts(records: readonly RequestRecord[], sample: Re
       if (!r.warmup && typeof v === 'number' && Number.isFinite(v)) values.push(v);
     }
     // All zeros (e.g. no client queueing in a closed loop) would chart as a single point: leave it out.
-    if (values.some((v) => v !== 0)) sets.push([key.replace('_ms', ''), name, Float64Array.from(values).sort()]);
+    if (values.some((v) => v !== 0)) sets.push([key.replace('_ms', ''), name, sortAscending(Float64Array.from(values))]);
   }
   const figures: string[] = [];
   const nines: SeriesPoint[] = [];

@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../metrics/record.js';
-import { percentile } from '../metrics/stats.js';
+import { percentile, sortAscending } from '../metrics/stats.js';
 
 /** One point of an empirical CDF: `value` (the metric's unit) at cumulative fraction `fraction` in [0, 1]. */
 export interface CdfPoint {
@@ -15,7 +15,7 @@ export const CDF_POINTS = 201;
  * method). Empty for no values.
  */
 export function cdfPoints(values: ArrayLike<number>, points = CDF_POINTS): CdfPoint[] {
-  return cdfOfSorted(Float64Array.from(values).sort(), points);
+  return cdfOfSorted(sortAscending(Float64Array.from(values)), points);
 }
 
 /** cdfPoints of values already sorted ascending: a report sorts each sample once for its CDF and its nines. */
@@ -91,10 +91,10 @@ export function sortedLatencySamples(records: readonly RequestRecord[]): Latency
     out.e2el_ms[e2el++] = r.e2el_ms;
   }
   return {
-    ttft_ms: out.ttft_ms.subarray(0, ttft).sort(),
-    tpot_ms: out.tpot_ms.subarray(0, tpot).sort(),
-    itl_ms: out.itl_ms.sort(),
-    e2el_ms: out.e2el_ms.sort(),
+    ttft_ms: sortAscending(out.ttft_ms.subarray(0, ttft)),
+    tpot_ms: sortAscending(out.tpot_ms.subarray(0, tpot)),
+    itl_ms: sortAscending(out.itl_ms),
+    e2el_ms: sortAscending(out.e2el_ms),
   };
 }
 
@@ -226,7 +226,7 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
   const ttftFlat = new Float64Array(ttftStart[count]!);
   for (let i = 0; i < count; i++) ttftFlat.set(ttftByBin[i]!, ttftStart[i]!);
   /** The TTFTs of the requests sent in bins [from, to), sorted ascending. */
-  const ttftOfBins = (from: number, to: number): Float64Array => ttftFlat.slice(ttftStart[from]!, ttftStart[to]!).sort();
+  const ttftOfBins = (from: number, to: number): Float64Array => sortAscending(ttftFlat.slice(ttftStart[from]!, ttftStart[to]!));
 
   // The last bin usually ends at the run's end, not at a full width: rates divide by the time it covers (at least a
   // quarter bin, so one request ending just past a boundary does not show as a spike).

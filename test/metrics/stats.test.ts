@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe as group, test } from 'node:test';
-import { describe, percentile, populationStd } from '../../src/metrics/stats.js';
+import fc from 'fast-check';
+import { describe, percentile, populationStd, sortAscending } from '../../src/metrics/stats.js';
 
 const close = (actual: number, expected: number, tolerance = 1e-9): void => {
   assert.ok(Math.abs(actual - expected) <= tolerance, `${actual} is not within ${tolerance} of ${expected}`);
@@ -79,5 +80,29 @@ group('describe', () => {
     const stats = describe(Float64Array.of(3, 1, 2))!;
     assert.equal(stats.p50, 2);
     assert.equal(stats.min, 1);
+  });
+});
+
+group('sortAscending', () => {
+  const sameAsFloat64Sort = (values: number[]): void => {
+    const expected = Float64Array.from(values).sort();
+    const input = Float64Array.from(values);
+    const sorted = sortAscending(input);
+    assert.equal(sorted, input, 'sorted in place');
+    // Object.is: -0 before +0 and NaN last, exactly as Float64Array's sort.
+    for (let i = 0; i < expected.length; i++) assert.ok(Object.is(sorted[i], expected[i]), `at ${i}: ${sorted[i]} against ${expected[i]} (${values.join(', ')})`);
+  };
+
+  test('orders any doubles as Float64Array sort does: non-negative ones by their bits, others sorted again', () => {
+    fc.assert(fc.property(fc.array(fc.double({ min: 0, noNaN: true })), sameAsFloat64Sort), { numRuns: 300 });
+    fc.assert(fc.property(fc.array(fc.double()), sameAsFloat64Sort), { numRuns: 300 });
+    sameAsFloat64Sort([3, -0, 0, 1.5, Number.POSITIVE_INFINITY, Number.NaN, 2]);
+    sameAsFloat64Sort([0.25, 0, -1e-300, 7]);
+  });
+
+  test('a view into a larger buffer sorts only its own range', () => {
+    const buffer = Float64Array.of(9, 5, 3, 4, 1, 0);
+    sortAscending(buffer.subarray(1, 4));
+    assert.deepEqual(Array.from(buffer), [9, 3, 4, 5, 1, 0]);
   });
 });

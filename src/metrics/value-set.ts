@@ -65,9 +65,20 @@ export class ValueSet {
     }
   }
 
-  /** Adds every value, in order. */
+  /**
+   * Adds every value, in order. While they stay exact, one native copy: a run's end adds each record's ~128 gaps
+   * here, 127,000 values for 1,000 requests, and a loop of add() calls ran them one by one, mostly before V8 had
+   * optimized it (~10 ms, issue 17).
+   */
   addMany(values: ArrayLike<number>): void {
-    for (let i = 0; i < values.length; i++) this.add(values[i]!);
+    const count = this.#count + values.length;
+    if (this.#values === null || count > this.#limit) {
+      for (let i = 0; i < values.length; i++) this.add(values[i]!);
+      return;
+    }
+    if (count > this.#values.length) this.#grow(count);
+    this.#values.set(values, this.#count);
+    this.#count = count;
   }
 
   /** Adds other's values to these (other is unchanged). An exact set that receives a histogram becomes one. */
@@ -98,9 +109,9 @@ export class ValueSet {
     return this.#values!.subarray(0, this.#count);
   }
 
-  /** Doubles the buffer of exact values. */
-  #grow(): void {
-    const grown = new Float64Array(Math.max(INITIAL_CAPACITY, this.#values!.length * 2));
+  /** Doubles the buffer of exact values, or more to hold `atLeast`. */
+  #grow(atLeast = 0): void {
+    const grown = new Float64Array(Math.max(INITIAL_CAPACITY, this.#values!.length * 2, atLeast));
     grown.set(this.#values!);
     this.#values = grown;
   }

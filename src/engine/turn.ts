@@ -180,7 +180,10 @@ export async function runTurn(
   const needRecordedCount = recorded !== undefined && ctx.request.maxTokens === 'recorded' && conversation.datasetMaxTokens === undefined;
   const messages = conversation.requestMessages();
   // Each message's JSON is made once; a large new one (or a large answer from the last step) in slices, before the send.
-  for (const m of messages) await prepareMessageBytes(m);
+  for (const m of messages) {
+    const encoding = prepareMessageBytes(m);
+    if (encoding !== undefined) await encoding;
+  }
   const request = buildRequest(ctx, conversation, messages, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
   // Tool definitions are prompt tokens where they are sent: chat requests only (tokenizer/tools-prompt.ts).
   const promptTools = ctx.request.endpoint === 'chat' ? request.tools : undefined;

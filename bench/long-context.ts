@@ -106,13 +106,8 @@ async function runFlatChild(url: string): Promise<void> {
   }
 }
 
-function context(client: ChatClient, records: RequestRecord[], onRecord?: (r: RequestRecord) => void): TurnContext {
-  const observer = {
-    onRecord: (r: RequestRecord) => {
-      records.push(r);
-      onRecord?.(r);
-    },
-  };
+function context(client: ChatClient, records: RequestRecord[]): TurnContext {
+  const observer = { onRecord: (r: RequestRecord) => records.push(r) };
   return {
     request: { stream: true, maxTokens: 64, ignoreEos: false, sendConversationId: false, maxRetries: 0, replayDatasetAnswers: false, keepReasoning: false, verifyOutput: false, endpoint: 'chat', responsesState: 'input' },
     client,
@@ -128,7 +123,7 @@ function context(client: ChatClient, records: RequestRecord[], onRecord?: (r: Re
   };
 }
 
-/** Runs every step of `conversation`; calls `beforeTurn` with the messages each request will carry. */
+/** Runs every step of `conversation` (the warm-up, the stall cases' runs). */
 async function replay(ctx: TurnContext, conversation: Conversation): Promise<void> {
   const active = new ActiveConversation(conversation, 0);
   const rng = new Rng(1);
@@ -233,9 +228,9 @@ interface TurnWindow {
  * the turn (runTurn: history, local counts, request body, client, record), and apart, before it and outside its
  * window, the body serialized again (the kept per-message JSON makes this the join alone) and written to `sink`, a
  * loopback socket to a reader in another process, as the request's own send writes it: what grows with the history
- * by nature (a 480 KB write costs the sender ~0.1-0.15 ms more CPU than a 20 KB one here). The expected-cache model's part of each turn (rendering,
- * encoding and hashing the prompt) is timed apart too: it must not grow with the history with a message-by-message
- * template (ChatML here).
+ * by nature (a 480 KB write costs the sender ~0.1-0.15 ms more CPU than a 20 KB one here). The expected-cache
+ * model's part of each turn (rendering, encoding and hashing the prompt) is timed apart too: it must not grow with
+ * the history with a message-by-message template (ChatML here).
  */
 function measuredSession(client: ChatClient, conversation: Conversation, sink: Socket) {
   const records: RequestRecord[] = [];

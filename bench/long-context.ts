@@ -41,6 +41,7 @@ import { Rng } from '../src/synth/rng.js';
 import { parseAgenticConfig } from '../src/synth/agentic/config.js';
 import { generateAgenticSessions } from '../src/synth/agentic/generate.js';
 import { defaultTokenCounter } from '../src/tokenizer/index.js';
+import { median } from './child-cpu.js';
 
 const BENCH_TIME_LIMIT_MS = 480_000;
 
@@ -147,11 +148,6 @@ function cpuMs(): number {
 }
 
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 async function flatPerTurn(url: string, sinkPort: number): Promise<void> {
   const config = parseAgenticConfig(
@@ -559,9 +555,8 @@ async function stalls(url: string, reps: number, only: string | undefined): Prom
     }
     table.push([c.label, fmt(small, 'maxMs'), fmt(large, 'maxMs'), fmt(small, 'p99Ms'), fmt(large, 'p99Ms'), fmt(small, 'busyMaxMs'), fmt(large, 'busyMaxMs'), fmt(small, 'heldMaxMs'), fmt(large, 'heldMaxMs'), fmt(large, 'stepMaxMs'), fmt(large, 'gcMaxMs'), (worst(large) / worst(small)).toFixed(1)]);
     const over = (ds: LoopDelay[], key: keyof LoopDelay): string => {
-      const xs = ds.map((d) => d[key]).sort((a, b) => a - b);
-      const median = xs.length % 2 === 1 ? xs[(xs.length - 1) / 2]! : (xs[xs.length / 2 - 1]! + xs[xs.length / 2]!) / 2;
-      return `median ${median.toFixed(1)}, max ${xs.at(-1)!.toFixed(1)}`;
+      const xs = ds.map((d) => d[key]);
+      return `median ${median(xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)}`;
     };
     summary.push(`${c.label.split(':')[0]}: busy max over reps: baseline ${over(small, 'busyMaxMs')}; large ${over(large, 'busyMaxMs')}. Held max: baseline ${over(small, 'heldMaxMs')}; large ${over(large, 'heldMaxMs')}. Step max (held less GC): baseline ${over(small, 'stepMaxMs')}; large ${over(large, 'stepMaxMs')}. GC pause max: baseline ${over(small, 'gcMaxMs')}; large ${over(large, 'gcMaxMs')}. p99: baseline ${over(small, 'p99Ms')}; large ${over(large, 'p99Ms')}`);
   }

@@ -8,6 +8,7 @@
 //     then where each one's CPU goes, by component, from a CPU profile of one whole run of each;
 //  3t. which threads each client's CPU is on: the main thread against V8's background threads (its optimizing
 //      compiler above all), and chatload again with that compiler on the main thread;
+//  3f. fixed cost and cost per request: both clients at two run lengths (--fit A,B), a line through each one's CPU;
 //  3e. the end of a run: chatload's CPU by thread up to its last response and after it (results.json, the summary,
 //      report.html), with --before beside it;
 //  4. report rendering CPU per request at 1,000 requests (render-report.mjs, on chatload's last run; with --before,
@@ -15,7 +16,7 @@
 //  5. where start-up goes: a CPU profile of `run` up to its first request (unbundled, so frames name their
 //     package), the files `--version` and `run` load (bundled and not), and what run's bundle holds, by package.
 //
-//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3t,3e,3b,4,5]
+//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--fit 1000,3000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3t,3f,3e,3b,4,5]
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -214,6 +215,73 @@ which threads the CPU is on (ms, median of ${ROUNDS}; scheduler accounting of ea
   row('chatload, optimizing compiler on the main thread', runs.compilerOnMain);
   const compilerMs = median(runs.chatload.map((t) => t.otherMs)) - median(runs.compilerOnMain.map((t) => t.otherMs));
   console.log(`chatload's optimizing compiler (its other threads' CPU less theirs with the compiler on the main thread): ~${fmt(compilerMs)} ms`);
+}
+
+// 3f. Fixed cost and cost per request: both clients at two run lengths (--fit A,B requests, the same dataset for
+// both), each thread's CPU at exit; a line through the two medians gives each client's CPU per request (the slope)
+// and its fixed cost (start-up, compiling, the end of the run: the intercept). Their ratio per request is what the
+// all-in ratio tends to in long runs; where it crosses 1.3x follows from the four figures.
+if (want('3f')) {
+  const THREAD_CPU = fileURLToPath(new URL('thread-cpu.mjs', import.meta.url));
+  const fitArg = process.argv.includes('--fit') ? process.argv[process.argv.indexOf('--fit') + 1]! : '1000,3000';
+  const [small, large] = fitArg.split(',').map(Number) as [number, number];
+  if (!(small > 0 && large > small)) throw new Error(`--fit: expected two request counts A,B with 0 < A < B, got ${fitArg}`);
+  // One dataset for both lengths, with conversations to spare at the longer one.
+  mkdirSync(join(work, 'fit'));
+  const fitDataset = writeDataset(join(work, 'fit'), syntheticConversations({ count: Math.max(250, Math.ceil(large / 5)), userTurns: () => 6, prefixWords: 150, userWords: 40, answerWords: 60 }));
+  type Threads = { mainMs: number; otherMs: number };
+  const clients = ['floor', 'chatload'] as const;
+  const runs = new Map<string, Threads[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const n of [small, large]) {
+      for (const who of clients.map((_, k) => clients[(k + round) % clients.length]!)) {
+        const sim = await startSimProcess({ profile: 'cpu-tiny' });
+        const file = join(work, `fit-${who}-${n}-${round}.json`);
+        try {
+          const args =
+            who === 'floor'
+              ? [FLOOR, sim.url, fitDataset, String(CLIENTS), String(n)]
+              : [BIN, 'run', '-u', sim.url, '-i', fitDataset, '-p', String(CLIENTS), '-n', String(n), '--tokenizer', 'approx', '--limit-min-tokens', '-1', '--limit-max-tokens', '-1', '-q', '--output-dir', join(work, `fit-run-${n}-${round}`)];
+          const cost = await nodeCost(['--import', THREAD_CPU, ...args], { env: { THREAD_CPU_FILE: file } });
+          if (cost.code !== 0) throw new Error(`${who} at ${n} requests failed (${cost.code}): ${cost.stderr.slice(-500)}`);
+          const key = `${who} ${n}`;
+          runs.set(key, [...(runs.get(key) ?? []), JSON.parse(readFileSync(file, 'utf8')) as Threads]);
+        } finally {
+          await sim.close();
+        }
+      }
+    }
+  }
+  type Line = { perRequest: number; fixed: number };
+  const fit = (who: string, pick: (t: Threads) => number): Line => {
+    const a = median(runs.get(`${who} ${small}`)!.map(pick));
+    const b = median(runs.get(`${who} ${large}`)!.map(pick));
+    const perRequest = (b - a) / (large - small);
+    return { perRequest, fixed: a - perRequest * small };
+  };
+  const parts: Array<[string, (t: Threads) => number]> = [
+    ['main thread', (t) => t.mainMs],
+    ['other threads', (t) => t.otherMs],
+    ['all threads', (t) => t.mainMs + t.otherMs],
+  ];
+  console.log(`\nfixed cost and cost per request (CPU by thread at exit, medians of ${ROUNDS} at ${small} and ${large} requests, a line through them)`);
+  console.log('| client | threads | per request | fixed |\n| --- | --- | --- | --- |');
+  for (const who of clients) for (const [name, pick] of parts) {
+    const line = fit(who, pick);
+    console.log(`| ${who} | ${name} | ${(line.perRequest * 1000).toFixed(0)} µs | ${fmt(line.fixed)} ms |`);
+  }
+  for (const [name, pick] of parts) {
+    const c = fit('chatload', pick);
+    const f = fit('floor', pick);
+    console.log(`${name}: chatload per request ${ratio(c.perRequest, f.perRequest)} the floor's; fixed ${fmt(c.fixed - f.fixed)} ms above the floor's`);
+  }
+  const c = fit('chatload', parts[2]![1]);
+  const f = fit('floor', parts[2]![1]);
+  const at = (n: number): string => ratio(c.fixed + n * c.perRequest, f.fixed + n * f.perRequest);
+  // Solving (Fc + n pc) = 1.3 (Ff + n pf) for n; no crossing when chatload's cost per request is 1.3x the floor's or more.
+  const crossing = 1.3 * f.perRequest - c.perRequest > 0 ? Math.max(0, Math.ceil((c.fixed - 1.3 * f.fixed) / (1.3 * f.perRequest - c.perRequest))) : Infinity;
+  const measured = (n: number): string => ratio(median(runs.get(`chatload ${n}`)!.map((t) => t.mainMs + t.otherMs)), median(runs.get(`floor ${n}`)!.map((t) => t.mainMs + t.otherMs)));
+  console.log(`all threads, ratio of the medians: ${measured(small)} at ${small} requests, ${measured(large)} at ${large}; the line's: ${[1000, 2000, 5000, 20000].map((n) => `${at(n)} at ${n}`).join(', ')}; 1.3x from ${crossing === Infinity ? 'never' : `~${crossing}`} requests`);
 }
 
 // 3e. The end of a run: each build's threads read at its last chat response (thread-cpu.mjs with

@@ -1,6 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingHttpHeaders } from 'node:http';
+import { onAbort } from '../util/abort-listeners.js';
 import { Agent, dispatch, request, type AgentOptions } from '../util/undici.js';
 import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
@@ -209,14 +210,15 @@ export class ChatClient {
       stopKind ??= kind;
       exchange?.abort(new RequestStopped(stopKind));
     };
-    const onCallerAbort = (): void => stop('aborted');
     const sentAtMs = performance.now();
     let collector = new ResponseCollector(sentAtMs, this.#secrets, chatRequest.onFirstToken);
     if (signal?.aborted) {
       collector.fail({ kind: 'aborted', message: 'aborted before sending' }, sentAtMs);
       return collector.result;
     }
-    signal?.addEventListener('abort', onCallerAbort, { once: true });
+    // Not addEventListener: a listener per request on the run's one signal made each add and remove walk all of
+    // them (util/abort-listeners.ts).
+    const stopOnAbort = signal === undefined ? undefined : onAbort(signal, () => stop('aborted'));
     const timer = new RequestTimer(sentAtMs, this.#limits, stop);
     const classify = (error: unknown): RequestError =>
       stopKind === undefined ? classifyNetworkError(error, this.#secrets) : this.#stopError(stopKind, signal?.reason);
@@ -253,7 +255,7 @@ export class ChatClient {
       return collector.result;
     } finally {
       timer.stop();
-      signal?.removeEventListener('abort', onCallerAbort);
+      stopOnAbort?.();
     }
   }
 

@@ -1,3 +1,5 @@
+import { onAbort } from '../util/abort-listeners.js';
+
 /**
  * --max-concurrency: at most `limit` requests in flight; the rest wait in FIFO order. The time each waited is
  * returned, so it can be recorded as queue time (part of the schedule lag, never hidden inside latency).
@@ -30,14 +32,14 @@ export class ConcurrencyLimit {
         done: false,
         grant: (waitedMs: number | null) => {
           waiter.done = true;
-          signal.removeEventListener('abort', onAbort);
+          stopWaiting();
           resolve(waitedMs);
         },
       };
-      const onAbort = (): void => {
+      // Thousands may wait: onAbort, not addEventListener, whose add and remove walk every listener (util/abort-listeners.ts).
+      const stopWaiting = onAbort(signal, () => {
         if (!waiter.done) waiter.grant(null);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
+      });
       this.#waiters.push(waiter);
     });
   }

@@ -1,7 +1,7 @@
 /*
  * Callbacks on an AbortSignal, each added and removed in constant time. Node's EventTarget keeps a signal's listeners
  * in a linked list that addEventListener walks (to skip a duplicate) and removeEventListener walks again (to find
- * it): with a listener per request on the run's stop signal, each request paid for every other one in flight, ~80 µs
+ * it): with a listener per request on the run's stop signal, each request paid for every other one in flight, ~80-100 µs
  * on the event loop for an add and a remove with 10,000 in flight (bench/abort-listeners.ts). Here a signal has one
  * real listener, which calls a Set of callbacks.
  *

@@ -66,9 +66,11 @@ const work = tempDir('bench-startup');
 const CONVERSATIONS = Math.max(250, Math.ceil(REQUESTS / 5));
 const dataset = writeDataset(work, syntheticConversations({ count: CONVERSATIONS, userTurns: () => 6, prefixWords: 150, userWords: 40, answerWords: 60 }));
 // The same request body from both clients: no max_tokens / min_tokens, so cpu-tiny answers with its 128-token default.
-const runArgs = (url: string, outputDir: string, bin = BIN): string[] =>
-  [bin, 'run', '-u', url, '-i', dataset, '-p', String(CLIENTS), '-n', String(REQUESTS), '--tokenizer', 'approx', '--limit-min-tokens', '-1', '--limit-max-tokens', '-1', '-q', '--output-dir', outputDir];
-const floorArgs = (url: string): string[] => [FLOOR, url, dataset, String(CLIENTS), String(REQUESTS)];
+// Section 3f runs other lengths on a dataset of its own: `run` gives them.
+type Run = { dataset?: string; requests?: number };
+const runArgs = (url: string, outputDir: string, bin = BIN, run: Run = {}): string[] =>
+  [bin, 'run', '-u', url, '-i', run.dataset ?? dataset, '-p', String(CLIENTS), '-n', String(run.requests ?? REQUESTS), '--tokenizer', 'approx', '--limit-min-tokens', '-1', '--limit-max-tokens', '-1', '-q', '--output-dir', outputDir];
+const floorArgs = (url: string, run: Run = {}): string[] => [FLOOR, url, run.dataset ?? dataset, String(CLIENTS), String(run.requests ?? REQUESTS)];
 
 console.log(`chatload start-up bench: node ${process.version}, ${ROUNDS} rounds, ${REQUESTS} requests at -p ${CLIENTS}\n`);
 
@@ -238,10 +240,8 @@ if (want('3f')) {
         const sim = await startSimProcess({ profile: 'cpu-tiny' });
         const file = join(work, `fit-${who}-${n}-${round}.json`);
         try {
-          const args =
-            who === 'floor'
-              ? [FLOOR, sim.url, fitDataset, String(CLIENTS), String(n)]
-              : [BIN, 'run', '-u', sim.url, '-i', fitDataset, '-p', String(CLIENTS), '-n', String(n), '--tokenizer', 'approx', '--limit-min-tokens', '-1', '--limit-max-tokens', '-1', '-q', '--output-dir', join(work, `fit-run-${n}-${round}`)];
+          const run = { dataset: fitDataset, requests: n };
+          const args = who === 'floor' ? floorArgs(sim.url, run) : runArgs(sim.url, join(work, `fit-run-${n}-${round}`), BIN, run);
           const cost = await nodeCost(['--import', THREAD_CPU, ...args], { env: { THREAD_CPU_FILE: file } });
           if (cost.code !== 0) throw new Error(`${who} at ${n} requests failed (${cost.code}): ${cost.stderr.slice(-500)}`);
           const key = `${who} ${n}`;
@@ -281,7 +281,7 @@ if (want('3f')) {
   // Solving (Fc + n pc) = 1.3 (Ff + n pf) for n; no crossing when chatload's cost per request is 1.3x the floor's or more.
   const crossing = 1.3 * f.perRequest - c.perRequest > 0 ? Math.max(0, Math.ceil((c.fixed - 1.3 * f.fixed) / (1.3 * f.perRequest - c.perRequest))) : Infinity;
   const measured = (n: number): string => ratio(median(runs.get(`chatload ${n}`)!.map((t) => t.mainMs + t.otherMs)), median(runs.get(`floor ${n}`)!.map((t) => t.mainMs + t.otherMs)));
-  console.log(`all threads, ratio of the medians: ${measured(small)} at ${small} requests, ${measured(large)} at ${large}; the line's: ${[1000, 2000, 5000, 20000].map((n) => `${at(n)} at ${n}`).join(', ')}; 1.3x from ${crossing === Infinity ? 'never' : `~${crossing}`} requests`);
+  console.log(`all threads, ratio of the medians: ${measured(small)} at ${small} requests, ${measured(large)} at ${large}; the line's: ${[1000, 2000, 5000, 20000].map((n) => `${at(n)} at ${n}`).join(', ')}; ${crossing === Infinity ? 'never under 1.3x' : `1.3x from ~${crossing} requests`}`);
 }
 
 // 3e. The end of a run: each build's threads read at its last chat response (thread-cpu.mjs with

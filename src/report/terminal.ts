@@ -168,7 +168,7 @@ function formatMetricsTable(s: Summary, p: Palette, reasoning: boolean): string 
       num(stats.max),
     ]);
   }
-  return textTable(table, { head, align: ['left', ...new Array<'right'>(11).fill('right')], color: p.color });
+  return textTable(table, { head, align: ['left', ...new Array<'right'>(head.length - 1).fill('right')], color: p.color });
 }
 
 function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette, reasoning: boolean): string {

@@ -220,7 +220,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     // Bounded GETs that never fail the run (issue #12, part 2); the auth goes in the headers, never in a URL.
     const probeMetricsUrl = metricsUrl === undefined ? undefined : (splitUrlTextCredentials(metricsUrl)?.url.href ?? metricsUrl);
     // Detection reads /metrics (the --scrape-metrics URL, or <root>/metrics); the KV capacity is read from that page.
-    const { engine: serverEngine, metrics: metricsPage } = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, signal: hooks.signal });
+    const { engine: serverEngine, metrics: metricsPage } = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, models: client.modelsAnswer, signal: hooks.signal });
     const model = resolveServedModel(target, models, shownUrl, serverEngine.name, warn);
     const cacheModel = expectedCacheModel(plan.expectedCache, metricsPage?.status === 200 ? metricsPage.text : undefined, warn);
     const expectedCache = cacheModel.config;

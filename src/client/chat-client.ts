@@ -17,7 +17,7 @@ import { staleConnectionFailure, watchConnectionReuse, type StaleConnectionFailu
 import type { TimeoutKind } from './request-timer.js';
 import { parseRetryAfterMs } from './retry-after.js';
 import type { ChatRequest, RequestError, StreamResult } from './types.js';
-import { errorMessageOf, headerText, parseModels, plainBody, readText, type ModelInfo } from './server-answers.js';
+import { errorMessageOf, headerText, parseModels, plainBody, readText, type ModelInfo, type ServerAnswer } from './server-answers.js';
 
 export type { ModelInfo } from './server-answers.js';
 
@@ -115,6 +115,7 @@ export class ChatClient {
   readonly #secrets: string[];
   readonly #limits: { totalMs: number; ttftMs: number; idleMs: number };
   readonly #requestTimeoutMs: number;
+  #modelsAnswer: ServerAnswer | undefined;
 
   /** Creates the connection pool (ConfigError on a URL that is not http(s); the limits must be positive). */
   constructor(options: ChatClientOptions) {
@@ -332,6 +333,14 @@ export class ChatClient {
     });
   }
 
+  /**
+   * The last GET /v1/models that answered 200 with a model list (waitReady, listModels), as it was read: engine
+   * detection reads it rather than asking the server again. Undefined before one did.
+   */
+  get modelsAnswer(): ServerAnswer | undefined {
+    return this.#modelsAnswer;
+  }
+
   /** The headers every GET carries (auth and --header), for other requests to the same server such as /metrics scrapes. */
   get authHeaders(): Readonly<Record<string, string>> {
     return this.#getHeaders;
@@ -383,7 +392,9 @@ export class ChatClient {
         `GET ${this.#displayUrl}/v1/models answered HTTP ${response.statusCode}: ${sanitizeMessage(text, this.#secrets, 200)}`,
       );
     }
-    return parseModels(text, `${this.#displayUrl}/v1/models`);
+    const models = parseModels(text, `${this.#displayUrl}/v1/models`);
+    this.#modelsAnswer = { status: response.statusCode, headers: response.headers, text };
+    return models;
   }
 
   #failStatus(status: number, retryAfterMs: number | undefined, text: string, collector: ResponseCollector): void {

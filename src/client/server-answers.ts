@@ -12,6 +12,13 @@ export interface ModelInfo {
   maxModelLen?: number;
 }
 
+/** A server's answer as chatload read it: the status, the headers and the whole body as text (decoded). */
+export interface ServerAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
 /** A response body as text can be read: decoded when the server compressed it (the raw body when it cannot be). */
 export function plainBody(response: Dispatcher.ResponseData<unknown>): Readable {
   const decoded = decodeContent(response.body, headerText(response.headers['content-encoding']));

@@ -18,6 +18,11 @@ export interface DetectEngineOptions {
   headers?: Readonly<Record<string, string>>;
   /** The /metrics page to look at (--scrape-metrics URL). @default `<rootUrl>/metrics` */
   metricsUrl?: string;
+  /**
+   * The answer to GET <rootUrl>/v1/models already read (the run's readiness check, `ChatClient.modelsAnswer`): used
+   * as it is, so the server is not asked twice. @default asked here, with the other probes
+   */
+  models?: ProbeAnswer;
   /** Longest wait for one probe (ms). @default 2000 */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -59,19 +64,20 @@ export interface EngineProbe {
 }
 
 /**
- * Finds out which engine serves `rootUrl`, with a few bounded GETs sent at once (/v1/models, /version, /metrics,
- * /info, /props; then /server_info for SGLang's version). Never throws and never fails the run: with no clue the
- * engine is `unknown`. Sends GETs only. Also gives the /metrics page it read, so that a run reads the server's KV
- * capacity from it rather than asking again.
+ * Finds out which engine serves `rootUrl`, with a few bounded GETs sent at once (/v1/models unless `models` gives its
+ * answer, /version, /metrics, /info, /props; then /server_info for SGLang's version). Never throws and never fails the
+ * run: with no clue the engine is `unknown`. Sends GETs only. Also gives the /metrics page it read, so that a run reads
+ * the server's KV capacity from it rather than asking again.
  */
 export async function probeEngine(options: DetectEngineOptions): Promise<EngineProbe> {
   const http = new ProbeHttp({ rootUrl: options.rootUrl, headers: options.headers, timeoutMs: options.timeoutMs, signal: options.signal });
   try {
     const ok = (result: ProbeAnswer | ProbeFailure): ProbeAnswer | undefined => (answered(result) ? result : undefined);
-    const [models, version, metrics, info, props] = (
-      await Promise.all(['/v1/models', '/version', options.metricsUrl ?? '/metrics', '/info', '/props'].map((path) => http.get(path)))
+    const models = options.models ?? http.get('/v1/models');
+    const [modelsAnswer, version, metrics, info, props] = (
+      await Promise.all([models, ...['/version', options.metricsUrl ?? '/metrics', '/info', '/props'].map((path) => http.get(path))])
     ).map(ok);
-    const answers: DetectionAnswers = { models, version, metrics, info, props };
+    const answers: DetectionAnswers = { models: modelsAnswer, version, metrics, info, props };
     const clues = collectClues(answers);
     const name = pickEngine(clues);
     let engineVersion = versionOf(name, answers);

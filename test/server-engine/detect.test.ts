@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ChatClient } from '../../src/client/chat-client.js';
 import { collectClues, pickEngine, probeEngine } from '../../src/server-engine/detect.js';
 import { metricNamesFor } from '../../src/server-engine/profiles.js';
 import { startSimulator } from '../../src/sim/index.js';
@@ -24,6 +25,29 @@ describe('engine detection over loopback', () => {
     assert.equal(engine.version, '0.11.0');
     assert.deepEqual(engine.detected_by, ['GET /v1/models: owned_by "vllm"', 'GET /version: {"version": …}', 'GET /metrics: vllm:* names']);
     assert.ok(server.requests.every((r) => r.method === 'GET'), 'detection sends GETs only');
+  });
+
+  test("a /v1/models answer already read (ChatClient.modelsAnswer) is used as it is, not asked for again", { timeout: 10_000 }, async () => {
+    const server = await startVllmServer();
+    try {
+      const client = new ChatClient({ baseUrl: server.url, connections: 1, requestTimeoutMs: 5_000 });
+      try {
+        const before = client.modelsAnswer;
+        assert.equal(before, undefined);
+        await client.waitReady(5_000);
+        const models = client.modelsAnswer;
+        assert.equal(models?.status, 200);
+        const { engine } = await probeEngine({ rootUrl: server.url, models });
+        assert.equal(engine.name, 'vllm');
+        assert.ok(engine.detected_by.includes('GET /v1/models: owned_by "vllm"'), engine.detected_by.join('; '));
+        assert.equal(server.requests.filter((r) => r.url === '/v1/models').length, 1, 'the readiness check only');
+        assert.ok(server.requests.some((r) => r.url === '/version'), 'the other probes are still sent');
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await server.close();
+    }
   });
 
   test('SGLang: owned_by "sglang", sglang:* names, the version from /server_info', { timeout: 10_000 }, async () => {

@@ -55,6 +55,8 @@ describe('runs against each engine', () => {
       assert.equal(metrics.warning, null);
       assert.equal(result.summary.cache_hit_ratio, 0.4, 'the responses said the same');
       assert.deepEqual(result.warnings.filter((w) => /--scrape-metrics|--reset-prefix-cache/.test(w)), []);
+      // The readiness check's answer is the one detection reads: the server is asked for its models once.
+      assert.equal(server.requests.filter((r) => r.method === 'GET' && r.url === '/v1/models').length, 1);
     });
   }
 

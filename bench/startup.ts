@@ -23,9 +23,9 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 // @ts-expect-error: plain JS (tools/bundle.mjs runs under node alone, in "prepare"), no declarations
 import { BUNDLE_OPTIONS } from '../tools/bundle.mjs';
-import { syntheticConversations, writeDataset } from '../test/helpers/datasets.js';
 import { DIST_CLI_UNBUNDLED, ensureDist } from '../test/helpers/dist.js';
 import { tempDir } from '../test/helpers/tmp.js';
+import { ALL_IN_CLIENTS, CHATLOAD_BIN, chatloadArgs, floorArgs as floorRunArgs, writeAllInDataset } from './all-in.js';
 import { median, nodeCost, nodeWallMs } from './child-cpu.js';
 import { cpuByComponent, cpuByPart } from './cpu-profile.js';
 import { startFirstRequestServer } from './first-request.js';
@@ -42,8 +42,8 @@ const STARTUP_ROUNDS = Math.max(7, ROUNDS);
 const SECTIONS = process.argv.includes('--sections') ? new Set(process.argv[process.argv.indexOf('--sections') + 1]!.split(',')) : undefined;
 const want = (section: string): boolean => SECTIONS === undefined || SECTIONS.has(section);
 const REQUESTS = arg('--requests', 1000);
-const CLIENTS = 50;
-const BIN = fileURLToPath(new URL('../bin/chatload.js', import.meta.url));
+const CLIENTS = ALL_IN_CLIENTS;
+const BIN = CHATLOAD_BIN;
 /** tsc's unbundled dist/ (what bin/chatload.js ran before the bundle): the "before" of each comparison. */
 const UNBUNDLED = DIST_CLI_UNBUNDLED;
 /**
@@ -51,7 +51,6 @@ const UNBUNDLED = DIST_CLI_UNBUNDLED;
  * beside the others in sections 2, 3 and 4, so a change is measured against what it replaces in the same run.
  */
 const BEFORE = process.argv.includes('--before') ? process.argv[process.argv.indexOf('--before') + 1] : undefined;
-const FLOOR = fileURLToPath(new URL('client-floor.mjs', import.meta.url));
 const RENDER = fileURLToPath(new URL('render-report.mjs', import.meta.url));
 const MODULE_LOG = fileURLToPath(new URL('module-log.mjs', import.meta.url));
 const BUNDLE_META = fileURLToPath(new URL('../dist/bundle-meta.json', import.meta.url));
@@ -61,16 +60,11 @@ const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
 
 ensureDist();
 const work = tempDir('bench-startup');
-// 250 conversations x 6 user turns (1,500 requests available; more with --requests over 1,250, so that every client
-// still has conversations left at the end): a 150-word prefix per conversation, 40-word user turns.
-const CONVERSATIONS = Math.max(250, Math.ceil(REQUESTS / 5));
-const dataset = writeDataset(work, syntheticConversations({ count: CONVERSATIONS, userTurns: () => 6, prefixWords: 150, userWords: 40, answerWords: 60 }));
-// The same request body from both clients: no max_tokens / min_tokens, so cpu-tiny answers with its 128-token default.
+const dataset = writeAllInDataset(work, REQUESTS);
 // Section 3f runs other lengths on a dataset of its own: `run` gives them.
 type Run = { dataset?: string; requests?: number };
-const runArgs = (url: string, outputDir: string, bin = BIN, run: Run = {}): string[] =>
-  [bin, 'run', '-u', url, '-i', run.dataset ?? dataset, '-p', String(CLIENTS), '-n', String(run.requests ?? REQUESTS), '--tokenizer', 'approx', '--limit-min-tokens', '-1', '--limit-max-tokens', '-1', '-q', '--output-dir', outputDir];
-const floorArgs = (url: string, run: Run = {}): string[] => [FLOOR, url, run.dataset ?? dataset, String(CLIENTS), String(run.requests ?? REQUESTS)];
+const runArgs = (url: string, outputDir: string, bin = BIN, run: Run = {}): string[] => chatloadArgs({ url, dataset: run.dataset ?? dataset, requests: run.requests ?? REQUESTS }, outputDir, bin);
+const floorArgs = (url: string, run: Run = {}): string[] => floorRunArgs({ url, dataset: run.dataset ?? dataset, requests: run.requests ?? REQUESTS });
 
 console.log(`chatload start-up bench: node ${process.version}, ${ROUNDS} rounds, ${REQUESTS} requests at -p ${CLIENTS}\n`);
 
@@ -230,7 +224,7 @@ if (want('3f')) {
   if (!(small > 0 && large > small)) throw new Error(`--fit: expected two request counts A,B with 0 < A < B, got ${fitArg}`);
   // One dataset for both lengths, with conversations to spare at the longer one.
   mkdirSync(join(work, 'fit'));
-  const fitDataset = writeDataset(join(work, 'fit'), syntheticConversations({ count: Math.max(250, Math.ceil(large / 5)), userTurns: () => 6, prefixWords: 150, userWords: 40, answerWords: 60 }));
+  const fitDataset = writeAllInDataset(join(work, 'fit'), large);
   type Threads = { mainMs: number; otherMs: number };
   const clients = ['floor', 'chatload'] as const;
   const runs = new Map<string, Threads[]>();

@@ -16,6 +16,7 @@ import { approxTokenizer } from '../src/tokenizer/approx.js';
 import { IdSink } from '../src/tokenizer/id-sink.js';
 import type { Tokenizer } from '../src/tokenizer/types.js';
 import { Rng } from '../src/synth/rng.js';
+import { median } from './child-cpu.js';
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(name);
@@ -81,7 +82,6 @@ function nsPerToken(tokenizer: Tokenizer, text: string, how: 'count' | 'encodeTo
   return ((performance.now() - started) * 1e6) / tokens;
 }
 
-const median = (values: number[]): number => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 console.log(`approximate tokenizer, ns per token (median of ${ROUNDS} rounds, alternating; ids checked equal first)`);
 console.log(`| text | tokens | call | this tree | ${BASELINE} | ratio |\n| --- | --- | --- | --- | --- | --- |`);
 for (const [name, text] of texts) {

@@ -304,7 +304,6 @@ interface LoopDelay {
  * settled each time the thread gets a core, as it has when it reads this.) So busy, wall less waits, also counts
  * the thread's sleeps in the kernel: on a lock (a GC pause waiting for its helper threads to get a core), a page fault.
  */
-/** The calling thread's time waiting in the kernel's run queue so far, in ms (Linux schedstat); NaN elsewhere. */
 function runQueueWaitReader(): () => number {
   let fd: number;
   try {

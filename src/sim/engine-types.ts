@@ -39,7 +39,10 @@ export interface EngineRequestListener {
 
 /** Hooks for Prometheus metrics. Durations in ms. */
 export interface EngineObserver {
+  /** A request's first scheduling: its prompt looked up in the prefix cache. */
   onAdmit?(queriedTokens: number, hitTokens: number): void;
+  /** A preempted request scheduled again: what it found of its own blocks is not a prefix-cache hit (see #schedule). */
+  onReadmit?(queriedTokens: number, hitTokens: number): void;
   onPreempt?(): void;
   onPrefillDone?(promptTokens: number, ttftMs: number): void;
   onToken?(interTokenMs: number | null): void;

@@ -311,11 +311,16 @@ export class Engine {
       req.blocks.push(...hits, ...kv.allocate(needed)!);
       req.numComputed = hitTokens;
       req.numRegistered = hits.length;
-      req.cachedTokens = hitTokens;
       req.state = 'running';
-      this.#queried += len;
-      this.#hits += hitTokens;
-      this.#observer.onAdmit?.(len, hitTokens);
+      // vLLM records a request's cached tokens once, at its first scheduling (Request.num_cached_tokens in
+      // vllm/v1/core/sched/scheduler.py): a preempted request's readmission finds the blocks it computed before
+      // it was preempted, and counting those as hits made preemption read as prefix-cache hits (issue #30).
+      if (req.preemptions === 0) {
+        req.cachedTokens = hitTokens;
+        this.#queried += len;
+        this.#hits += hitTokens;
+        this.#observer.onAdmit?.(len, hitTokens);
+      } else this.#observer.onReadmit?.(len, hitTokens);
       this.#waitingHead += 1;
       this.#running.push(req);
       budget -= n;

@@ -210,6 +210,19 @@ describe('KV cache pressure', () => {
     assert.equal(engine.kv.usage, 0);
   });
 
+  test('a preempted request keeps the cached tokens of its first scheduling: its recomputed blocks are not hits (vLLM)', () => {
+    const { clock, engine, submit } = setup({ num_gpu_blocks: 6, max_num_seqs: 2 });
+    const a = submit({ promptIds: ids(1, 40), maxTokens: 30 });
+    const b = submit({ promptIds: ids(500, 40), maxTokens: 30 });
+    clock.runUntilIdle();
+    assert.ok(b.req.preemptions >= 1, 'the scenario preempts');
+    // Neither prompt shares a block with anything: at first scheduling nothing was cached, whatever came after.
+    assert.equal(a.req.cachedTokens, 0);
+    assert.equal(b.req.cachedTokens, 0);
+    assert.equal(engine.stats().prefixHitTokens, 0, 'the hits counter counts first schedulings only');
+    assert.equal(engine.stats().prefixQueriedTokens, 80, 'each prompt looked up once');
+  });
+
   test('waiting requests wait for KV; a request that can never fit is rejected with 400', () => {
     const { clock, engine, submit } = setup({ num_gpu_blocks: 4 });
     assert.throws(() => submit({ promptIds: ids(1, 60), maxTokens: 10 }), (e: Error & { status?: number }) => e.status === 400);

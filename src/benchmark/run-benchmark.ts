@@ -16,7 +16,7 @@ import { RunAggregate, runAggregateOptions, type SerializedRunAggregate } from '
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
-import { expectedCacheModel } from './expected-cache-model.js';
+import { expectedCacheModel, runPrefixCacheOf } from './expected-cache-model.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { probeEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
@@ -177,7 +177,9 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     warnings.push(message);
     hooks.observer?.onWarning?.(message);
   };
-  const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn });
+  // The tokenizer's warnings wait for the expected-cache model: with the server's ids, "approximate" is not the news.
+  const tokenizerWarnings: string[] = [];
+  const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn: (message) => tokenizerWarnings.push(message) });
   const dataset = await loadRunDataset(plan.dataset, counter, warn);
   const datasetLoad = loadForDataset(plan.load, dataset);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
@@ -220,11 +222,12 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     // Bounded GETs that never fail the run (issue #12, part 2); the auth goes in the headers, never in a URL.
     const probeMetricsUrl = metricsUrl === undefined ? undefined : (splitUrlTextCredentials(metricsUrl)?.url.href ?? metricsUrl);
     // Detection reads /metrics (the --scrape-metrics URL, or <root>/metrics); the KV capacity is read from that page.
-    const { engine: serverEngine, metrics: metricsPage } = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, models: client.modelsAnswer, signal: hooks.signal });
+    const probe = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, models: client.modelsAnswer, signal: hooks.signal });
+    const serverEngine = probe.engine;
     const model = resolveServedModel(target, models, shownUrl, serverEngine.name, warn);
-    const cacheModel = expectedCacheModel(plan.expectedCache, metricsPage?.status === 200 ? metricsPage.text : undefined, warn);
+    const server = { rootUrl, headers: client.authHeaders, model };
+    const cacheModel = await expectedCacheModel({ plan: plan.expectedCache, probe, counter, tokenizerOption: plan.dataset.tokenizer.tokenizer, tokenizerWarnings, server, workers, signal: hooks.signal, warn });
     const expectedCache = cacheModel.config;
-    if (workers > 1) cacheModel.description.scope = 'per-worker';
     hooks.onStart?.({
       url: shownUrl,
       embeddedSimulator: simulator !== undefined,
@@ -326,7 +329,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const analysis = resumed === undefined ? await analyzeRun(aggregate, parts, files.requests, plan.summary, warn) : await analyzeRecordsFile(files.requests, plan.summary);
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
-    const prefixCache: RunPrefixCache = { model: cacheModel.description, ...analysis.prefixCache };
+    const prefixCache = runPrefixCacheOf(cacheModel, analysis.prefixCache, summary, target.resetPrefixCache, warn);
     const lagWarning = scheduleWarning(summary);
     if (lagWarning !== undefined) warn(lagWarning);
     engine.workerHealth?.forEach((h, i) => {
@@ -357,8 +360,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
             shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
             stop_reason: stopReason,
             lost_records: outputError?.lostRecords ?? 0,
-            tokenizer: counter.source ?? counter.tokenizer.name,
-            token_counts_exact: counter.tokenizer.exact,
+            tokenizer: cacheModel.tokenizer ?? counter.source ?? counter.tokenizer.name,
+            token_counts_exact: cacheModel.exact,
             dataset_image_parts: imageParts,
             warnings: [...engine.warnings, ...warnings],
             crashed_tasks: engine.crashedTasks,

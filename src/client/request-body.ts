@@ -77,9 +77,17 @@ export function encodeChatBody(request: ChatRequest): Buffer | Buffer[] {
   // --extra-body may set `messages` itself: then it wins, as in buildChatBody.
   if (request.extraBody !== undefined && 'messages' in request.extraBody) return Buffer.from(JSON.stringify(rest));
   delete rest.messages;
+  return encodeMessagesBody(request.messages, rest);
+}
+
+/**
+ * `{"messages": [...], ...rest}` as UTF-8 JSON, each message copied from its kept bytes (see encodeChatBody): also the
+ * body of a server's tokenize endpoints (client/server-tokenizer.ts), which take the same messages.
+ */
+export function encodeMessagesBody(messages: readonly ChatMessage[], rest: Record<string, unknown>): Buffer | Buffer[] {
   const parts: Buffer[] = [OPEN];
   let length = OPEN.length;
-  request.messages.forEach((m, i) => {
+  messages.forEach((m, i) => {
     if (i > 0) {
       parts.push(COMMA);
       length += 1;
@@ -95,7 +103,8 @@ export function encodeChatBody(request: ChatRequest): Buffer | Buffer[] {
       }
     }
   });
-  const close = Buffer.from(`],${JSON.stringify(rest).slice(1)}`);
+  const fields = JSON.stringify(rest);
+  const close = Buffer.from(fields === '{}' ? ']}' : `],${fields.slice(1)}`);
   parts.push(close);
   length += close.length;
   return length <= CHUNKED_BODY_BYTES ? Buffer.concat(parts, length) : joinSmallParts(parts);

@@ -68,7 +68,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     client: input.client,
     model: input.model,
     counter: input.counter,
-    expectedCache: new ExpectedCache(input.counter, input.expectedCache ?? { blockSize: 16 }),
+    expectedCache: new ExpectedCache(input.counter, input.expectedCache ?? { blockSize: 16 }, stop.abort),
     stop,
     // A turn's warnings are the run's: kept in its result as well as told to the observer.
     observer: { ...observer, onWarning: warn },
@@ -156,6 +156,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     };
   } finally {
     for (const timer of timers) clearTimeout(timer);
+    await ctx.expectedCache?.close();
     unfollow();
     unfollowStop();
   }

@@ -3,6 +3,11 @@ import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps, type BlockLease } from '../pre
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { withToolsTurn } from '../tokenizer/tools-prompt.js';
 import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { encodeIdsYielding } from '../tokenizer/sliced.js';
+import { ServerTokenizer, type ServerTokenizerSpec } from '../client/server-tokenizer.js';
+import type { MissCause } from '../metrics/prefix-cache-tally.js';
+import { gcd, missCause, warmStartTokens } from './cache-misses.js';
+import { OperationQueue, type Operation } from './operation-queue.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
 
 /*
@@ -20,6 +25,13 @@ import { PromptIds, restartMarkers } from './prompt-ids.js';
  * finishes later, and the ones called meanwhile wait behind it. So every lookup sees exactly the index it would have
  * seen had each operation run whole at its call: the figures do not depend on the slicing. A request's `hit` is final
  * once `settled(ticket)` resolves, and `end` resolves when its release has run.
+ *
+ * Each engine's cache semantics (issue #30, docs/ENGINES.md): `sharedFrom: 'prefill'` (vLLM, SGLang: a prompt's blocks
+ * are shared once computed, and a prompt is looked up when the server admits it, taken as its first token) or `'end'`
+ * (llama.cpp: a slot's tokens become reusable once its request ends, and a slot is taken, and its cache looked up, on
+ * arrival: at the send). The ids are the local tokenizer's, or the server's own (`serverTokens`): then a prompt's
+ * ids come from the server after the send, and the operations that need them wait for them in call order
+ * (OperationQueue), so nothing sits between a request's due time and its send.
  */
 
 /**
@@ -45,6 +57,10 @@ export interface ExpectedCacheConfig {
   stepBlocks?: number;
   /** The longest the indexes' operations run before letting the loop go, in ms (default SLICE_MS); tests set 0. */
   sliceMs?: number;
+  /** When a request's blocks are shared with others (see the comment at the top). @default 'prefill' */
+  sharedFrom?: 'prefill' | 'end';
+  /** Ask the server for prompt ids (its tokenize endpoints) instead of the local tokenizer. */
+  serverTokens?: ServerTokenizerSpec;
 }
 
 /** The model's figures for one request, in tokens. */
@@ -59,21 +75,27 @@ export interface ExpectedHit {
 export interface ExpectedCacheTicket {
   readonly hit: ExpectedHit;
   readonly conversation: object;
-  readonly promptLength: number;
+  /** The prompt's length in the model's ids (set once they are known; see ready). */
+  promptLength: number;
   /** Blocks of the prompt and the output budget. */
-  readonly totalBlocks: number;
+  totalBlocks: number;
+  /** Resolves when the prompt's ids are known (the server's, asked after the send); rejects when they cannot be. */
+  readonly ready: Promise<void>;
+  /** True while `ready` has not settled (the server's ids on their way): operations on the ticket wait for it. */
+  pending: boolean;
+  /** False when the prompt's ids could not be had (a failed tokenize call): the model has no figure for it. */
+  known: boolean;
+  /** The model's hit, in tokens, as the index stood at the send (see cache-misses.ts, concurrency). */
+  atSend: number;
+  /** The hit in everything the run had sent or received before the send, at once and with no eviction (warm start). */
+  seen: number;
+  /** The hit in a cache a quarter smaller than the modelled capacity (capacity_eviction); undefined without one. */
+  smaller: number | undefined;
   readonly leases: Array<{ pool: BlockPool; lease: BlockLease }>;
   /** Whether its lookup was asked for (by `prefilled`, or by `end` when no first token came). */
   lookupAsked: boolean;
   /** Resolves when its lookup has run, when it had to wait (see the comment at the top). */
   lookup: Promise<void> | undefined;
-}
-
-/** One of the indexes' operations waiting its turn, and how to settle its caller's promise. */
-interface QueuedOperation {
-  steps: Generator<void, void, void>;
-  resolve: () => void;
-  reject: (error: unknown) => void;
 }
 
 const SETTLED = Promise.resolve();
@@ -87,7 +109,8 @@ function joinedIds(out: Uint32Array, head: Uint32Array, tail: ArrayLike<number>)
 
 /** One conversation's state: its prompt ids and their block hashes (a partial tail block is rehashed when it fills). */
 interface ConversationState {
-  ids: PromptIds;
+  /** The local tokenizer's incremental ids; undefined with the server's ids. */
+  ids: PromptIds | undefined;
   chain: BlockHashChain;
   /** The last prompt's ids (a view) and length: the answer's blocks continue them. */
   last: Uint32Array;
@@ -96,34 +119,73 @@ interface ConversationState {
   registered: number;
   /** The same, bounded by what the latest prompt left unchanged. */
   known: number;
+  /** The previous request's prompt length, answer length (its ids as sent back) and whether it reasoned. */
+  previous: { promptLength: number; answerLength: number; reasoning: boolean } | undefined;
+}
+
+/**
+ * The answer of an ended request, as the cache counts it: its ids, or its text (encoded by the model's tokenizer) with
+ * why it ended. The last token a server samples is never decoded, so its KV is never computed: an answer cut at its
+ * length leaves its last token out of the cache, one that stopped on its end-of-sequence token (not in the text) keeps
+ * all of the text (llama.cpp and vLLM alike; checked against a live llama-server).
+ */
+export type CachedAnswer = ArrayLike<number> | { text: string; reasoning: boolean; finishReason?: string | null };
+
+/** What a request's server-reported cached tokens say against the model: warm-start tokens, and its miss's cause. */
+export interface CacheAccount {
+  warmStartTokens: number;
+  missedTokens: number;
+  missCause: MissCause | null;
+}
+
+/** Length of the common prefix of two id arrays (the first `n` of `a`, the first `m` of `b`). */
+function commonIds(a: Uint32Array, n: number, b: Uint32Array, m: number): number {
+  const end = Math.min(n, m);
+  let i = 0;
+  while (i < end && a[i] === b[i]) i++;
+  return i;
 }
 
 /** The run's expected-cache model (one per engine: with --workers, one per worker thread; see docs/METRICS.md). */
 export class ExpectedCache {
   readonly blockSize: number;
   readonly capacityBlocks: number | undefined;
+  readonly sharedFrom: 'prefill' | 'end';
+  /** The server's tokenize endpoints, when the model counts in the server's ids. */
+  readonly server: ServerTokenizer | undefined;
   readonly #counter: TokenCounter;
   readonly #markers: RegExp | null;
   readonly #infinite: BlockPool<number>;
   readonly #finite: BlockPool<number> | undefined;
+  /** A cache a quarter smaller than #finite: what would also have been evicted (cache-misses.ts). */
+  readonly #smaller: BlockPool<number> | undefined;
+  /** Every block sent or received so far, at once (warm start: what the run itself could explain). */
+  readonly #seen: BlockPool<number>;
   readonly #states = new WeakMap<object, ConversationState>();
   /** Requests prefilled whose prompt blocks are not visible yet, oldest first (see prefilled). */
   readonly #pending: Array<{ ticket: ExpectedCacheTicket; atMs: number; hashes: readonly number[] }> = [];
-  /** The indexes' operations in call order, the first one running (see the comment at the top). */
-  readonly #queue: QueuedOperation[] = [];
-  readonly #sliceMs: number;
+  readonly #queue: OperationQueue;
+  /** The granularity the server's cached counts share so far (cache-misses.ts). */
+  #serverGranularity = 0;
+  /** Requests with cached tokens so far (the granularity's evidence). */
+  #cachedSamples = 0;
   /** Scratch for #joined. */
   #scratch = new Uint32Array(1024);
 
-  constructor(counter: TokenCounter, config: ExpectedCacheConfig) {
+  constructor(counter: TokenCounter, config: ExpectedCacheConfig, signal?: AbortSignal) {
     this.#counter = counter;
     this.blockSize = config.blockSize;
     this.capacityBlocks = config.capacityBlocks;
+    this.sharedFrom = config.sharedFrom ?? 'prefill';
     const stepBlocks = config.stepBlocks ?? DEFAULT_STEP_BLOCKS;
-    this.#sliceMs = config.sliceMs ?? SLICE_MS;
+    this.#queue = new OperationQueue(config.sliceMs ?? SLICE_MS);
     this.#infinite = new BlockPool<number>(Infinity, stepBlocks);
-    this.#finite = config.capacityBlocks === undefined ? undefined : new BlockPool<number>(config.capacityBlocks, stepBlocks);
-    this.#markers = restartMarkers(counter);
+    this.#seen = new BlockPool<number>(Infinity, stepBlocks);
+    const capacity = config.capacityBlocks;
+    this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks);
+    this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks);
+    this.server = config.serverTokens === undefined ? undefined : new ServerTokenizer(config.serverTokens, signal);
+    this.#markers = this.server === undefined ? restartMarkers(counter) : null;
   }
 
   /** Blocks the infinite index holds: every distinct block seen in the run. */
@@ -137,36 +199,106 @@ export class ExpectedCache {
   }
 
   /**
-   * A request of `conversation` (any object that lives as long as the conversation) is sent with `messages`: its
-   * prompt is encoded and hashed (its new tokens only). Call `prefilled` as its first token comes and `end` when it
-   * ends. `maxTokens`: the request's output budget, when it has one; its blocks are taken at once, as a server
-   * allocates them while the answer streams, evicting as it goes, before the answer's end is seen here. `tools`: the
-   * request's tool definitions, rendered into its prompt.
+   * A request of `conversation` (any object that lives as long as the conversation) is about to be sent with
+   * `messages`. With the local tokenizer its prompt is encoded and hashed (its new tokens only) before this resolves;
+   * with the server's ids it resolves at once, and they are asked for meanwhile (ticket.ready). Call `prefilled` as
+   * its first token comes and `end` when it ends. `maxTokens`: the request's output budget, when it has one; its
+   * blocks are taken at once, as a server allocates them while the answer streams, evicting as it goes, before the
+   * answer's end is seen here. `tools`: the request's tool definitions, rendered into its prompt.
    */
   async begin(conversation: object, messages: readonly ChatMessage[], maxTokens?: number, tools?: readonly unknown[]): Promise<ExpectedCacheTicket> {
     let state = this.#states.get(conversation);
     if (state === undefined) {
-      state = { ids: new PromptIds(this.#counter.tokenizer, this.#markers), chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0 };
+      const ids = this.server === undefined ? new PromptIds(this.#counter.tokenizer, this.#markers) : undefined;
+      state = { ids, chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0, previous: undefined };
       this.#states.set(conversation, state);
     }
-    const template = this.#counter.template;
-    // The request's tool definitions are part of its prompt, as a server renders them (tokenizer/tools-prompt.ts).
-    const update =
-      template.incremental !== undefined
-        ? await state.ids.updateMessages(withToolsTurn(messages, tools), template.incremental)
-        : await state.ids.update(template.apply(messages, { addGenerationPrompt: true, tools }));
+    const ticket: ExpectedCacheTicket = {
+      hit: { expected: 0, infinite: 0 },
+      conversation,
+      promptLength: 0,
+      totalBlocks: 0,
+      ready: SETTLED,
+      pending: true,
+      known: true,
+      atSend: 0,
+      seen: 0,
+      smaller: undefined,
+      leases: [],
+      lookupAsked: false,
+      lookup: undefined,
+    };
+    const prepared = this.#prepare(state, ticket, messages, maxTokens, tools);
+    // A failed tokenize call leaves the request without a figure (ticket.known); it never fails the request.
+    (ticket as { ready: Promise<void> }).ready = prepared.then(
+      () => void (ticket.pending = false),
+      () => {
+        ticket.pending = false;
+        ticket.known = false;
+      },
+    );
+    if (this.server === undefined) await ticket.ready;
+    // In call order, as the request goes out: what the index holds at the send.
+    const sent = this.#queue.run(this.#sentSteps(ticket));
+    sent?.catch(() => {});
+    if (this.sharedFrom === 'end') ticket.lookup = sent;
+    return ticket;
+  }
+
+  /** Brings the conversation's ids and hashes to this prompt, and sizes the ticket. */
+  async #prepare(state: ConversationState, ticket: ExpectedCacheTicket, messages: readonly ChatMessage[], maxTokens: number | undefined, tools: readonly unknown[] | undefined): Promise<void> {
+    let ids: Uint32Array;
+    let length: number;
+    let unchanged: number;
+    if (state.ids === undefined) {
+      ids = await this.server!.promptIds(messages, tools);
+      length = ids.length;
+      unchanged = commonIds(state.last, state.lastLength, ids, length);
+    } else {
+      const template = this.#counter.template;
+      // The request's tool definitions are part of its prompt, as a server renders them (tokenizer/tools-prompt.ts).
+      const update =
+        template.incremental !== undefined
+          ? await state.ids.updateMessages(withToolsTurn(messages, tools), template.incremental)
+          : await state.ids.update(template.apply(messages, { addGenerationPrompt: true, tools }));
+      ({ ids, length, unchanged } = update);
+    }
     // Hashed in chunks with the loop let go between them: a 10 MB message is ~156,000 blocks (issue #14).
-    for (let from = update.unchanged; ; from += HASH_CHUNK_TOKENS) {
-      state.chain.sync(update.ids, Math.min(update.length, from + HASH_CHUNK_TOKENS), from);
-      if (from + HASH_CHUNK_TOKENS >= update.length) break;
+    for (let from = unchanged; ; from += HASH_CHUNK_TOKENS) {
+      state.chain.sync(ids, Math.min(length, from + HASH_CHUNK_TOKENS), from);
+      if (from + HASH_CHUNK_TOKENS >= length) break;
       await letLoopGo();
     }
-    state.known = Math.min(state.registered, Math.floor(update.unchanged / this.blockSize));
+    state.known = Math.min(state.registered, Math.floor(unchanged / this.blockSize));
     state.registered = state.known;
-    state.last = update.ids;
-    state.lastLength = update.length;
-    const totalBlocks = Math.ceil((update.length + Math.max(0, (maxTokens ?? 0) - 1)) / this.blockSize);
-    return { hit: { expected: 0, infinite: 0 }, conversation, promptLength: update.length, totalBlocks, leases: [], lookupAsked: false, lookup: undefined };
+    state.last = ids;
+    state.lastLength = length;
+    ticket.promptLength = length;
+    ticket.totalBlocks = Math.ceil((length + Math.max(0, (maxTokens ?? 0) - 1)) / this.blockSize);
+  }
+
+  /**
+   * The request is sent: what the run had seen of its prompt (warm start), and the model's hit as the index stands
+   * now (concurrency). With `sharedFrom: 'end'` this is also its lookup, since the server looks it up on arrival.
+   */
+  *#sentSteps(ticket: ExpectedCacheTicket): Operation {
+    if (ticket.pending) yield ticket.ready;
+    const state = this.#states.get(ticket.conversation);
+    if (!ticket.known || state === undefined || state.lastLength !== ticket.promptLength) return;
+    const keys = state.chain.hashes;
+    ticket.seen = this.#seen.match(keys, keys.length, state.known) * this.blockSize;
+    // Everything this run sent is seen from now on (its answer is added at its end).
+    const seen = this.#seen.admitStepwise(keys, keys.length, keys.length, true, state.known);
+    const admission = isSteps(seen) ? yield* seen : seen;
+    this.#seen.release(admission.lease);
+    if (this.sharedFrom === 'end') {
+      ticket.lookupAsked = true;
+      yield* this.#lookupSteps(ticket, state, performance.now());
+      ticket.atSend = ticket.hit.expected;
+    } else {
+      const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / this.blockSize);
+      ticket.atSend = (this.#finite ?? this.#infinite).match(keys, maxHit, this.#finite === undefined ? state.known : 0) * this.blockSize;
+    }
   }
 
   /**
@@ -175,12 +307,12 @@ export class ExpectedCache {
    * queueing: a request that waited behind another with the same prefix hits it. Its own blocks become visible to
    * others SAME_STEP_MS later: requests whose first token comes in the same engine step were prefilled in the same
    * batch, and a batch does not hit its own blocks. The lookup may wait behind a large registration: read the
-   * ticket's `hit` after `settled(ticket)`.
+   * ticket's `hit` after `settled(ticket)`. With `sharedFrom: 'end'` the lookup was at the send: nothing to do.
    */
   prefilled(ticket: ExpectedCacheTicket, atMs = performance.now()): void {
     if (ticket.lookupAsked) return;
     ticket.lookupAsked = true;
-    const lookup = this.#run(this.#prefilledSteps(ticket, atMs));
+    const lookup = this.#queue.run(this.#prefilledSteps(ticket, atMs));
     // Its failure (a bug) reaches whoever awaits settled(); unawaited, it must not end the process.
     lookup?.catch(() => {});
     ticket.lookup = lookup;
@@ -191,12 +323,19 @@ export class ExpectedCache {
     return ticket.lookup ?? SETTLED;
   }
 
-  *#prefilledSteps(ticket: ExpectedCacheTicket, atMs: number): Generator<void, void, void> {
+  *#prefilledSteps(ticket: ExpectedCacheTicket, atMs: number): Operation {
     if (this.#due(atMs - SAME_STEP_MS)) yield* this.#publishSteps(atMs - SAME_STEP_MS);
+    if (ticket.pending) yield ticket.ready;
     const state = this.#states.get(ticket.conversation);
-    if (state === undefined || state.lastLength !== ticket.promptLength) return;
+    if (!ticket.known || state === undefined || state.lastLength !== ticket.promptLength) return;
+    yield* this.#lookupSteps(ticket, state, atMs);
+  }
+
+  /** Looks the ticket's prompt up in each index, holding its blocks there until its end. */
+  *#lookupSteps(ticket: ExpectedCacheTicket, state: ConversationState, atMs: number): Operation {
     const bs = this.blockSize;
-    // vLLM computes at least the prompt's last token (its logits give the first output token): a hit stops before it.
+    // vLLM and llama.cpp compute at least the prompt's last token (its logits give the first output token): a hit
+    // stops before it.
     const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
     const keys = state.chain.hashes;
     // Each pool in turn, written out rather than through a generator closure: one generator fewer per pool and request.
@@ -210,8 +349,12 @@ export class ExpectedCache {
       const finite = isSteps(admittedFinite) ? yield* admittedFinite : admittedFinite;
       ticket.leases.push({ pool: this.#finite, lease: finite.lease });
       ticket.hit.expected = finite.hitBlocks * bs;
+      const admittedSmaller = this.#smaller!.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+      const smaller = isSteps(admittedSmaller) ? yield* admittedSmaller : admittedSmaller;
+      ticket.leases.push({ pool: this.#smaller!, lease: smaller.lease });
+      ticket.smaller = smaller.hitBlocks * bs;
     }
-    this.#pending.push({ ticket, atMs, hashes: keys });
+    if (this.sharedFrom === 'prefill') this.#pending.push({ ticket, atMs, hashes: keys });
   }
 
   /** Whether a request prefilled at or before `untilMs` waits to be published (checked before making the generator). */
@@ -220,7 +363,7 @@ export class ExpectedCache {
   }
 
   /** Registers the prompt blocks of requests prefilled at or before `untilMs`, in the order they were. */
-  *#publishSteps(untilMs: number): Generator<void, void, void> {
+  *#publishSteps(untilMs: number): Operation {
     while (this.#due(untilMs)) {
       const { ticket, hashes } = this.#pending.shift()!;
       for (const { pool, lease } of ticket.leases) {
@@ -231,28 +374,46 @@ export class ExpectedCache {
   }
 
   /**
-   * The request ended. `answerIds`: the tokens the server generated and so cached after the prompt (the answer as
-   * it came back, encoded), or undefined when it failed or they are unknown; then only the prompt stays cached.
-   * Resolves when its blocks are released (at once unless it waits behind a large registration, or is one).
+   * The request ended. `answer`: what the server generated and so cached after the prompt (the answer as it came
+   * back: its ids, or its text, encoded here by the model's tokenizer or the server's), or undefined when it failed
+   * or they are unknown; then only the prompt stays cached. Resolves when its blocks are released (at once unless it
+   * waits behind a large registration, or is one).
    */
-  end(ticket: ExpectedCacheTicket, answerIds: ArrayLike<number> | undefined): Promise<void> {
+  end(ticket: ExpectedCacheTicket, answer: CachedAnswer | undefined): Promise<void> {
     const nowMs = performance.now();
     // No first token (not streamed, or failed): looked up now.
     const lookUp = !ticket.lookupAsked;
     ticket.lookupAsked = true;
-    const ended = this.#run(this.#endSteps(ticket, answerIds, nowMs, lookUp));
+    const answerIds = this.#answerIds(answer);
+    const ended = this.#queue.run(this.#endSteps(ticket, answerIds, answer, nowMs, lookUp));
     if (lookUp) ticket.lookup = ended;
     return ended ?? SETTLED;
   }
 
-  *#endSteps(ticket: ExpectedCacheTicket, answerIds: ArrayLike<number> | undefined, nowMs: number, lookUp: boolean): Generator<void, void, void> {
+  /** The answer's ids: as given, or its text encoded (locally in slices, or by the server); undefined when unknown. */
+  #answerIds(answer: CachedAnswer | undefined): ArrayLike<number> | Promise<ArrayLike<number>> | undefined {
+    if (answer === undefined || !('text' in answer)) return answer;
+    if (answer.reasoning) return undefined;
+    return this.server !== undefined ? this.server.textIds(answer.text) : encodeIdsYielding(this.#counter.tokenizer, answer.text);
+  }
+
+  *#endSteps(ticket: ExpectedCacheTicket, pendingIds: ArrayLike<number> | Promise<ArrayLike<number>> | undefined, answer: CachedAnswer | undefined, nowMs: number, lookUp: boolean): Operation {
     if (lookUp) yield* this.#prefilledSteps(ticket, nowMs);
     if (this.#due(nowMs - SAME_STEP_MS)) yield* this.#publishSteps(nowMs - SAME_STEP_MS);
+    let answerIds: ArrayLike<number> | undefined;
+    if (pendingIds instanceof Promise) {
+      const settledIds = pendingIds.then((ids) => (answerIds = ids)).catch(() => undefined);
+      yield settledIds;
+    } else answerIds = pendingIds;
     const bs = this.blockSize;
     let keys: readonly number[] | undefined;
     let totalBlocks = 0;
     const state = this.#states.get(ticket.conversation);
-    const current = state !== undefined && state.lastLength === ticket.promptLength;
+    const current = ticket.known && state !== undefined && state.lastLength === ticket.promptLength;
+    if (current) {
+      const reasoning = answer !== undefined && 'text' in answer && (answer.reasoning || /^\s*<think>/.test(answer.text));
+      state.previous = { promptLength: ticket.promptLength, answerLength: answerIds?.length ?? 0, reasoning };
+    }
     if (answerIds !== undefined && answerIds.length > 0 && current) {
       const head = state.chain.hashes.length * bs;
       // The prompt's partial tail block, then the answer: hashed on from the prompt's last full block (at once when
@@ -262,8 +423,10 @@ export class ExpectedCache {
         partial.length + answerIds.length <= HASH_CHUNK_TOKENS
           ? state.chain.extend(this.#joined(partial, answerIds))
           : yield* this.#extendSteps(state.chain, partial, answerIds);
-      // The last generated token's KV is never computed: the blocks through the one before it are held.
-      totalBlocks = Math.ceil((ticket.promptLength + answerIds.length - 1) / bs);
+      // The last sampled token's KV is never computed (see CachedAnswer): the end-of-sequence token after a stop, else
+      // the answer's own last token.
+      const stopped = answer !== undefined && 'text' in answer && answer.finishReason === 'stop';
+      totalBlocks = Math.ceil((ticket.promptLength + answerIds.length - (stopped ? 0 : 1)) / bs);
     }
     keys ??= current ? state.chain.hashes : undefined;
     for (const { pool, lease } of ticket.leases) {
@@ -272,8 +435,44 @@ export class ExpectedCache {
       const released = pool.releaseStepwise(lease);
       if (released !== undefined) yield* released;
     }
+    if (keys !== undefined && totalBlocks > 0) this.#seen.access(keys.slice(0, totalBlocks));
     // Every full block of the prompt (and answer) is in the infinite index now.
     if (current && keys !== undefined) state.registered = Math.min(keys.length, Math.max(totalBlocks, ticket.totalBlocks));
+  }
+
+  /**
+   * The request's server-reported `cached` tokens against the model (call after `settled`, before `end`): the
+   * warm-start tokens (cached beyond anything the run had sent, kept out of efficiency), and the missed tokens
+   * (expected beyond cached) with their cause (engine/cache-misses.ts).
+   */
+  account(ticket: ExpectedCacheTicket, cached: number | null): CacheAccount {
+    const none: CacheAccount = { warmStartTokens: 0, missedTokens: 0, missCause: null };
+    if (cached === null || !ticket.known) return none;
+    if (cached > 0) {
+      this.#serverGranularity = gcd(this.#serverGranularity, cached);
+      this.#cachedSamples++;
+    }
+    // Taken as the server's block only once a few hits agree on a power of two (block and page sizes are): one hit's
+    // count is its own divisor.
+    const g = this.#serverGranularity;
+    const granularity = this.#cachedSamples >= 4 && g > 1 && g <= 4096 && (g & (g - 1)) === 0 ? g : 1;
+    // More than a block beyond what the run could explain; 16 tokens at least, since a token-granular server's hit
+    // may pass a block-cut answer's boundary by a few tokens.
+    const warm = warmStartTokens(cached, Math.max(ticket.seen, ticket.hit.infinite), Math.max(16, this.blockSize, granularity));
+    const served = cached - warm;
+    const expected = ticket.hit.expected;
+    if (expected <= served) return { ...none, warmStartTokens: warm };
+    const state = this.#states.get(ticket.conversation);
+    const cause = missCause({
+      cached: served,
+      expected,
+      blockSize: this.blockSize,
+      serverGranularity: granularity,
+      atSend: ticket.atSend,
+      smallerCache: ticket.smaller,
+      previous: state?.previous,
+    });
+    return { warmStartTokens: warm, missedTokens: expected - served, missCause: cause };
   }
 
   /**
@@ -301,46 +500,8 @@ export class ExpectedCache {
     return keys;
   }
 
-  /**
-   * Runs an operation on the indexes in call order: at once when none waits, for up to sliceMs, and the rest of it
-   * (or all of it, behind others) between turns of the event loop. Returns undefined when it ran whole at once, else
-   * a promise of its end. The sliceMs counts from before the first step: it runs in the caller's turn, beside the
-   * response's own handling, and a first step of 1,024 blocks in code not yet optimized (a process's first large
-   * message) took a millisecond or more on its own (bench/long-context.ts, `run`: the first large message's longest
-   * step 4.4-6.1 ms, median 5.2, with the budget counted after the first step; 3.4-4.6, median 4.05, counted before).
-   */
-  #run(steps: Generator<void, void, void>): Promise<void> | undefined {
-    if (this.#queue.length === 0) {
-      const t0 = performance.now();
-      do if (steps.next().done === true) return undefined;
-      while (performance.now() - t0 < this.#sliceMs);
-    }
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ steps, resolve, reject });
-      if (this.#queue.length === 1) void this.#drain();
-    });
-  }
-
-  /** Runs the queued operations in order, sliceMs at a time with the loop let go between. */
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      await letLoopGo();
-      const t0 = performance.now();
-      do {
-        const head = this.#queue[0]!;
-        let done: boolean;
-        try {
-          done = head.steps.next().done === true;
-        } catch (error) {
-          this.#queue.shift();
-          head.reject(error);
-          continue;
-        }
-        if (done) {
-          this.#queue.shift();
-          head.resolve();
-        }
-      } while (this.#queue.length > 0 && performance.now() - t0 < this.#sliceMs);
-    }
+  /** Closes the server tokenizer's connections, if any. */
+  async close(): Promise<void> {
+    await this.server?.close();
   }
 }

@@ -2,16 +2,16 @@ import type { ChatClient } from '../client/chat-client.js';
 import { prepareMessageBytes } from '../client/request-body.js';
 import { isRetryable, retryDelayMs } from '../client/retry.js';
 import type { ChatRequest, StreamResult } from '../client/types.js';
-import { buildRecord } from '../metrics/build-record.js';
+import { buildRecord, type RecordContext } from '../metrics/build-record.js';
 import type { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
-import type { ExpectedCache } from './expected-cache.js';
+import type { ExpectedCache, ExpectedCacheTicket } from './expected-cache.js';
 import { joinForks } from './fork-join.js';
-import { countTextYielding, encodeIdsYielding } from '../tokenizer/sliced.js';
+import { countTextYielding } from '../tokenizer/sliced.js';
 import { localPromptTokens, messageTokens } from './message-tokens.js';
 import { sleep } from './sleep.js';
 import { stopMessage, type StopController } from './stop.js';
@@ -206,10 +206,7 @@ export async function runTurn(
       runStartMs: ctx.runStartMs,
       inputNumTurns: request.messages.length,
       lastUserMessageTokens: newTokens,
-      // A synthesised trace turn's expected cache comes from its hash ids (the same as `trace stats`).
-      expectedCachedTokens: traceExpected ?? ticket?.hit.expected ?? conversation.expectedCachedTokens,
-      expectedCachedTokensInfinite: traceExpected ?? ticket?.hit.infinite ?? conversation.expectedCachedTokens,
-      expectedCachedTokensOwnHistory: conversation.expectedCachedTokens,
+      ...expectedFigures(ctx, conversation, ticket, traceExpected, result.usage?.cachedTokens ?? null),
       maxTokens: request.maxTokens ?? null,
       // A completions prompt is the template already applied; with previous_response_id the server holds the same history.
       countInputTokens: () => (request.prompt === undefined ? localPromptTokens(ctx.counter, request.messages, promptTools) : tokenizer.count(request.prompt)),
@@ -219,11 +216,11 @@ export async function runTurn(
     },
     result,
   );
-  // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning).
+  // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning);
+  // the model encodes it with its own tokenizer (a long answer in slices, issue #14) or asks the server.
   if (ticket !== undefined) {
-    // A long answer is encoded in slices that let the loop go (issue #14), as the prompt was, into one typed array.
-    const answerIds = record.status === 'ok' && result.reasoning.length === 0 ? await encodeIdsYielding(tokenizer, result.content) : undefined;
-    await ctx.expectedCache!.end(ticket, answerIds);
+    const answer = { text: result.content, reasoning: result.reasoning.length > 0, finishReason: record.finish_reason };
+    await ctx.expectedCache!.end(ticket, record.status === 'ok' ? answer : undefined);
   }
   if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;
   if (record.status === 'ok') {
@@ -249,6 +246,29 @@ export async function runTurn(
     await joinForks(ctx, conversation, (child) => runTurn(ctx, child, clientId, rng, warmup));
   }
   return record;
+}
+
+/**
+ * The record's expected-cache fields: a synthesised trace turn's from its hash ids (the same as `trace stats`), else
+ * the model's (its figures, and its account of what the server reported), else the own-history figure alone.
+ */
+function expectedFigures(
+  ctx: TurnContext,
+  conversation: ActiveConversation,
+  ticket: ExpectedCacheTicket | undefined,
+  traceExpected: number | undefined,
+  cached: number | null,
+): Pick<RecordContext, 'expectedCachedTokens' | 'expectedCachedTokensInfinite' | 'expectedCachedTokensOwnHistory' | 'cacheModel'> {
+  const own = conversation.expectedCachedTokens;
+  if (traceExpected !== undefined) return { expectedCachedTokens: traceExpected, expectedCachedTokensInfinite: traceExpected, expectedCachedTokensOwnHistory: own };
+  if (ticket === undefined) return { expectedCachedTokens: own, expectedCachedTokensInfinite: own, expectedCachedTokensOwnHistory: own };
+  const account = ctx.expectedCache!.account(ticket, cached);
+  return {
+    expectedCachedTokens: ticket.hit.expected,
+    expectedCachedTokensInfinite: ticket.hit.infinite,
+    expectedCachedTokensOwnHistory: own,
+    cacheModel: { inputTokens: ticket.known ? ticket.promptLength : null, warmStartTokens: account.warmStartTokens, missCause: account.missCause },
+  };
 }
 
 /** Local counts of an answer's texts (content, reasoning, tool-call arguments) when the server gave no usage, in slices. */

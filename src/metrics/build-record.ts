@@ -1,5 +1,6 @@
 import type { StreamResult } from '../client/types.js';
 import type { RequestRecord } from './record.js';
+import type { MissCause } from './miss-causes.js';
 import { roundMs } from './round.js';
 
 /**
@@ -28,6 +29,8 @@ export interface RecordContext {
   expectedCachedTokensInfinite: number;
   /** Prompt + completion tokens of this conversation's previous request (0 on the first turn). */
   expectedCachedTokensOwnHistory: number;
+  /** The expected-cache model's account of this request (engine/expected-cache.ts `account`), when a model ran. */
+  cacheModel?: { inputTokens: number | null; warmStartTokens: number; missCause: MissCause | null };
   maxTokens: number | null;
   /** Local prompt count. Called ONLY when the server gave no usage, which keeps tokenizing off the hot path. */
   countInputTokens: () => number;
@@ -101,6 +104,9 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     expected_cached_tokens: ctx.expectedCachedTokens,
     expected_cached_tokens_infinite: ctx.expectedCachedTokensInfinite,
     expected_cached_tokens_own_history: ctx.expectedCachedTokensOwnHistory,
+    ...(ctx.cacheModel === undefined
+      ? {}
+      : { cache_model_input_tokens: ctx.cacheModel.inputTokens, warm_start_tokens: ctx.cacheModel.warmStartTokens, miss_cause: ctx.cacheModel.missCause }),
     input_num_turns: ctx.inputNumTurns,
     output_num_chunks: result.numTokenChunks,
     output_num_first_chunk_tokens: firstChunkTokens,

@@ -1,13 +1,30 @@
+import { MISS_CAUSES, type MissCause } from './miss-causes.js';
 import type { RequestRecord } from './record.js';
+
+export { MISS_CAUSES, type MissCause };
 
 /** The record fields the prefix-cache tally reads. */
 export type PrefixCacheInput = Pick<
   RequestRecord,
-  'turn' | 'status' | 'warmup' | 'input_num_tokens' | 'cached_tokens' | 'expected_cached_tokens' | 'expected_cached_tokens_infinite' | 'expected_cached_tokens_own_history'
+  | 'turn'
+  | 'status'
+  | 'warmup'
+  | 'input_num_tokens'
+  | 'input_tokens_source'
+  | 'cached_tokens'
+  | 'expected_cached_tokens'
+  | 'expected_cached_tokens_infinite'
+  | 'expected_cached_tokens_own_history'
+  | 'cache_model_input_tokens'
+  | 'warm_start_tokens'
+  | 'miss_cause'
 >;
 
+/** The missed tokens of each cause, as flat sums (so that sums merge key by key). */
+type MissSums = { [C in MissCause as `missed_${C}`]: number };
+
 /** Token sums over completed non-warmup requests (one turn, or all). */
-export interface PrefixCacheSums {
+export interface PrefixCacheSums extends MissSums {
   requests: number;
   input_tokens: number;
   /** Input tokens of the requests whose server reported cached tokens. */
@@ -24,6 +41,15 @@ export interface PrefixCacheSums {
   /** The same for the own-history figure. */
   own_efficiency_cached: number;
   own_efficiency_expected: number;
+  /** Requests the expected-cache model had no figure for (their prompt's ids could not be had): left out above. */
+  unmodelled_requests: number;
+  /** Cached tokens a cache warm from before the run served (RequestRecord.warm_start_tokens): not in efficiency. */
+  warm_start_tokens: number;
+  /** Σ max(0, expected − (cached − warm start)) over requests with cached known: the misses, by cause below. */
+  missed_tokens: number;
+  /** Σ |model's prompt length − server's| and Σ server's, over requests with both: how far the two counts differ. */
+  input_count_difference: number;
+  server_input_tokens: number;
 }
 
 /** PrefixCacheSums with the ratios results.json and the reports show (null where a denominator is 0). */
@@ -39,6 +65,10 @@ export interface PrefixCacheRow extends PrefixCacheSums {
   /** Σ cached / Σ expected (global model), and against the own-history figure. */
   efficiency: number | null;
   efficiency_own_history: number | null;
+  /** Missed tokens and their causes (each cause's tokens; they add up to `tokens`). */
+  misses: { tokens: number; causes: Record<MissCause, number> };
+  /** input_count_difference / server_input_tokens: how far the model's prompt counts are from the server's. */
+  token_count_disagreement: number | null;
 }
 
 /** Which expected-cache model a run used, as results.json states it (`prefix_cache.model`). */
@@ -56,10 +86,38 @@ export interface ExpectedCacheModelDescription {
    * --workers: each worker thread indexes its own conversations (prefixes shared across threads are not seen).
    */
   scope: 'global' | 'per-worker';
+  /** Whose token ids the model counts in: the local tokenizer's, or the server's own (its tokenize endpoints). */
+  token_ids?: 'local' | 'server';
+  /** The engine's cache semantics the model ran (server-engine/cache-semantics.ts: where each value came from). */
+  semantics?: { engine: string; block_size: number; shared_from: 'prefill' | 'end'; slots: number | null; sources: string[] };
 }
 
-/** results.json's `prefix_cache`: the expected-cache model used, then the totals and per-turn rows. */
-export type RunPrefixCache = PrefixCacheSummary & { model: ExpectedCacheModelDescription };
+/**
+ * results.json's `prefix_cache`: the expected-cache model used, then the totals and per-turn rows. `comparable` is
+ * false when the model counted in approximate tokens while the server counts in its own: then every figure that sets
+ * the model's tokens against the server's (expected hit ratios, efficiency) is null, and `not_comparable` says why
+ * with the measured disagreement of the two counts (absent, comparable, in files of earlier versions).
+ */
+export type RunPrefixCache = PrefixCacheSummary & { model: ExpectedCacheModelDescription; comparable?: boolean; not_comparable?: string | null };
+
+/** Largest mean relative difference of the model's prompt counts from the server's that still counts as the same unit. */
+export const COMPARABLE_DISAGREEMENT = 0.005;
+
+/** The run's prefix_cache, its cross-unit figures nulled when the model's counts are approximate (see RunPrefixCache). */
+export function runPrefixCache(summary: PrefixCacheSummary, model: ExpectedCacheModelDescription, exact: boolean): RunPrefixCache {
+  const d = summary.totals.token_count_disagreement;
+  // Approximate counts that match the server's (the simulator counts with the same approximate tokenizer) compare.
+  if (exact || (d !== null && d <= COMPARABLE_DISAGREEMENT)) return { model, ...summary, comparable: true, not_comparable: null };
+  const blank = <T extends PrefixCacheRow>(row: T): T => ({ ...row, expected_hit_ratio: null, expected_hit_ratio_infinite: null, efficiency: null });
+  const measured = d === null ? 'the server reported no input counts to compare with' : `the model's prompt counts differ from the server's by ${(d * 100).toFixed(1)}% on average`;
+  return {
+    model,
+    totals: blank(summary.totals),
+    per_turn: summary.per_turn.map(blank),
+    comparable: false,
+    not_comparable: `approximate token counts: ${measured}; give --tokenizer (the model's tokenizer.json or id) or --tokenizer server`,
+  };
+}
 
 /** The totals and one row per turn. */
 export interface PrefixCacheSummary {
@@ -81,11 +139,36 @@ function emptySums(): PrefixCacheSums {
     efficiency_expected: 0,
     own_efficiency_cached: 0,
     own_efficiency_expected: 0,
+    unmodelled_requests: 0,
+    warm_start_tokens: 0,
+    missed_tokens: 0,
+    input_count_difference: 0,
+    server_input_tokens: 0,
+    ...(Object.fromEntries(MISS_CAUSES.map((c) => [`missed_${c}`, 0])) as MissSums),
   };
+}
+
+/**
+ * A record's terms of the efficiency (Σ cached / Σ expected): its cached tokens less the warm-start ones, and its
+ * expected ones; undefined when it has none (cached unknown, nothing expected, or no figure from the model). The one
+ * rule every efficiency of chatload follows (the summary's, the tally's, per turn and in all).
+ */
+export function efficiencyTerms(r: Pick<RequestRecord, 'cached_tokens' | 'expected_cached_tokens' | 'cache_model_input_tokens' | 'warm_start_tokens'>): { cached: number; expected: number } | undefined {
+  if (r.cached_tokens === null || r.expected_cached_tokens <= 0 || r.cache_model_input_tokens === null) return undefined;
+  return { cached: r.cached_tokens - (r.warm_start_tokens ?? 0), expected: r.expected_cached_tokens };
 }
 
 function addTo(s: PrefixCacheSums, r: PrefixCacheInput): void {
   s.requests++;
+  if (r.cache_model_input_tokens === null) {
+    // No figure from the model: its zeros would read as "nothing expected".
+    s.unmodelled_requests++;
+    return;
+  }
+  if (r.cache_model_input_tokens !== undefined && r.input_tokens_source === 'server') {
+    s.input_count_difference += Math.abs(r.cache_model_input_tokens - r.input_num_tokens);
+    s.server_input_tokens += r.input_num_tokens;
+  }
   s.input_tokens += r.input_num_tokens;
   s.expected_cached_tokens += r.expected_cached_tokens;
   s.expected_cached_tokens_infinite += r.expected_cached_tokens_infinite;
@@ -94,9 +177,19 @@ function addTo(s: PrefixCacheSums, r: PrefixCacheInput): void {
   if (r.cached_tokens === null) return;
   s.known_input_tokens += r.input_num_tokens;
   s.cached_tokens += r.cached_tokens;
-  if (r.expected_cached_tokens > 0) {
-    s.efficiency_cached += r.cached_tokens;
-    s.efficiency_expected += r.expected_cached_tokens;
+  const warm = r.warm_start_tokens ?? 0;
+  s.warm_start_tokens += warm;
+  // What the run's own history explains: a warm cache's extra tokens are not the model's to predict.
+  const served = r.cached_tokens - warm;
+  const missed = Math.max(0, r.expected_cached_tokens - served);
+  if (missed > 0) {
+    s.missed_tokens += missed;
+    s[`missed_${r.miss_cause ?? 'unexplained'}`] += missed;
+  }
+  const terms = efficiencyTerms(r);
+  if (terms !== undefined) {
+    s.efficiency_cached += terms.cached;
+    s.efficiency_expected += terms.expected;
   }
   if (r.expected_cached_tokens_own_history > 0) {
     s.own_efficiency_cached += r.cached_tokens;
@@ -120,6 +213,8 @@ function rowOf(s: PrefixCacheSums): PrefixCacheRow {
     shared_prefix_share: ratio(s.shared_prefix_tokens, s.expected_cached_tokens_infinite),
     efficiency: ratio(s.efficiency_cached, s.efficiency_expected),
     efficiency_own_history: ratio(s.own_efficiency_cached, s.own_efficiency_expected),
+    misses: { tokens: s.missed_tokens, causes: Object.fromEntries(MISS_CAUSES.map((c) => [c, s[`missed_${c}`]])) as Record<MissCause, number> },
+    token_count_disagreement: ratio(s.input_count_difference, s.server_input_tokens),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ErrorKind } from '../client/types.js';
+import type { MissCause } from './miss-causes.js';
 
 /** How an answer diverged from the dataset's recorded tool-calling step (RequestRecord.tool_divergence). */
 export type ToolDivergence = 'missing' | 'unexpected' | 'count';
@@ -64,6 +65,19 @@ export interface RequestRecord {
   expected_cached_tokens_infinite: number;
   /** Prompt + completion tokens of this conversation's own previous request (the per-conversation figure). 0 on turn 1. */
   expected_cached_tokens_own_history: number;
+  /**
+   * The prompt's length in the expected-cache model's ids (the server's own when it tokenizes for chatload: results'
+   * `tokenizer`); null when the model had no figure for this request (its prompt's ids could not be had). Absent in
+   * files of earlier versions.
+   */
+  cache_model_input_tokens?: number | null;
+  /**
+   * Cached tokens beyond anything this run had sent or received before the request, by more than a block: what a
+   * cache warm from before the run served (kept out of efficiency and of the misses). 0 (or absent) otherwise.
+   */
+  warm_start_tokens?: number;
+  /** Why the server cached less than expected, when it did (docs/METRICS.md, "Why the cache missed"); null otherwise. */
+  miss_cause?: MissCause | null;
   /** Messages sent, system message included. */
   input_num_turns: number;
   output_num_chunks: number;

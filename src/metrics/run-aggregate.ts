@@ -231,6 +231,9 @@ export class RunAggregate {
       this.#drain(Number.POSITIVE_INFINITY);
       summary = this.#whole.summary(this.#warmup);
     }
+    // The prefix-cache tally's efficiency: it alone knows each record's warm-start tokens and the records the model
+    // had no figure for (the compact rows behind the summary keep neither).
+    summary.cache_efficiency = this.#prefixCache.summary().totals.efficiency;
     return (this.#cache.summary = summary);
   }
 

@@ -1,6 +1,7 @@
 import type { ErrorKind } from '../client/types.js';
 import { emptyErrorKindCounts, ERROR_KINDS } from './error-kinds.js';
 import { hasSlos, meetsSlos, type Slos } from './goodput.js';
+import { efficiencyTerms } from './prefix-cache-tally.js';
 import type { ContextBucket, Summary, SummaryInput, SummaryMetrics, TokenSourceCounts } from './summary-types.js';
 
 /** SummaryCounters as toJSON() writes them: plain numbers (null for the times of an empty set). */
@@ -70,9 +71,10 @@ export class SummaryCounters {
       this.#cachedKnown++;
       this.#totalCached += r.cached_tokens;
       this.#knownInput += r.input_num_tokens;
-      if (r.expected_cached_tokens > 0) {
-        this.#efficiencyCached += r.cached_tokens;
-        this.#efficiencyExpected += r.expected_cached_tokens;
+      const terms = efficiencyTerms(r);
+      if (terms !== undefined) {
+        this.#efficiencyCached += terms.cached;
+        this.#efficiencyExpected += terms.expected;
       }
     }
   }

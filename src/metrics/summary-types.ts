@@ -143,6 +143,8 @@ export type SummaryInput = Pick<
   | 'output_tokens_source'
   | 'cached_tokens'
   | 'expected_cached_tokens'
+  | 'cache_model_input_tokens'
+  | 'warm_start_tokens'
   | 'schedule_lag_ms'
   | 'queue_ms'
   | 'ttft_from_scheduled_ms'

@@ -31,7 +31,7 @@ export interface RunOptionsInput {
   traceBlockSize?: number | undefined;
   /** replay only the trace's sessions starting in [START, END) seconds of the trace's own clock; END may be left out (`--trace-window <start:end>`) */
   traceWindow?: string | undefined;
-  /** token counting: a tokenizer.json or model folder, a Hugging Face model id, tiktoken:cl100k_base|o200k_base, or approx (`--tokenizer <spec>`; default: the tokenizer of -m when it resolves locally, else approx) */
+  /** token counting: a tokenizer.json or model folder, a Hugging Face model id, tiktoken:cl100k_base|o200k_base, approx, or server (the expected cache in the server's own token ids: llama.cpp's or vLLM's tokenize endpoints) (`--tokenizer <spec>`; default: the tokenizer of -m when it resolves locally, else the server's tokenize endpoints for the expected cache (llama.cpp, vLLM) and approx for the rest) */
   tokenizer?: string | undefined;
   /** accepted for compatibility (no effect: chatload never runs remote code) (`--trust-remote-code`) */
   trustRemoteCode?: boolean | undefined;
@@ -135,7 +135,7 @@ export interface RunOptionsInput {
   metricPercentiles?: number[] | undefined;
   /** SLOs for goodput, e.g. ttft:500 tpot:50 e2el:10000 (ms) (`--goodput <slo...>`) */
   goodput?: string[] | undefined;
-  /** tokens per KV block of the expected-cache model (the server's block size: vLLM's and SGLang's default is 16) (`--cache-block-size <tokens>`; default: 16) */
+  /** tokens per KV block of the expected-cache model, overriding the server's own (docs/ENGINES.md, cache semantics) (`--cache-block-size <tokens>`; default: the server's: vLLM's cache_config_info block_size, SGLang's page_size, 1 for llama.cpp; else 16) */
   cacheBlockSize?: number | undefined;
   /** KV cache capacity of the expected-cache model, in tokens: it then evicts least-recently-used blocks as a server does; default: the server's own capacity when its /metrics says it (vLLM's cache_config_info), else infinite (`--kv-cache-tokens <n>`) */
   kvCacheTokens?: number | undefined;

@@ -150,8 +150,8 @@ export interface DeadlinesPlan {
 
 /** The expected-cache model (issue #13): its block size and, when given, its KV capacity. */
 export interface ExpectedCachePlan {
-  /** Tokens per block (--cache-block-size). */
-  readonly blockSize: number;
+  /** Tokens per block (--cache-block-size); undefined: the server's (server-engine/cache-semantics.ts). */
+  readonly blockSize?: number;
   /** --kv-cache-tokens; undefined: the server's capacity when its /metrics says it, else infinite. */
   readonly capacityTokens?: number;
 }

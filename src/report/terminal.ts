@@ -27,11 +27,27 @@ export function prefixCacheLine(p: RunPrefixCache): string {
   const model = m.capacity_model === 'infinite' ? 'infinite' : `LRU ${m.capacity_tokens} tokens (${m.capacity_source})`;
   const t = p.totals;
   const capacity = m.capacity_model === 'infinite' ? '' : `, ${pct(t.expected_hit_ratio_infinite)} with no eviction`;
+  const ids = m.token_ids === 'server' ? ", the server's token ids" : '';
+  const efficiency = p.comparable === false ? `efficiency not comparable (${p.not_comparable})` : `efficiency ${pct(t.efficiency)} (${pct(t.efficiency_own_history)} against own history)`;
   return (
-    `expected ${pct(t.expected_hit_ratio)} of input (${model}, ${m.block_size}-token blocks, ${m.scope}${capacity}) | ` +
+    `expected ${pct(t.expected_hit_ratio)} of input (${model}, ${m.block_size}-token blocks, ${m.scope}${ids}${capacity}) | ` +
     `own history alone ${pct(t.expected_hit_ratio_own_history)} | from other conversations ${pct(t.shared_prefix_share)} of the expected | ` +
-    `efficiency ${pct(t.efficiency)} (${pct(t.efficiency_own_history)} against own history)`
+    efficiency +
+    missesText(t) +
+    (t.warm_start_tokens > 0 ? ` | warm start ${t.warm_start_tokens} tokens (not the run's)` : '')
   );
+}
+
+/** ` | missed N tokens: cause n (x%), …` for the top three causes, or '' when nothing was missed. */
+export function missesText(t: Pick<RunPrefixCache['totals'], 'misses'>): string {
+  const { tokens, causes } = t.misses;
+  if (tokens === 0) return '';
+  const top = Object.entries(causes)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([cause, n]) => `${cause.replace(/_/g, ' ')} ${n} (${percentText(n / tokens)})`);
+  return ` | missed ${tokens} tokens: ${top.join(', ')}`;
 }
 
 /** How to print: colour is decided once, by the caller (TTY and NO_COLOR), never here. */

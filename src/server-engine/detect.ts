@@ -61,6 +61,9 @@ const METRIC_PREFIXES: readonly [string, EngineName][] = [
 export interface EngineProbe {
   engine: EngineInfo;
   metrics: ProbeAnswer | undefined;
+  /** llama.cpp's GET /props (its slots) and SGLang's GET /server_info (its page size), when they answered. */
+  props: ProbeAnswer | undefined;
+  serverInfo: ProbeAnswer | undefined;
 }
 
 /**
@@ -81,12 +84,16 @@ export async function probeEngine(options: DetectEngineOptions): Promise<EngineP
     const clues = collectClues(answers);
     const name = pickEngine(clues);
     let engineVersion = versionOf(name, answers);
-    if (name === 'sglang' && engineVersion === null) {
-      // /server_info is the current name, /get_server_info the deprecated one older releases have.
+    let serverInfo: ProbeAnswer | undefined;
+    if (name === 'sglang') {
+      // /server_info is the current name, /get_server_info the deprecated one older releases have. Also read for the
+      // page size (server-engine/cache-semantics.ts).
       const [current, deprecated] = (await Promise.all([http.get('/server_info'), http.get('/get_server_info')])).map(ok);
-      engineVersion = jsonVersion(current) ?? jsonVersion(deprecated);
+      engineVersion ??= jsonVersion(current) ?? jsonVersion(deprecated);
+      serverInfo = current?.status === 200 ? current : deprecated;
     }
-    return { engine: { name, version: engineVersion, detected_by: clues.filter((c) => c.engine === name).map((c) => c.evidence) }, metrics };
+    const engine = { name, version: engineVersion, detected_by: clues.filter((c) => c.engine === name).map((c) => c.evidence) };
+    return { engine, metrics, props, serverInfo };
   } finally {
     await http.close();
   }

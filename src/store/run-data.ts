@@ -1,4 +1,4 @@
-import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
+import { MISS_CAUSES, type MissCause, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
@@ -280,6 +280,7 @@ export function normalizeRecord(raw: RequestRecord): RequestRecord {
     // Records of runs before the global model (issue #13) had only the own-history figure, as expected_cached_tokens.
     expected_cached_tokens_infinite: num(r.expected_cached_tokens_infinite, num(r.expected_cached_tokens, 0)),
     expected_cached_tokens_own_history: num(r.expected_cached_tokens_own_history, num(r.expected_cached_tokens, 0)),
+    ...cacheAccountFields(r),
     input_num_turns: num(r.input_num_turns, 0),
     output_num_chunks: num(r.output_num_chunks, 0),
     output_num_first_chunk_tokens: num(r.output_num_first_chunk_tokens, 0),
@@ -291,6 +292,15 @@ export function normalizeRecord(raw: RequestRecord): RequestRecord {
     error: typeof r.error === 'string' ? r.error : null,
     http_status: numOrNull(r.http_status),
   };
+}
+
+/** The expected-cache model's per-record fields of issue #30, when the file has them (older files do not). */
+function cacheAccountFields(r: Record<string, unknown>): Pick<RequestRecord, 'cache_model_input_tokens' | 'warm_start_tokens' | 'miss_cause'> {
+  const out: Pick<RequestRecord, 'cache_model_input_tokens' | 'warm_start_tokens' | 'miss_cause'> = {};
+  if ('cache_model_input_tokens' in r) out.cache_model_input_tokens = numOrNull(r.cache_model_input_tokens);
+  if ('warm_start_tokens' in r) out.warm_start_tokens = num(r.warm_start_tokens, 0);
+  if ('miss_cause' in r) out.miss_cause = typeof r.miss_cause === 'string' && (MISS_CAUSES as readonly string[]).includes(r.miss_cause) ? (r.miss_cause as MissCause) : null;
+  return out;
 }
 
 /** The finite numbers of `values`: the array itself when that is all it holds (a record's ~128 gaps, not copied). */

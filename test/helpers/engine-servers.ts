@@ -16,9 +16,11 @@ function route(request: EngineRequest, method: string, path: string): boolean {
  * vLLM (`vllm serve`, V1 engine): /v1/models says `owned_by: "vllm"` with `max_model_len`; `GET /version` answers
  * `{"version": ...}`; /metrics is prometheus_client's layout (`# TYPE vllm:prefix_cache_queries counter` with a
  * `..._total` and a `..._created` sample, labels `engine` and `model_name`); `POST /reset_prefix_cache` exists only
- * with VLLM_SERVER_DEV_MODE=1 (404 otherwise); uvicorn adds `server: uvicorn`.
+ * with VLLM_SERVER_DEV_MODE=1 (404 otherwise); uvicorn adds `server: uvicorn`. With `tokenize`, `POST /tokenize`
+ * (at the root, vllm/entrypoints/serve/tokenize/api_router.py) answers `{count, max_model_len, tokens}` for a body with
+ * `messages` (and `tools`, `add_generation_prompt`) or `prompt`, as that function renders and encodes it.
  */
-export function startVllmServer(options: EngineServerOptions & { devMode?: boolean } = {}): Promise<EngineServer> {
+export function startVllmServer(options: EngineServerOptions & { devMode?: boolean; tokenize?: (body: Record<string, unknown>) => number[] } = {}): Promise<EngineServer> {
   const model = options.model ?? 'test-model';
   const labels = `engine="0",model_name="${model}"`;
   const counter = (name: string, help: string, value: number): string =>
@@ -43,6 +45,9 @@ export function startVllmServer(options: EngineServerOptions & { devMode?: boole
             counter('vllm:prompt_tokens', 'Number of prefill tokens processed.', EARLIER.prompt + served.promptTokens) +
             counter('vllm:generation_tokens', 'Number of generation tokens processed.', EARLIER.generated + served.generatedTokens),
         );
+      } else if (route(request, 'POST', '/tokenize') && options.tokenize !== undefined) {
+        const tokens = options.tokenize(JSON.parse(request.body) as Record<string, unknown>);
+        sendJson(res, 200, { count: tokens.length, max_model_len: 32768, tokens, token_strs: null });
       } else if (route(request, 'POST', '/reset_prefix_cache') && options.devMode !== false) {
         res.writeHead(200, { 'content-length': 0 }).end();
       } else return false;
@@ -58,7 +63,7 @@ export function startVllmServer(options: EngineServerOptions & { devMode?: boole
  * prometheus_client's multiprocess layout, `sglang:cached_tokens_total` split by a `cache_source` label;
  * `POST /flush_cache` answers 200, or 400 while requests are running or waiting (`busy`).
  */
-export function startSglangServer(options: EngineServerOptions & { busy?: boolean } = {}): Promise<EngineServer> {
+export function startSglangServer(options: EngineServerOptions & { busy?: boolean; pageSize?: number } = {}): Promise<EngineServer> {
   const model = options.model ?? 'test-model';
   const labels = `model_name="${model}",engine_type="unified",tp_rank="0",pp_rank="0"`;
   const counter = (name: string, help: string, samples: readonly [string, number][]): string =>
@@ -67,7 +72,9 @@ export function startSglangServer(options: EngineServerOptions & { busy?: boolea
     if (route(request, 'GET', '/v1/models')) {
       sendJson(res, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'sglang', root: model, max_model_len: 32768 }] });
     } else if (route(request, 'GET', '/server_info') || route(request, 'GET', '/get_server_info')) {
-      sendJson(res, 200, { model_path: model, tp_size: 1, enable_metrics: true, internal_states: [{ last_gen_throughput: 0 }], version: '0.5.2' });
+      // `page_size` is a top-level server arg there (python/sglang/srt/server_args.py; default 1, radix-cache pages).
+      const pageSize = options.pageSize === undefined ? {} : { page_size: options.pageSize };
+      sendJson(res, 200, { model_path: model, tp_size: 1, enable_metrics: true, ...pageSize, internal_states: [{ last_gen_throughput: 0 }], version: '0.5.2' });
     } else if (route(request, 'GET', '/metrics')) {
       // Cached tokens by where they came from: three quarters from GPU memory, the rest from host memory.
       const device = Math.round((EARLIER.cached + served.cachedTokens) * 0.75);

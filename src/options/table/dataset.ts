@@ -35,8 +35,8 @@ export const datasetOptions = {
   tokenizer: option({
     flags: '--tokenizer <spec>',
     group: 'dataset',
-    help: 'token counting: a tokenizer.json or model folder, a Hugging Face model id, tiktoken:cl100k_base|o200k_base, or approx',
-    defaultText: 'the tokenizer of -m when it resolves locally, else approx',
+    help: "token counting: a tokenizer.json or model folder, a Hugging Face model id, tiktoken:cl100k_base|o200k_base, approx, or server (the expected cache in the server's own token ids: llama.cpp's or vLLM's tokenize endpoints)",
+    defaultText: "the tokenizer of -m when it resolves locally, else the server's tokenize endpoints for the expected cache (llama.cpp, vLLM) and approx for the rest",
     schema: text,
   }),
   trustRemoteCode: option({

@@ -5,10 +5,10 @@ export const prefixCacheOptions = {
   cacheBlockSize: option({
     flags: '--cache-block-size <tokens>',
     group: 'outputs',
-    help: "tokens per KV block of the expected-cache model (the server's block size: vLLM's and SGLang's default is 16)",
+    help: "tokens per KV block of the expected-cache model, overriding the server's own (docs/ENGINES.md, cache semantics)",
+    defaultText: "the server's: vLLM's cache_config_info block_size, SGLang's page_size, 1 for llama.cpp; else 16",
     read: readInt,
     schema: positiveInt,
-    default: 16,
   }),
   kvCacheTokens: option({
     flags: '--kv-cache-tokens <n>',

@@ -1,0 +1,75 @@
+import { jsonOf, type ProbeAnswer } from './probe.js';
+import type { EngineName } from './profiles.js';
+
+/*
+ * How an engine's prefix cache reuses a prompt (issue #30), as the expected-cache model runs it. Each value is read
+ * from the server where it says it, else the engine's documented default, and says where it came from. Sources (facts
+ * read from each engine's code; docs/ENGINES.md, "Cache semantics"):
+ * - vLLM: one global cache of `block_size`-token blocks (default 16; `vllm:cache_config_info` labels state it), a
+ *   block shared as soon as it is computed, a prompt looked up when the scheduler admits it, at least the last
+ *   prompt token computed (vllm/v1/core/kv_cache_manager.py, get_computed_blocks).
+ * - SGLang: one global radix cache matched in pages of `page_size` tokens (default 1; GET /server_info's top-level
+ *   `page_size`), otherwise as vLLM (python/sglang/srt/mem_cache/radix_cache.py).
+ * - llama.cpp: token granular. Each slot keeps its last prompt and generated tokens, and a request reuses the longest
+ *   common prefix with the slot it gets; the slot is picked on arrival (the idle slot with the most similar prompt,
+ *   else the least recently used), and its tokens are another request's only once its own request ended. Current
+ *   builds save idle slots' states to a host-memory prompt cache (--cache-ram, default 8192 MiB) that any slot
+ *   restores from, so the prefix of any finished request can be reused: one cache, shared at a request's end
+ *   (tools/server/server-context.cpp get_available_slot, tools/server/server-task.cpp, server_prompt_cache).
+ *   The slot count is GET /props `total_slots`.
+ */
+
+/** The semantics of the expected-cache model, as results.json states them (`prefix_cache.model.semantics`). */
+export interface CacheSemantics {
+  /** The engine whose semantics these are. */
+  engine: EngineName;
+  /** Tokens per unit the cache matches in. */
+  block_size: number;
+  /** When a request's prompt becomes reusable by others: once computed (`prefill`) or once its request ends (`end`). */
+  shared_from: 'prefill' | 'end';
+  /** llama.cpp's slots (GET /props `total_slots`); null for engines without slots. */
+  slots: number | null;
+  /** Where each value came from, e.g. `block_size: vllm:cache_config_info`. */
+  sources: string[];
+}
+
+/** What the server said of itself, as engine detection read it. */
+export interface SemanticsAnswers {
+  /** The block size its /metrics page states (vLLM's cache_config_info), when it does. */
+  metricsBlockSize?: { blockSize: number; source: string };
+  props?: ProbeAnswer;
+  serverInfo?: ProbeAnswer;
+}
+
+/** A positive integer field of a JSON object answer, when it has one. */
+function intField(answer: ProbeAnswer | undefined, field: string): number | undefined {
+  if (answer === undefined || answer.status !== 200) return undefined;
+  const value = (jsonOf(answer) as Record<string, unknown> | undefined)?.[field];
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+/** The cache semantics of `engine`, from what it said (see the comment at the top). Pure. */
+export function cacheSemantics(engine: EngineName, answers: SemanticsAnswers): CacheSemantics {
+  if (engine === 'llamacpp') {
+    const slots = intField(answers.props, 'total_slots');
+    return {
+      engine,
+      block_size: 1,
+      shared_from: 'end',
+      slots: slots ?? null,
+      sources: ['block_size: llama.cpp reuses a prefix token by token', 'shared_from: a slot is reusable once its request ends (host-memory prompt cache)', slots === undefined ? 'slots: GET /props had no total_slots' : 'slots: GET /props total_slots'],
+    };
+  }
+  if (engine === 'sglang') {
+    const page = intField(answers.serverInfo, 'page_size');
+    return { engine, block_size: page ?? 1, shared_from: 'prefill', slots: null, sources: [page === undefined ? "block_size: SGLang's default page_size (GET /server_info did not say)" : 'block_size: GET /server_info page_size'] };
+  }
+  const stated = answers.metricsBlockSize;
+  return {
+    engine,
+    block_size: stated?.blockSize ?? 16,
+    shared_from: 'prefill',
+    slots: null,
+    sources: [stated === undefined ? "block_size: vLLM's default (the server did not say)" : `block_size: ${stated.source}`],
+  };
+}

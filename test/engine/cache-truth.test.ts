@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
+import type { RunPrefixCache } from '../../src/metrics/prefix-cache-tally.js';
+import { startSimulator } from '../../src/sim/index.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
+import { startLlamacppSlotsServer } from '../helpers/llamacpp-slots-server.js';
+import { tempDir } from '../helpers/tmp.js';
+import { FIXTURES } from '../helpers/tokenizers.js';
+
+// Issue #30's checks of the prefix-cache figure on each engine's semantics, over real loopback HTTP: llama.cpp's
+// per-slot, token-granular cache with the server's own token ids (test/helpers/llamacpp-slots-server.ts, which
+// reproduces a live llama-server), a warm server, and the simulator's vLLM-like cache under preemption and pressure.
+
+/**
+ * A generate_conversations config: `conversations` of `turns` user turns sharing a 300-token system prompt, each with
+ * its own `prefix` tokens after it.
+ */
+function sharedPrefixConfig(dir: string, conversations: number, turns: number, prefix = 100): string {
+  const path = join(dir, 'generate.json');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      filetype: 'generate_conversations',
+      num_conversations: conversations,
+      text_files: [join(FIXTURES, 'corpus-voyage.txt')],
+      print_stats: false,
+      prompt_input: {
+        num_turns: { distribution: 'constant', value: turns * 2 },
+        common_prefix_num_tokens: { distribution: 'constant', value: 300 },
+        prefix_num_tokens: { distribution: 'constant', value: prefix },
+        num_tokens: { distribution: 'uniform', min: 40, max: 80 },
+      },
+      prompt_output: { num_tokens: { distribution: 'uniform', min: 20, max: 40 } },
+    }),
+  );
+  return path;
+}
+
+function readResults(path: string): { tokenizer: string; token_counts_exact: boolean; prefix_cache: RunPrefixCache; warnings: string[] } {
+  return JSON.parse(readFileSync(path, 'utf8')) as ReturnType<typeof readResults>;
+}
+
+describe('cache truth on llama.cpp semantics: per slot, token by token, the server\'s own token ids (issue #30)', () => {
+  test('no --tokenizer: the server tokenizes; every record expects at least what was cached; efficiency within [0.95, 1.005], each turn within [0.90, 1.005]', { timeout: 120_000 }, async () => {
+    const server = await startLlamacppSlotsServer({ slots: 4, delayMs: 1 });
+    const dir = tempDir('cache-truth-llamacpp');
+    try {
+      const result = await runBenchmark({ url: server.url, model: 'qwen3-tiny', inputFile: sharedPrefixConfig(dir, 8, 6), numClients: 4, outputDir: dir, earlyStop: false });
+      const doc = readResults(result.files.results);
+      assert.equal(doc.tokenizer, 'server (llama.cpp /apply-template + /tokenize)');
+      assert.equal(doc.token_counts_exact, true);
+      const p = doc.prefix_cache;
+      assert.equal(p.model.token_ids, 'server');
+      assert.equal(p.model.block_size, 1, "llama.cpp's granularity: one token");
+      assert.equal(p.model.semantics?.shared_from, 'end');
+      assert.equal(p.model.semantics?.slots, 4, 'GET /props total_slots');
+      const records = readRequestsJsonl(result.files.requests).filter((r) => r.status === 'ok');
+      assert.equal(records.length, 48);
+      for (const r of records) {
+        assert.ok(r.expected_cached_tokens >= r.cached_tokens!, `${r.conversation_id} turn ${r.turn}: expected ${r.expected_cached_tokens} < cached ${r.cached_tokens}`);
+        assert.equal(r.cache_model_input_tokens, r.input_num_tokens, 'the model counts the prompt in the server\'s units exactly');
+      }
+      const efficiency = p.totals.efficiency!;
+      assert.ok(efficiency >= 0.95 && efficiency <= 1.005, `efficiency ${efficiency}`);
+      for (const t of p.per_turn) {
+        if (t.efficiency === null) continue;
+        assert.ok(t.efficiency >= 0.9 && t.efficiency <= 1.005, `turn ${t.turn}: efficiency ${t.efficiency}`);
+      }
+      assert.equal(p.totals.warm_start_tokens, 0);
+      const causes = Object.values(p.totals.misses.causes).reduce((a, b) => a + b, 0);
+      assert.equal(causes, p.totals.misses.tokens, 'the causes add up to the missed tokens');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('answers that re-tokenize differently: the misses are history_resent, and the server\'s hits stop inside the previous answer', { timeout: 120_000 }, async () => {
+    const server = await startLlamacppSlotsServer({ slots: 2, roundTrip: false, delayMs: 0 });
+    const dir = tempDir('cache-truth-resent');
+    try {
+      const result = await runBenchmark({ url: server.url, model: 'qwen3-tiny', inputFile: sharedPrefixConfig(dir, 2, 4), numClients: 2, outputDir: dir, earlyStop: false });
+      const p = readResults(result.files.results).prefix_cache;
+      assert.ok(p.totals.misses.tokens > 0, 'the split words cost hits');
+      assert.equal(p.totals.misses.causes.history_resent, p.totals.misses.tokens, JSON.stringify(p.totals.misses));
+      // Each miss is where the split word is: one token of the server's answer ids that the text's encoding lacks.
+      const records = readRequestsJsonl(result.files.requests).filter((r) => r.turn > 1);
+      for (const r of records) assert.ok(r.expected_cached_tokens - r.cached_tokens! > 0 && r.miss_cause === 'history_resent', `${r.conversation_id} turn ${r.turn}: ${r.cached_tokens}/${r.expected_cached_tokens} ${r.miss_cause}`);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a warm server and preemption on the simulator (issue #30)', () => {
+  test('the same dataset twice without a reset: the second run reports warm_start_tokens, warns once naming --reset-prefix-cache, and keeps them out of efficiency', { timeout: 120_000 }, async () => {
+    const sim = await startSimulator({ profile: 'cpu-tiny' });
+    const dir = tempDir('cache-truth-warm');
+    try {
+      const inputFile = sharedPrefixConfig(dir, 4, 3);
+      const first = await runBenchmark({ url: sim.url, inputFile, numClients: 2, outputDir: join(dir, 'first'), earlyStop: false });
+      assert.equal(first.prefixCache.totals.warm_start_tokens, 0, 'a cold server: nothing warm');
+      const second = await runBenchmark({ url: sim.url, inputFile, numClients: 2, outputDir: join(dir, 'second'), earlyStop: false });
+      const t = second.prefixCache.totals;
+      assert.ok(t.warm_start_tokens > 0, 'turn 1 found its prompt cached from the first run');
+      const turn1 = second.prefixCache.per_turn.find((row) => row.turn === 1)!;
+      assert.ok(turn1.warm_start_tokens > 0 && turn1.warm_start_tokens <= turn1.cached_tokens);
+      const warnings = second.warnings.filter((w) => w.includes('warm'));
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0]!, /--reset-prefix-cache/);
+      assert.ok(t.efficiency !== null && t.efficiency <= 1.005, `efficiency ${t.efficiency}`);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  test('preemption (num_gpu_blocks 400, -p 8): the server\'s hit ratio is at most the expected one + 0.5 points', { timeout: 120_000 }, async () => {
+    const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: 400 } });
+    const dir = tempDir('cache-truth-preempt');
+    try {
+      const result = await runBenchmark({ url: sim.url, inputFile: sharedPrefixConfig(dir, 16, 3, 1200), numClients: 8, outputDir: dir, scrapeMetrics: true, earlyStop: false });
+      const metrics = await (await fetch(`${sim.url}/metrics`)).text();
+      const preemptions = Number(/^vllm:num_preemptions_total\{[^}]*\} (\S+)/m.exec(metrics)?.[1] ?? 0);
+      assert.ok(preemptions > 0, 'the run preempted');
+      const t = result.prefixCache.totals;
+      assert.ok(t.hit_ratio! <= t.expected_hit_ratio! + 0.005, `hit ratio ${t.hit_ratio} against expected ${t.expected_hit_ratio}`);
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
+import { MISS_CAUSES, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtPercent, htmlTable } from './html-util.js';
 
@@ -51,5 +51,36 @@ export function prefixCacheHtml(p: RunPrefixCache | null): string {
     fmtPercent(t.efficiency_own_history),
   ];
   const table = htmlTable(head, [rowOf('all', p.totals), ...p.per_turn.map((t) => rowOf(t.turn, t))]);
-  return intro + chart + table;
+  return intro + semanticsHtml(p) + chart + table + missesHtml(p);
+}
+
+/** Which engine's semantics and whose token ids the model ran, and why efficiency may not compare. */
+function semanticsHtml(p: RunPrefixCache): string {
+  const s = p.model.semantics;
+  const ids = p.model.token_ids === 'server' ? "the server's own token ids (its tokenize endpoints)" : "the local tokenizer's ids";
+  const semantics =
+    s === undefined
+      ? ''
+      : ` Semantics of ${escapeHtml(s.engine)}: ${s.block_size}-token units, a prompt shared with others ${s.shared_from === 'end' ? 'once its request ends' : 'once computed'}` +
+        `${s.slots === null ? '' : `, ${s.slots} slots`} (${escapeHtml(s.sources.join('; '))}).`;
+  const warm = p.totals.warm_start_tokens > 0 ? ` The server's cache was warm: ${p.totals.warm_start_tokens} cached tokens came from before the run and are left out of efficiency.` : '';
+  const comparable = p.comparable === false ? ` <strong>Efficiency not comparable:</strong> ${escapeHtml(p.not_comparable ?? '')}.` : '';
+  return `<p>Counted in ${ids}.${semantics}${warm}${comparable}</p>`;
+}
+
+/** "Why the cache missed": the missed tokens of each cause, in all and per turn (docs/METRICS.md). */
+function missesHtml(p: RunPrefixCache): string {
+  const t = p.totals;
+  if (t.misses === undefined) return '';
+  if (t.misses.tokens === 0) return '<h3>Why the cache missed</h3><p class="muted">The server cached everything the model expected.</p>';
+  const causes = MISS_CAUSES.filter((c) => t.misses.causes[c] > 0);
+  const share = (n: number, of: number): string => (of > 0 ? `${n} (${fmtPercent(n / of)})` : String(n));
+  const rowOf = (label: string | number, row: RunPrefixCache['totals']): Array<string | number> => [
+    label,
+    row.expected_cached_tokens,
+    row.misses.tokens,
+    ...causes.map((c) => share(row.misses.causes[c], row.misses.tokens)),
+  ];
+  const table = htmlTable(['turn', 'expected tokens', 'missed tokens', ...causes.map((c) => c.replace(/_/g, ' '))], [rowOf('all', t), ...p.per_turn.map((row) => rowOf(row.turn, row))]);
+  return '<h3>Why the cache missed</h3><p>Each request\'s missed tokens (expected beyond what the server cached) go to one cause; the causes add up to the misses.</p>' + table;
 }

@@ -50,3 +50,26 @@ test('the terminal line and the report section say which model ran', () => {
   assert.match(html, /expected \(infinite\)/);
   assert.match(prefixCacheHtml(null), /Not recorded/);
 });
+
+test('misses by cause and warm start: the causes add up, warm tokens leave efficiency, and both show in the terminal and the report (issue #30)', () => {
+  const tally = new PrefixCacheTally();
+  const base = { expected_cached_tokens_infinite: 0, expected_cached_tokens_own_history: 0, cache_model_input_tokens: 1000 };
+  // A warm turn 1: 800 cached against 0 expected, all of it from before the run.
+  tally.add(makeRecord({ ...base, turn: 1, input_num_tokens: 1000, cached_tokens: 800, expected_cached_tokens: 0, warm_start_tokens: 800 }));
+  // Turn 2: 100 missed inside the previous answer, 50 to concurrency, one request with no model figure.
+  tally.add(makeRecord({ ...base, turn: 2, input_num_tokens: 1000, cached_tokens: 700, expected_cached_tokens: 800, miss_cause: 'history_resent' }));
+  tally.add(makeRecord({ ...base, turn: 2, input_num_tokens: 1000, cached_tokens: 750, expected_cached_tokens: 800, miss_cause: 'concurrency' }));
+  tally.add(makeRecord({ ...base, turn: 2, input_num_tokens: 1000, cached_tokens: 900, expected_cached_tokens: 0, cache_model_input_tokens: null }));
+  const s = tally.summary();
+  assert.equal(s.totals.warm_start_tokens, 800);
+  assert.deepEqual(s.totals.misses, { tokens: 150, causes: { block_rounding: 0, capacity_eviction: 0, concurrency: 50, history_resent: 100, reasoning_not_sent_back: 0, unexplained: 0 } });
+  assert.equal(s.totals.unmodelled_requests, 1);
+  assert.equal(s.totals.efficiency, (700 + 750) / 1600, 'warm and unmodelled requests are left out');
+  assert.equal(s.per_turn[0]!.efficiency, null, 'turn 1 expected nothing: its warm hit is not 100% efficiency');
+  const run: RunPrefixCache = { model: { block_size: 16, capacity_model: 'infinite', capacity_tokens: null, capacity_source: null, scope: 'global' }, ...s };
+  assert.match(prefixCacheLine(run), /missed 150 tokens: history resent 100 \(66\.7%\), concurrency 50 \(33\.3%\) \| warm start 800 tokens/);
+  const html = prefixCacheHtml(run);
+  assert.match(html, /Why the cache missed/);
+  assert.match(html, /history resent/);
+  assert.match(html, /The server's cache was warm: 800 cached tokens/);
+});

@@ -110,6 +110,8 @@ export interface LlamacppSlotsServer {
   url: string;
   /** Every chat request, in arrival order. */
   requests: LlamacppRequestRecord[];
+  /** Requests and their body bytes by `METHOD /path` (what tokenizing on the server costs it: bench/server-tokenize.ts). */
+  traffic: Map<string, { calls: number; bodyBytes: number }>;
   /** Each slot's tokens now. */
   slotTokens(): number[][];
   /** The prompt cache's entries, oldest first. */
@@ -795,6 +797,7 @@ export async function startLlamacppSlotsServer(options: LlamacppSlotsOptions = {
   });
   let taskId = 0;
   const ctx: Context = { assets, scheduler, counters: { processed: 0, cached: 0, predicted: 0, decodes: 0, nTokensMax: 0 }, requests: [], opts, sleep, nextTaskId: () => taskId++, startedAt: Math.floor(Date.now() / 1000) };
+  const traffic = new Map<string, { calls: number; bodyBytes: number }>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     res.sendDate = false; // llama-server sends no Date header
     res.setHeader('Server', 'llama.cpp');
@@ -803,6 +806,8 @@ export async function startLlamacppSlotsServer(options: LlamacppSlotsOptions = {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0]!;
+      const seen = traffic.get(`${req.method} ${path}`) ?? { calls: 0, bodyBytes: 0 };
+      traffic.set(`${req.method} ${path}`, { calls: seen.calls + 1, bodyBytes: seen.bodyBytes + chunks.reduce((n, c) => n + c.length, 0) });
       let body: Record<string, unknown> = {};
       try {
         const text = Buffer.concat(chunks).toString('utf8');
@@ -824,6 +829,7 @@ export async function startLlamacppSlotsServer(options: LlamacppSlotsOptions = {
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     requests: ctx.requests,
+    traffic,
     slotTokens: () => scheduler.slots.map((s) => s.tokens.slice()),
     promptCacheEntries: () => scheduler.cache.map((e) => e.slice()),
     close() {

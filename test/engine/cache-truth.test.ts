@@ -116,6 +116,25 @@ describe('a warm server and preemption on the simulator (issue #30)', () => {
     }
   });
 
+  test('KV pressure (num_gpu_blocks 700, -p 8 -k 32): the misses hold, the causes add up, and at most 5% of them are unexplained', { timeout: 120_000 }, async () => {
+    const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: 700 } });
+    const dir = tempDir('cache-truth-pressure');
+    try {
+      const result = await runBenchmark({ url: sim.url, inputFile: sharedPrefixConfig(dir, 40, 4, 600), numClients: 8, maxActiveConversations: 32, outputDir: dir, earlyStop: false });
+      const t = result.prefixCache.totals;
+      assert.equal(result.prefixCache.model.capacity_source, 'vllm:cache_config_info', 'the model runs the server\'s capacity');
+      assert.ok(t.expected_hit_ratio! < t.expected_hit_ratio_infinite!, 'the capacity evicts');
+      const sum = Object.values(t.misses.causes).reduce((a, b) => a + b, 0);
+      assert.equal(sum, t.misses.tokens);
+      assert.ok(t.misses.causes.unexplained <= 0.05 * Math.max(t.misses.tokens, 1), JSON.stringify(t.misses));
+      assert.equal(t.warm_start_tokens, 0, 'a cold server');
+      // The capacity model follows the server's evictions (measured: 36.7% cached against 36.6% expected, 79% with no eviction).
+      assert.ok(t.efficiency! >= 0.9 && t.efficiency! <= 1.1, `efficiency ${t.efficiency}`);
+    } finally {
+      await sim.close();
+    }
+  });
+
   test('preemption (num_gpu_blocks 400, -p 8): the server\'s hit ratio is at most the expected one + 0.5 points', { timeout: 120_000 }, async () => {
     const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: 400 } });
     const dir = tempDir('cache-truth-preempt');

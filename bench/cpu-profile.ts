@@ -88,7 +88,7 @@ const PHASES: Array<[string, RegExp]> = [
 ];
 const COMPONENTS: Array<[string, RegExp]> = [
   ['GC', /^\(garbage collector\)/],
-  ['expected-cache model (engine/expected-cache, prompt-ids, prefix-cache/, the answer encoded)', /dist\/(engine\/(expected-cache|prompt-ids)|prefix-cache\/)|^encodeIdsYielding /],
+  ['expected-cache model (cache-model/, prefix-cache/, the answer encoded)', /dist\/(cache-model\/|prefix-cache\/)|^encodeIdsYielding /],
   ['local token counts (engine/message-tokens)', /dist\/engine\/message-tokens|^countTextYielding /],
   ['requests.jsonl (record-writer, store/requests-jsonl)', /dist\/(benchmark\/record-writer|store\/requests-jsonl)/],
   ['record and aggregate (metrics/)', /dist\/metrics\//],

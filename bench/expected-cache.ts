@@ -13,7 +13,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import Table from 'cli-table3';
-import { ExpectedCache } from '../src/engine/expected-cache.js';
+import { ExpectedCache } from '../src/cache-model/expected-cache.js';
 import { defaultTokenCounter, type ChatMessage } from '../src/tokenizer/index.js';
 
 const CONVERSATIONS = Number(process.argv[2] ?? 10_000);

@@ -33,7 +33,7 @@ import { encodeChatBody } from '../src/client/request-body.js';
 import type { Conversation } from '../src/conversation/types.js';
 import { ActiveConversation } from '../src/engine/active-conversation.js';
 import { StopController } from '../src/engine/stop.js';
-import { ExpectedCache } from '../src/engine/expected-cache.js';
+import { ExpectedCache } from '../src/cache-model/expected-cache.js';
 import { runTurn, type TurnContext } from '../src/engine/turn.js';
 import type { RequestRecord } from '../src/metrics/record.js';
 import { startSimulator } from '../src/sim/index.js';

@@ -16,7 +16,7 @@ import { RunAggregate, runAggregateOptions, type SerializedRunAggregate } from '
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
-import { expectedCacheModel, runPrefixCacheOf } from './expected-cache-model.js';
+import { expectedCacheModel, runPrefixCacheOf } from '../cache-model/setup.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { probeEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';

@@ -1,7 +1,7 @@
 import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
-import { ExpectedCache } from './expected-cache.js';
+import { ExpectedCache } from '../cache-model/expected-cache.js';
 import { describeLoadModel, loadModelFor, runLoadModel } from './load/from-options.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
 import { sleep } from './sleep.js';

@@ -9,7 +9,7 @@ import type { RequestPlan } from '../options/run-plan.js';
 import type { Rng } from '../synth/rng.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
-import type { ExpectedCache, ExpectedCacheTicket } from './expected-cache.js';
+import type { ExpectedCache, ExpectedCacheTicket } from '../cache-model/expected-cache.js';
 import { joinForks } from './fork-join.js';
 import { countTextYielding } from '../tokenizer/sliced.js';
 import { localPromptTokens, messageTokens } from './message-tokens.js';

@@ -1,4 +1,4 @@
-import type { ExpectedCacheConfig } from './expected-cache.js';
+import type { ExpectedCacheConfig } from '../cache-model/expected-cache.js';
 import type { ChatClient } from '../client/chat-client.js';
 import type { ClientHealth } from '../metrics/client-health.js';
 import type { ConversationCounts } from '../metrics/conversation-counts.js';

@@ -29,7 +29,7 @@ export interface RecordContext {
   expectedCachedTokensInfinite: number;
   /** Prompt + completion tokens of this conversation's previous request (0 on the first turn). */
   expectedCachedTokensOwnHistory: number;
-  /** The expected-cache model's account of this request (engine/expected-cache.ts `account`), when a model ran. */
+  /** The expected-cache model's account of this request (cache-model/expected-cache.ts `account`), when a model ran. */
   cacheModel?: { inputTokens: number | null; warmStartTokens: number; missCause: MissCause | null };
   maxTokens: number | null;
   /** Local prompt count. Called ONLY when the server gave no usage, which keeps tokenizing off the hot path. */

@@ -1,4 +1,4 @@
-/** A reason the server cached less than expected (engine/cache-misses.ts says how each is told). */
+/** A reason the server cached less than expected (cache-model/misses.ts says how each is told). */
 export type MissCause = 'block_rounding' | 'capacity_eviction' | 'concurrency' | 'history_resent' | 'reasoning_not_sent_back' | 'unexplained';
 
 /** Every cause, in the order results.json and the reports list them. */

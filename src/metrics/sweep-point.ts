@@ -4,8 +4,8 @@ import type { Summary } from './summary.js';
 
 /** One load point of a sweep: its value, where its run went, and its summaries. */
 export interface SweepPoint {
-  /** `concurrency` (clients) or `session-rate` (sessions/s). */
-  kind: 'concurrency' | 'session-rate';
+  /** `concurrency` (clients), `session-rate` (sessions/s) or `think-time` (seconds idle between a session's turns). */
+  kind: 'concurrency' | 'session-rate' | 'think-time';
   value: number;
   outputDir: string;
   summary: Summary;

@@ -155,7 +155,7 @@ async function explicit(spec: string, env: NodeJS.ProcessEnv, warn: (message: st
     warn(`token counts are approximate (--tokenizer approx: ${APPROX_NOTE})`);
     return approxCounter('approx');
   }
-  // The expected cache counts in the server's ids (benchmark/expected-cache-model.ts); what is counted locally (a
+  // The expected cache counts in the server's ids (cache-model/setup.ts); what is counted locally (a
   // generated dataset's lengths, counts a server did not report) stays approximate.
   if (trimmed === 'server') return approxCounter('server');
   if (trimmed.startsWith('tiktoken:')) {

@@ -22,7 +22,7 @@ export function toolsPromptText(tools: readonly unknown[]): string {
 
 /**
  * One system message per tools list, kept: a conversation sends the same list every step, so the prompt's leading
- * message is the very same object turn after turn and is rendered, encoded and counted once (engine/prompt-ids.ts
+ * message is the very same object turn after turn and is rendered, encoded and counted once (cache-model/prompt-ids.ts
  * and engine/message-tokens.ts key their work by message object).
  */
 const toolsMessages = new WeakMap<readonly unknown[], ChatMessage>();

@@ -75,7 +75,7 @@ export interface ChatTemplate {
   /**
    * Set only when the template renders message by message, each message's text depending on that message alone:
    * `apply(ms, o)` is every message's `renderParts` joined, then `generationPrompt` when `o.addGenerationPrompt`. It
-   * lets a conversation's prompt be rendered turn by turn, its new messages only (engine/prompt-ids.ts). With
+   * lets a conversation's prompt be rendered turn by turn, its new messages only (cache-model/prompt-ids.ts). With
    * `o.tools` the messages are withToolsTurn's (tokenizer/tools-prompt.ts): the tools' system turn comes first.
    */
   readonly incremental?: IncrementalRendering;

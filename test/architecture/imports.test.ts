@@ -51,11 +51,16 @@ const LAYERS: readonly Layer[] = [
   { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine', 'util'], types: ['metrics', 'options'] },
   { folder: 'store', why: "a run's files: requests.jsonl, results.json, atomic writes, loading a run, redaction", may: ['errors', 'metrics', 'synth', 'util'], types: ['options'] },
   { folder: 'report', why: 'renderers only: never the network (client), the engine, or who runs them; the option table for flag names', may: ['metrics', 'options', 'store', 'util'], types: ['conversation'] },
-  { folder: 'engine', why: 'the load: sessions, load models, deadlines, worker threads; never prints or stores', may: ['client', 'metrics', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'], types: ['conversation'] },
+  {
+    folder: 'cache-model',
+    why: "the expected-cache model: each engine's semantics on prefix-cache's pool, the server's or the local token ids, the miss causes; fed by the engine's request events",
+    may: ['client', 'errors', 'metrics', 'options', 'prefix-cache', 'server-engine', 'server-metrics', 'tokenizer', 'util'],
+  },
+  { folder: 'engine', why: 'the load: sessions, load models, deadlines, worker threads; never prints or stores', may: ['cache-model', 'client', 'metrics', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'], types: ['conversation'] },
   {
     folder: 'benchmark',
     why: 'one run, a sweep, a merge: wires every part below',
-    may: ['client', 'conversation', 'engine', 'errors', 'metrics', 'options', 'report', 'server-engine', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer'],
+    may: ['cache-model', 'client', 'conversation', 'engine', 'errors', 'metrics', 'options', 'report', 'server-engine', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer'],
   },
   {
     folder: 'cli',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ExpectedCache, type ExpectedCacheConfig, type ExpectedCacheTicket } from '../../src/engine/expected-cache.js';
+import { ExpectedCache, type ExpectedCacheConfig, type ExpectedCacheTicket } from '../../src/cache-model/expected-cache.js';
 import { defaultTokenCounter, type ChatMessage } from '../../src/tokenizer/index.js';
 
 /*

@@ -1,5 +1,5 @@
 import { ServerTokenizer, serverTokenizerLabel, type ServerTokenizerKind, type ServerTokenizerSpec } from '../client/server-tokenizer.js';
-import type { ExpectedCacheConfig } from '../engine/expected-cache.js';
+import type { ExpectedCacheConfig } from './expected-cache.js';
 import { ConfigError } from '../errors/index.js';
 import { runPrefixCache, type ExpectedCacheModelDescription, type PrefixCacheSummary, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { Summary } from '../metrics/summary.js';

@@ -6,7 +6,7 @@ import { letLoopGo } from '../tokenizer/loop-turns.js';
 import { encodeIdsYielding } from '../tokenizer/sliced.js';
 import { ServerTokenizer, type ServerTokenizerSpec } from '../client/server-tokenizer.js';
 import type { MissCause } from '../metrics/prefix-cache-tally.js';
-import { gcd, missCause, warmStartTokens } from './cache-misses.js';
+import { gcd, missCause, warmStartTokens } from './misses.js';
 import { OperationQueue, type Operation } from './operation-queue.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
 
@@ -443,7 +443,7 @@ export class ExpectedCache {
   /**
    * The request's server-reported `cached` tokens against the model (call after `settled`, before `end`): the
    * warm-start tokens (cached beyond anything the run had sent, kept out of efficiency), and the missed tokens
-   * (expected beyond cached) with their cause (engine/cache-misses.ts).
+   * (expected beyond cached) with their cause (cache-model/misses.ts).
    */
   account(ticket: ExpectedCacheTicket, cached: number | null): CacheAccount {
     const none: CacheAccount = { warmStartTokens: 0, missedTokens: 0, missCause: null };

@@ -17,6 +17,7 @@ export type { SweepPoint } from '../metrics/sweep-point.js';
 export type SweepPlan =
   | { kind: 'concurrency'; values: number[]; cachePressure?: CachePressurePlan; repeat?: number }
   | { kind: 'session-rate'; values: number[]; cachePressure?: CachePressurePlan; repeat?: number }
+  | { kind: 'think-time'; values: number[]; cachePressure: CachePressurePlan; repeat?: number }
   | { kind: 'search'; minRate: number; maxRate: number; steps: number; targetShare: number };
 
 /** --cache-pressure: find the knee where the actual hit ratio falls below `share` of the infinite-cache expectation. */
@@ -57,6 +58,8 @@ export interface SweepHooks extends BenchmarkHooks {
 export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: SweepHooks = {}): Promise<SweepResult> {
   const checked = planRun(base); // every problem of the shared options, before anything runs
   if (plan.kind === 'search' && !hasSlos(checked.summary.goodput)) throw new ConfigError('sweep --search needs --goodput SLOs to search against');
+  // Think time paces open-loop sessions only: the retention curve needs sessions arriving at a rate.
+  if (plan.kind === 'think-time' && checked.load.model.type !== 'open-sessions') throw new ConfigError('sweep --think-time LIST: think time applies to open-loop sessions: add --session-rate R');
   const outputDir = prepareOutputDir(checked.outputs.outputDir ?? defaultOutputDir());
   let simulator: RunningSimulator | undefined;
   const points: SweepPoint[] = [];
@@ -70,7 +73,10 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const dir = join(outputDir, `${String(points.length + 1).padStart(2, '0')}-${kind}-${value}`);
       const total = plan.kind === 'search' ? plan.steps + 2 : plan.values.length;
       hooks.onPointStart?.({ index: points.length + 1, total, atMost: plan.kind === 'search', kind, value });
-      const load: RunOptionsInput = kind === 'concurrency' ? { numClients: value, maxActiveConversations: undefined } : { sessionRate: value };
+      // A curve of the cache (--cache-pressure, --think-time) starts each point cold: a cache warm from the point
+      // before would read as hits this point's own history cannot explain.
+      const cold = plan.kind !== 'search' && plan.cachePressure !== undefined ? { resetPrefixCache: true } : {};
+      const load = { ...pointLoad(kind, value), ...cold };
       const repeat = plan.kind === 'search' ? 1 : (plan.repeat ?? 1);
       const runOnce = (outputDir: string) => runBenchmark({ ...base, ...load, url, outputDir, outputFile: undefined, statsJsonOutput: undefined }, hooks);
       const target = plan.kind === 'search' ? plan.targetShare : 1;
@@ -136,6 +142,8 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const capacity = ordered.find((p) => p.prefixCache !== undefined)?.prefixCache?.model.capacity_tokens ?? null;
       cachePressure = { curve, knee: cachePressureKnee(curve, pressure.share, capacity) };
     }
+    // sweep --think-time: the same curve read as retention, its knee the idle gap the cache stops holding a session at.
+    const retention = plan.kind === 'think-time' ? cachePressure : null;
     const document = {
       plan,
       best_rate: bestRate,
@@ -161,7 +169,8 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
         expected_hit_ratio: p.prefixCache?.totals.expected_hit_ratio ?? null,
         expected_hit_ratio_infinite: p.prefixCache?.totals.expected_hit_ratio_infinite ?? null,
       })),
-      cache_pressure: cachePressure,
+      cache_pressure: plan.kind === 'think-time' ? null : cachePressure,
+      retention: retention === null ? null : { ...retention, holds_idle_gap_sec: retention.knee.holds_up_to, loses_at_idle_gap_sec: retention.knee.knee },
     };
     writeJsonAtomic(files.summary, document);
     const { renderSweepHtml } = await import('../report/sweep-html.js'); // charts: slow to import, needed only here
@@ -172,9 +181,24 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
   }
 }
 
+/**
+ * The run options of one point: its clients, its session rate, or its think time (every gap between a session's
+ * turns exactly that long: the retention curve, issue #30).
+ */
+function pointLoad(kind: SweepPoint['kind'], value: number): RunOptionsInput {
+  if (kind === 'concurrency') return { numClients: value, maxActiveConversations: undefined };
+  if (kind === 'session-rate') return { sessionRate: value };
+  return { thinkTime: `constant:${value}` };
+}
+
+/** What a point's value counts, for people: `clients`, `sessions/s`, `s of think time`. */
+function pointUnit(kind: SweepPoint['kind'] | 'search'): string {
+  return kind === 'concurrency' ? 'clients' : kind === 'think-time' ? 's of think time' : 'sessions/s';
+}
+
 /** One line describing a sweep plan. */
 export function describePlan(plan: SweepPlan): string {
   if (plan.kind === 'search') return `search for the highest session rate in [${plan.minRate}, ${plan.maxRate}]/s with goodput share >= ${plan.targetShare}`;
   const repeat = plan.repeat !== undefined && plan.repeat > 1 ? `, each ${plan.repeat} times` : '';
-  return `${plan.kind === 'concurrency' ? 'clients' : 'sessions/s'}: ${plan.values.join(', ')}${repeat}`;
+  return `${plan.kind === 'think-time' ? 'think time (s)' : pointUnit(plan.kind)}: ${plan.values.join(', ')}${repeat}`;
 }

@@ -12,7 +12,7 @@ export const COMMAND_DESCRIPTIONS = {
   convert:
     'Convert other dataset formats to chatload conversations. See docs/DATASETS.md.',
   sweep:
-    'Run a series of load points (clients or session rates), or search for the highest session rate that meets the --goodput SLOs; writes each run, sweep.json and sweep.html.',
+    'Run a series of load points (clients or session rates), the idle gaps between turns (--think-time LIST with --session-rate: the prefix cache\'s retention), or search for the highest session rate that meets the --goodput SLOs; writes each run, sweep.json and sweep.html.',
   report:
     'Render report.html (and optionally Excel and CSV) from a results directory; works for unfinished runs too.',
   compare:

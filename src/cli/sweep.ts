@@ -8,7 +8,7 @@ import { sweepOptions } from '../options/table/sweep.js';
 import { repeatOptions } from '../options/table/outputs.js';
 import { fmtNum, fmtPercentileOf } from '../report/html-util.js';
 import { LiveView } from '../report/progress.js';
-import { cachePressureLine } from '../report/cache-pressure-chart.js';
+import { cachePressureLine, retentionLine } from '../report/cache-pressure-chart.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { liveObserver } from './live-observer.js';
@@ -29,11 +29,25 @@ function sweepFlags(command: Command): SweepFlags {
   return parsed.data;
 }
 
-function planOf(flags: SweepFlags): SweepPlan {
-  const chosen = [flags.concurrency !== undefined, flags.sessionRates !== undefined, flags.search].filter(Boolean).length;
-  if (chosen !== 1) throw new ConfigError('sweep: give exactly one of --concurrency LIST, --session-rates LIST or --search');
+/**
+ * `sweep --think-time 0,5,30`: a list of seconds is the sweep's axis, the retention curve (a run's --think-time is one
+ * distribution, and keeps that meaning with one value). Taken off the run options, which could not read a list.
+ */
+function thinkTimeAxis(command: Command): number[] | undefined {
+  const raw: unknown = command.getOptionValue('thinkTime');
+  if (typeof raw !== 'string' || !raw.includes(',')) return undefined;
+  const values = raw.split(',').map((part) => (part.trim() === '' ? Number.NaN : Number(part.trim())));
+  if (!values.every((v) => Number.isFinite(v) && v >= 0)) throw new ConfigError(`sweep --think-time: expected comma-separated seconds (0 or more), e.g. 0,5,30; got ${JSON.stringify(raw)}`);
+  command.setOptionValue('thinkTime', undefined);
+  return values;
+}
+
+function planOf(flags: SweepFlags, thinkTimes: number[] | undefined): SweepPlan {
+  const chosen = [flags.concurrency !== undefined, flags.sessionRates !== undefined, flags.search, thinkTimes !== undefined].filter(Boolean).length;
+  if (chosen !== 1) throw new ConfigError('sweep: give exactly one of --concurrency LIST, --session-rates LIST, --think-time LIST or --search');
   const cachePressure = flags.cachePressure ? { share: flags.kneeShare } : undefined;
   const repeat = flags.repeat > 1 ? flags.repeat : undefined;
+  if (thinkTimes !== undefined) return { kind: 'think-time', values: thinkTimes, cachePressure: { share: flags.kneeShare }, repeat };
   if (flags.concurrency) return { kind: 'concurrency', values: flags.concurrency, cachePressure, repeat };
   if (flags.sessionRates) return { kind: 'session-rate', values: flags.sessionRates, cachePressure, repeat };
   // One run per rate keeps the bisection's pass/fail plain; repeat a few fixed rates with --session-rates instead.
@@ -54,7 +68,7 @@ export function registerSweepCommand(program: Command): void {
   addRunOptions(command);
   addTableOptions(command, repeatOptions);
   command.action(async () => {
-    const plan = planOf(sweepFlags(command));
+    const plan = planOf(sweepFlags(command), thinkTimeAxis(command));
     const { input } = runOptionsFromCommand(command, process.env);
     const { quiet, progress, json, verbose, printContent } = terminalFlags(command);
     // --json: stdout carries one JSON object (sweep.json's document and the files) at the end; the point lines go to
@@ -95,7 +109,8 @@ export function registerSweepCommand(program: Command): void {
           );
         },
       });
-      if (result.cachePressure !== null) out.write(`${cachePressureLine(result.cachePressure.knee, plan.kind === 'concurrency' ? 'concurrent conversations' : 'sessions/s')}\n`);
+      if (result.cachePressure !== null && plan.kind === 'think-time') out.write(`${retentionLine(result.cachePressure.knee)}\n`);
+      else if (result.cachePressure !== null) out.write(`${cachePressureLine(result.cachePressure.knee, plan.kind === 'concurrency' ? 'concurrent conversations' : 'sessions/s')}\n`);
       if (plan.kind === 'search') {
         out.write(result.bestRate === null ? 'no rate met the SLOs, not even --min-rate\n' : `highest session rate that met the SLOs: ${result.bestRate}/s\n`);
       }

@@ -15,14 +15,18 @@ export function cachePressureChart(curve: readonly CachePressurePoint[], knee: C
     if (p.expected_hit_ratio !== null && knee.capacity_tokens !== null) points.push({ x: p.value, y: p.expected_hit_ratio, series: `expected, ${knee.capacity_tokens} KV tokens` });
     if (p.expected_hit_ratio_infinite !== null) points.push({ x: p.value, y: p.expected_hit_ratio_infinite * knee.share, series: `${Math.round(knee.share * 100)}% of infinite (knee line)` });
   }
+  // sweep --think-time: the same curve over the idle gap between turns (retention).
+  const retention = unit.includes('think time');
   const where =
     knee.knee === null
       ? `No knee: the actual hit ratio kept ${Math.round(knee.share * 100)}% of the infinite-cache expectation at every point.`
-      : `Knee at ${fmtNum(knee.knee, 3)} ${unit}: the prefix cache holds up to ~${knee.holds_up_to ?? 0} ${unit} of this shape.`;
+      : retention
+        ? `Knee at ${fmtNum(knee.knee, 3)} s between turns: the server's cache holds a session across idle gaps up to ~${knee.holds_up_to ?? 0} s.`
+        : `Knee at ${fmtNum(knee.knee, 3)} ${unit}: the prefix cache holds up to ~${knee.holds_up_to ?? 0} ${unit} of this shape.`;
   const analytic = knee.analytic_conversations === null ? '' : ` Analytic: ${knee.capacity_tokens} KV tokens ÷ mean context ≈ ${fmtNum(knee.analytic_conversations, 1)}.`;
   return chartFigure(
     'sweep-cache-pressure',
-    'Prefix-cache hit ratio against load: actual and expected',
+    retention ? 'Prefix-cache retention: hit ratio against the idle gap between turns, actual and expected' : 'Prefix-cache hit ratio against load: actual and expected',
     lineChart(points, { xLabel: unit, yLabel: 'cached / prompt', yPercent: true, dots: true }),
     where + analytic,
   );
@@ -35,4 +39,12 @@ export function cachePressureLine(k: CachePressureKnee, unit: string): string {
   if (k.holds_up_to === null && k.knee !== null) return `prefix cache: does not hold even at ${k.knee} ${unit} (${rule})${analytic}`;
   if (k.knee === null) return `prefix cache holds at every point, up to ${k.holds_up_to ?? '-'} ${unit} of this shape (${rule})${analytic}`;
   return `prefix cache holds up to ~${k.holds_up_to} ${unit} of this shape; at ${k.knee} the server evicts live conversations (${rule})${analytic}`;
+}
+
+/** `sweep --think-time`'s line: the idle gap between turns up to which the server's cache still holds a session. */
+export function retentionLine(k: CachePressureKnee): string {
+  const rule = `actual hit ratio >= ${Math.round(k.share * 100)}% of the infinite-cache expectation`;
+  if (k.holds_up_to === null && k.knee !== null) return `prefix cache retention: does not hold a session even across ${k.knee} s idle gaps (${rule})`;
+  if (k.knee === null) return `prefix cache retention: holds a session across every idle gap tried, up to ${k.holds_up_to ?? '-'} s (${rule})`;
+  return `prefix cache retention: holds a session across idle gaps up to ${k.holds_up_to} s; at ${k.knee} s between turns the server no longer holds it (${rule})`;
 }

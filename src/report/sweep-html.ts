@@ -83,7 +83,7 @@ function paretoChart(points: readonly SweepPoint[], unit: string): string | unde
  * cache chart, tool calls) is one more entry.
  */
 export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: string; bestRate: number | null; cachePressure?: { curve: CachePressurePoint[]; knee: CachePressureKnee } | null }): string {
-  const unit = points[0]?.kind === 'concurrency' ? 'clients' : 'sessions/s';
+  const unit = points[0]?.kind === 'concurrency' ? 'clients' : points[0]?.kind === 'think-time' ? 's of think time' : 'sessions/s';
   const perTurn: SeriesPoint[] = [];
   const loads = points.map((p) => `${loadLabel(p)} ${unit}`);
   for (const p of points) {

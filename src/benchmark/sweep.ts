@@ -43,11 +43,6 @@ function meets(summary: Summary, targetShare: number): boolean | null {
   return summary.goodput === null ? null : summary.goodput.share >= targetShare;
 }
 
-/**
- * Runs one benchmark per load point against the same server (the built-in simulator is started once for all of
- * them when there is no --url), each into its own folder, then writes sweep.json and sweep.html. With
- * --reset-prefix-cache every point starts cold.
- */
 /** Hooks of a sweep: a run's hooks (given to every point's run), a point's start and its end. */
 export interface SweepHooks extends BenchmarkHooks {
   /** A point is about to run: its number from 1, of `total` points (for --search, the most it may take). */
@@ -55,6 +50,11 @@ export interface SweepHooks extends BenchmarkHooks {
   onPoint?(point: SweepPoint): void;
 }
 
+/**
+ * Runs one benchmark per load point against the same server (the built-in simulator is started once for all of
+ * them when there is no --url), each into its own folder, then writes sweep.json and sweep.html. With
+ * --reset-prefix-cache, and always for a cache curve (--cache-pressure, --think-time), every point starts cold.
+ */
 export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: SweepHooks = {}): Promise<SweepResult> {
   const checked = planRun(base); // every problem of the shared options, before anything runs
   if (plan.kind === 'search' && !hasSlos(checked.summary.goodput)) throw new ConfigError('sweep --search needs --goodput SLOs to search against');

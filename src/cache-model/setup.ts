@@ -126,7 +126,14 @@ export function runPrefixCacheOf(setup: CacheModelSetup, tally: PrefixCacheSumma
   if (prefixCache.comparable === false) summary.cache_efficiency = null;
   const warm = prefixCache.totals.warm_start_tokens;
   if (warm > 0) {
-    const hint = resetAsked ? 'although its cache was reset before the run' : 'pass --reset-prefix-cache to start cold';
+    // llama.cpp's slot erase leaves its host-memory prompt cache full (seen on a live llama-server), and it has no
+    // endpoint that empties it.
+    const llamacpp = setup.description.semantics?.engine === 'llamacpp';
+    const hint = !resetAsked
+      ? `pass --reset-prefix-cache to start cold${llamacpp ? " (llama.cpp: and restart llama-server or run it with --cache-ram 0, since erasing its slots leaves its host-memory prompt cache)" : ''}`
+      : llamacpp
+        ? 'although its slots were erased: llama.cpp keeps its host-memory prompt cache (--cache-ram) through an erase; restart llama-server, or run it with --cache-ram 0, to start cold'
+        : 'although its cache was reset before the run';
     warn(`the server's prefix cache was warm: it served ${warm} cached tokens beyond anything this run had sent (prefix_cache warm_start_tokens), kept out of efficiency and the misses; ${hint}`);
   }
   return prefixCache;

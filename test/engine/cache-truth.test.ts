@@ -94,6 +94,29 @@ describe('cache truth on llama.cpp semantics: per slot, token by token, the serv
   });
 });
 
+describe('a warm llama.cpp server (issue #30)', () => {
+  test('--reset-prefix-cache erases the slots but not the host-memory prompt cache: the second run warns, with what does empty it', { timeout: 120_000 }, async () => {
+    const server = await startLlamacppSlotsServer({ slots: 2, slotSavePath: true, delayMs: 0 });
+    const dir = tempDir('cache-truth-llamacpp-warm');
+    try {
+      // Four conversations on two slots: slots change hands, and what they held goes to the prompt cache.
+      const inputFile = sharedPrefixConfig(dir, 4, 2);
+      const run = (name: string) => runBenchmark({ url: server.url, model: 'qwen3-tiny', inputFile, numClients: 2, outputDir: join(dir, name), earlyStop: false, resetPrefixCache: true });
+      const first = await run('first');
+      assert.equal(first.prefixCache.totals.warm_start_tokens, 0);
+      assert.deepEqual(server.slotTokens().map((t) => t.length > 0), [true, true], 'the first run left its prompts in the slots');
+      assert.ok(server.promptCacheEntries().length > 0, 'slots taken over by other conversations were saved to the prompt cache');
+      const second = await run('second');
+      assert.ok(second.prefixCache.totals.warm_start_tokens > 0, 'the prompt cache still held the first run\'s prompts');
+      const warning = second.warnings.find((w) => w.includes('was warm'));
+      assert.match(warning ?? '', /llama\.cpp keeps its host-memory prompt cache \(--cache-ram\) through an erase; restart llama-server, or run it with --cache-ram 0/);
+      assert.deepEqual(second.warnings.filter((w) => w.includes('could not empty')), [], 'the erase itself worked');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a warm server and preemption on the simulator (issue #30)', () => {
   test('the same dataset twice without a reset: the second run reports warm_start_tokens, warns once naming --reset-prefix-cache, and keeps them out of efficiency', { timeout: 120_000 }, async () => {
     const sim = await startSimulator({ profile: 'cpu-tiny' });

@@ -76,6 +76,8 @@ export interface LlamacppSlotsOptions {
    * answer (of 2+ tokens) is generated as two sub-word tokens, so the text re-tokenizes differently there. @default true
    */
   roundTrip?: boolean;
+  /** `--slot-save-path`: slot actions (erase) are served; without it they answer 501, as llama-server. @default false */
+  slotSavePath?: boolean;
   /** Delay per generated token, ms. @default 1 */
   delayMs?: number;
   /** Seed of the answers' words. @default 0 */
@@ -544,7 +546,7 @@ interface Context {
   scheduler: SlotScheduler;
   counters: Counters;
   requests: LlamacppRequestRecord[];
-  opts: Required<Omit<LlamacppSlotsOptions, 'promptCacheTokens'>>;
+  opts: Required<Omit<LlamacppSlotsOptions, 'promptCacheTokens' | 'slotSavePath'>>;
   sleep: (ms: number) => Promise<void>;
   nextTaskId: () => number;
   /** Unix seconds, for /metrics' Process-Start-Time-Unix header. */
@@ -761,6 +763,20 @@ function propsJson(ctx: Context): unknown {
   };
 }
 
+/**
+ * POST /slots/:id?action=erase (server-context.cpp, handle_slots_action): 501 without --slot-save-path, as every slot
+ * action; with it the slot's tokens are dropped. The host-memory prompt cache is NOT emptied (seen on the live
+ * b11669 server: after erasing every slot, a run of the same prompts had 1,102 cached tokens from the one before).
+ */
+function eraseSlot(ctx: Context, id: number, url: string, allowed: boolean, res: ServerResponse): void {
+  if (!allowed) return sendError(res, 501, 'This server does not support slots action. Start it with `--slot-save-path`', 'not_supported_error');
+  const slot = ctx.scheduler.slots[id];
+  if (slot === undefined || !url.includes('action=erase')) return sendError(res, 400, 'Invalid slot action', 'invalid_request_error');
+  const erased = slot.tokens.length;
+  slot.tokens = [];
+  send(res, 200, { id_slot: id, n_erased: erased });
+}
+
 /** Every route but chat completions. False: not found. */
 function handleRoute(ctx: Context, method: string, path: string, body: Record<string, unknown>, res: ServerResponse): boolean {
   const route = `${method} ${path}`;
@@ -815,7 +831,9 @@ export async function startLlamacppSlotsServer(options: LlamacppSlotsOptions = {
       } catch (error) {
         return sendError(res, 400, (error as Error).message, 'invalid_request_error');
       }
+      const slotAction = /^\/slots\/(\d+)$/.exec(path);
       if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions')) handleChat(ctx, body, res);
+      else if (req.method === 'POST' && slotAction !== null) eraseSlot(ctx, Number(slotAction[1]), req.url ?? '', options.slotSavePath === true, res);
       else if (!handleRoute(ctx, req.method ?? 'GET', path, body, res)) send(res, 404, { error: { message: 'File Not Found', type: 'not_found_error', code: 404 } }, { Connection: 'close' });
     });
   });

@@ -61,6 +61,11 @@ export interface ExpectedCacheConfig {
   sharedFrom?: 'prefill' | 'end';
   /** Ask the server for prompt ids (its tokenize endpoints) instead of the local tokenizer. */
   serverTokens?: ServerTokenizerSpec;
+  /**
+   * With `serverTokens`: the prompt's and the answer's ids come with each answer (vLLM's `return_token_ids`), and its
+   * tokenize endpoint is asked only for an answer that came without them (see supplyPromptIds).
+   */
+  idsFromResponse?: boolean;
 }
 
 /** The model's figures for one request, in tokens. */
@@ -153,6 +158,10 @@ export class ExpectedCache {
   readonly sharedFrom: 'prefill' | 'end';
   /** The server's tokenize endpoints, when the model counts in the server's ids. */
   readonly server: ServerTokenizer | undefined;
+  /** The prompt's and answer's ids come with the answer (vLLM's return_token_ids): see supplyPromptIds. */
+  readonly idsFromResponse: boolean;
+  /** In that mode, how each ticket's prompt ids are given, once: the answer's, or the tokenize endpoint's. */
+  readonly #supply = new WeakMap<ExpectedCacheTicket, (ids: readonly number[] | undefined) => void>();
   readonly #counter: TokenCounter;
   readonly #markers: RegExp | null;
   readonly #infinite: BlockPool<number>;
@@ -185,6 +194,7 @@ export class ExpectedCache {
     this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks);
     this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks);
     this.server = config.serverTokens === undefined ? undefined : new ServerTokenizer(config.serverTokens, signal);
+    this.idsFromResponse = this.server !== undefined && config.idsFromResponse === true;
     this.#markers = this.server === undefined ? restartMarkers(counter) : null;
   }
 
@@ -228,7 +238,7 @@ export class ExpectedCache {
       lookupAsked: false,
       lookup: undefined,
     };
-    const prepared = this.#prepare(state, ticket, messages, maxTokens, tools);
+    const prepared = this.#prepare(state, ticket, this.#promptIdsOf(ticket, messages, tools), maxTokens);
     // A failed tokenize call leaves the request without a figure (ticket.known); it never fails the request.
     (ticket as { ready: Promise<void> }).ready = prepared.then(
       () => void (ticket.pending = false),
@@ -238,6 +248,12 @@ export class ExpectedCache {
       },
     );
     if (this.server === undefined) await ticket.ready;
+    if (this.idsFromResponse) {
+      // The ids come with the answer (about its first token): the index is read then, not at the send, so that no
+      // operation waits in the queue for a request's first token.
+      ticket.lookup = ticket.ready.then(() => this.#queue.run(this.#sentSteps(ticket)));
+      return ticket;
+    }
     // In call order, as the request goes out: what the index holds at the send.
     const sent = this.#queue.run(this.#sentSteps(ticket));
     sent?.catch(() => {});
@@ -245,22 +261,54 @@ export class ExpectedCache {
     return ticket;
   }
 
+  /**
+   * The prompt's ids: encoded locally (undefined: PromptIds does it), asked of the server's tokenize endpoint, or, with
+   * idsFromResponse, whatever supplyPromptIds is given.
+   */
+  #promptIdsOf(ticket: ExpectedCacheTicket, messages: readonly ChatMessage[], tools: readonly unknown[] | undefined): Promise<Uint32Array> | { messages: readonly ChatMessage[]; tools: readonly unknown[] | undefined } {
+    if (this.server === undefined) return { messages, tools };
+    if (!this.idsFromResponse) return this.server.promptIds(messages, tools);
+    return new Promise<Uint32Array>((resolve, reject) => {
+      this.#supply.set(ticket, (ids) => {
+        this.#supply.delete(ticket);
+        if (ids !== undefined) resolve(Uint32Array.from(ids));
+        else this.server!.promptIds(messages, tools).then(resolve, reject);
+      });
+    });
+  }
+
+  /**
+   * idsFromResponse: the prompt's ids as the answer gave them (its first chunk), or undefined when the answer came
+   * without them (a server that ignores return_token_ids, a failed request): then the tokenize endpoint is asked.
+   * Only the first call counts.
+   */
+  supplyPromptIds(ticket: ExpectedCacheTicket, ids: readonly number[] | undefined): void {
+    this.#supply.get(ticket)?.(ids);
+  }
+
   /** Brings the conversation's ids and hashes to this prompt, and sizes the ticket. */
-  async #prepare(state: ConversationState, ticket: ExpectedCacheTicket, messages: readonly ChatMessage[], maxTokens: number | undefined, tools: readonly unknown[] | undefined): Promise<void> {
+  async #prepare(
+    state: ConversationState,
+    ticket: ExpectedCacheTicket,
+    source: Promise<Uint32Array> | { messages: readonly ChatMessage[]; tools: readonly unknown[] | undefined },
+    maxTokens: number | undefined,
+  ): Promise<void> {
     let ids: Uint32Array;
     let length: number;
     let unchanged: number;
-    if (state.ids === undefined) {
-      ids = await this.server!.promptIds(messages, tools);
+    if (source instanceof Promise) {
+      ids = await source;
       length = ids.length;
       unchanged = commonIds(state.last, state.lastLength, ids, length);
     } else {
+      const { messages, tools } = source;
       const template = this.#counter.template;
+      const local = state.ids!; // made for a local tokenizer (begin)
       // The request's tool definitions are part of its prompt, as a server renders them (tokenizer/tools-prompt.ts).
       const update =
         template.incremental !== undefined
-          ? await state.ids.updateMessages(withToolsTurn(messages, tools), template.incremental)
-          : await state.ids.update(template.apply(messages, { addGenerationPrompt: true, tools }));
+          ? await local.updateMessages(withToolsTurn(messages, tools), template.incremental)
+          : await local.update(template.apply(messages, { addGenerationPrompt: true, tools }));
       ({ ids, length, unchanged } = update);
     }
     // Hashed in chunks with the loop let go between them: a 10 MB message is ~156,000 blocks (issue #14).
@@ -312,6 +360,12 @@ export class ExpectedCache {
   prefilled(ticket: ExpectedCacheTicket, atMs = performance.now()): void {
     if (ticket.lookupAsked) return;
     ticket.lookupAsked = true;
+    if (this.idsFromResponse && ticket.pending) {
+      // Queued once the ids are in (see begin), behind the send-time reading.
+      ticket.lookup = ticket.ready.then(() => this.#queue.run(this.#prefilledSteps(ticket, atMs)));
+      ticket.lookup.catch(() => {});
+      return;
+    }
     const lookup = this.#queue.run(this.#prefilledSteps(ticket, atMs));
     // Its failure (a bug) reaches whoever awaits settled(); unawaited, it must not end the process.
     lookup?.catch(() => {});

@@ -101,7 +101,8 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
     warn(serverSpec === undefined ? message : `${message}; the expected cache counts in the server's own token ids (${serverTokenizerLabel(serverSpec.kind)})`);
   }
   return {
-    config: { blockSize, capacityBlocks, sharedFrom: semantics.shared_from, serverTokens: serverSpec },
+    // vLLM returns the ids with each answer (return_token_ids, v0.10.2+); /tokenize stays for answers without them.
+    config: { blockSize, capacityBlocks, sharedFrom: semantics.shared_from, serverTokens: serverSpec, idsFromResponse: serverSpec?.kind === 'vllm' },
     description: {
       block_size: blockSize,
       capacity_model: capacityBlocks === undefined ? 'infinite' : 'lru',

@@ -212,7 +212,7 @@ export class ChatClient {
       exchange?.abort(new RequestStopped(stopKind));
     };
     const sentAtMs = performance.now();
-    let collector = new ResponseCollector(sentAtMs, this.#secrets, chatRequest.onFirstToken);
+    let collector = new ResponseCollector(sentAtMs, this.#secrets, chatRequest.onFirstToken, { tokenIds: chatRequest.onPromptTokenIds });
     if (signal?.aborted) {
       collector.fail({ kind: 'aborted', message: 'aborted before sending' }, sentAtMs);
       return collector.result;
@@ -246,7 +246,7 @@ export class ChatClient {
         this.#noteStale(stale);
         // The request died on a connection the server had already closed and never reached its handler: it is
         // resent at once on a fresh connection, and timed from that send (neither a retry nor a failure).
-        collector = new ResponseCollector(performance.now(), this.#secrets, chatRequest.onFirstToken);
+        collector = new ResponseCollector(performance.now(), this.#secrets, chatRequest.onFirstToken, { tokenIds: chatRequest.onPromptTokenIds });
         collector.result.staleConnectionResends = 1;
         dispatcher = this.#fresh();
       }

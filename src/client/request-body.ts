@@ -198,6 +198,7 @@ export function withRequestFields(body: Record<string, unknown>, request: ChatRe
   if (request.seed !== undefined) body.seed = request.seed;
   if (request.stream) body.stream_options = { include_usage: true };
   if (request.conversationId !== undefined) body.conversation_id = request.conversationId;
+  if (request.returnTokenIds === true) body.return_token_ids = true;
   if (request.extraBody !== undefined) Object.assign(body, request.extraBody);
   return body;
 }

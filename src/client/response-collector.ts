@@ -24,6 +24,8 @@ const MAX_UNUSED_SHAPES = 2;
 /** The parts of an OpenAI chat completion chunk (or body) the collector reads. Everything is optional: servers vary. */
 export interface CompletionJson {
   choices?: ChoiceJson[] | null;
+  /** vLLM with `return_token_ids`: the prompt's ids (a stream's first chunk, or the body). */
+  prompt_token_ids?: unknown;
   usage?: UsageJson | null;
   /** llama-server's per-request timings; `cache_n` is the prompt tokens it reused from its cache. */
   timings?: { cache_n?: unknown } | null;
@@ -32,6 +34,8 @@ export interface CompletionJson {
   message?: unknown;
 }
 interface ChoiceJson {
+  /** vLLM with `return_token_ids`: the ids this chunk (or body) generated. */
+  token_ids?: unknown;
   delta?: TextFields | null;
   message?: TextFields | null;
   finish_reason?: string | null;
@@ -85,10 +89,17 @@ export class ResponseCollector {
    * @param onFirstToken called once as the first token arrives.
    * @param options.scanChunks false: every event is JSON.parsed (the path a shape must match, for tests).
    */
-  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void, options: { scanChunks?: boolean } = {}) {
+  /** With return_token_ids: where the prompt's ids go as they come; undefined otherwise (nothing is looked for). */
+  readonly #onPromptIds: ((ids: number[]) => void) | undefined;
+  readonly #tokenIds: boolean;
+  #promptIdsSeen = false;
+
+  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void, options: { scanChunks?: boolean; tokenIds?: (ids: number[]) => void } = {}) {
     this.#secrets = secrets;
     this.#onFirstToken = onFirstToken;
     this.#scan = options.scanChunks ?? true;
+    this.#onPromptIds = options.tokenIds;
+    this.#tokenIds = options.tokenIds !== undefined;
     this.result = new CollectedResult(sentAtMs, this.#content, this.#reasoning);
   }
 
@@ -114,6 +125,8 @@ export class ResponseCollector {
       if (this.#scan) this.#learn(data, json);
     }
     const choice = json.choices?.[0];
+    // Before the text: the prompt's ids come in the first chunk, and whoever waits for them may act on the first token.
+    if (this.#tokenIds) this.#takeTokenIds(json, choice);
     if (choice) {
       const delta = choice.delta;
       if (delta) this.#text(delta, atMs);
@@ -122,6 +135,20 @@ export class ResponseCollector {
     if (!this.#answered) this.#answered = anyAnswer(json.choices, 'delta');
     if (json.usage) this.#usage(json.usage, json.timings);
   };
+
+  /** vLLM's return_token_ids: the prompt's ids (once) and the ids each chunk generated, kept in order. */
+  #takeTokenIds(json: CompletionJson, choice: ChoiceJson | undefined): void {
+    const prompt = json.prompt_token_ids;
+    if (!this.#promptIdsSeen && Array.isArray(prompt) && prompt.every((id) => Number.isInteger(id))) {
+      this.#promptIdsSeen = true;
+      this.#onPromptIds!(prompt as number[]);
+    }
+    const ids = choice?.token_ids;
+    if (Array.isArray(ids) && ids.length > 0) {
+      const out = (this.result.outputTokenIds ??= []);
+      for (const id of ids) if (Number.isInteger(id)) out.push(id as number);
+    }
+  }
 
   /**
    * After a parsed chunk that carried plain content and nothing else of note (the chunk a stream repeats with new
@@ -173,6 +200,7 @@ export class ResponseCollector {
       return;
     }
     const choice = json.choices[0];
+    if (this.#tokenIds) this.#takeTokenIds(json, choice);
     if (choice) {
       // A server that ignored stream:true may still send deltas in one body; accept both shapes.
       const fields = choice.message ?? choice.delta;

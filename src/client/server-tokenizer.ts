@@ -47,7 +47,7 @@ export interface ServerTokenizerStats {
 
 /** How results.json and the terminal name a server's tokenizer, e.g. `server (llama.cpp /apply-template + /tokenize)`. */
 export function serverTokenizerLabel(kind: ServerTokenizerKind): string {
-  return kind === 'llamacpp' ? 'server (llama.cpp /apply-template + /tokenize)' : 'server (vLLM /tokenize)';
+  return kind === 'llamacpp' ? 'server (llama.cpp /apply-template + /tokenize)' : 'server (vLLM return_token_ids, else /tokenize)';
 }
 
 /** Tokens per slice of a large answer scanned between yields to the event loop (about a millisecond). */

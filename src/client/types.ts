@@ -45,6 +45,13 @@ export interface RequestError {
 export interface ChatRequest {
   /** Called once, as the first token (content or reasoning) arrives: the server has computed the prompt. Not sent. */
   onFirstToken?: () => void;
+  /**
+   * vLLM's `return_token_ids` (sent as that body field): the answer carries the prompt's token ids (a stream's first
+   * chunk) and the generated ones (each chunk's `token_ids`): `StreamResult.outputTokenIds`. Called once with the
+   * prompt's as they arrive. Not sent.
+   */
+  onPromptTokenIds?: (ids: number[]) => void;
+  returnTokenIds?: boolean;
   model: string;
   messages: readonly ChatMessage[];
   stream: boolean;
@@ -124,5 +131,7 @@ export interface StreamResult {
   staleConnectionResends?: number;
   /** The Responses API's response id (`resp_…`), to continue from with previous_response_id. */
   responseId?: string;
+  /** With `returnTokenIds`: the generated token ids the server returned, in order (undefined when it returned none). */
+  outputTokenIds?: number[];
   error?: RequestError;
 }

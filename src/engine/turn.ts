@@ -190,7 +190,10 @@ export async function runTurn(
   // The expected cache: the prompt is encoded as it is sent, looked up as its first token comes (see ExpectedCache).
   const ticket = ctx.expectedCache === undefined ? undefined : await ctx.expectedCache.begin(conversation, request.messages, request.maxTokens, promptTools);
   if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
+  if (ticket !== undefined && ctx.expectedCache!.idsFromResponse) askTokenIds(ctx, request, ticket);
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
+  // The prompt's ids never came with the answer (an older vLLM, a failure): the model asks the tokenize endpoint.
+  if (ticket !== undefined) ctx.expectedCache!.supplyPromptIds(ticket, undefined);
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
   // Its lookup may wait behind another request's large registration (issue #14): the hit is final after this.
   if (ticket !== undefined) await ctx.expectedCache!.settled(ticket);
@@ -219,7 +222,8 @@ export async function runTurn(
   // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning);
   // the model encodes it with its own tokenizer (a long answer in slices, issue #14) or asks the server.
   if (ticket !== undefined) {
-    const answer = { text: result.content, reasoning: result.reasoning.length > 0, finishReason: record.finish_reason };
+    // The ids the server generated, when it returned them (vLLM's return_token_ids): exactly what it cached.
+    const answer = result.outputTokenIds ?? { text: result.content, reasoning: result.reasoning.length > 0, finishReason: record.finish_reason };
     await ctx.expectedCache!.end(ticket, record.status === 'ok' ? answer : undefined);
   }
   if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;
@@ -246,6 +250,19 @@ export async function runTurn(
     await joinForks(ctx, conversation, (child) => runTurn(ctx, child, clientId, rng, warmup));
   }
   return record;
+}
+
+/**
+ * vLLM's return_token_ids on a chat request: the answer brings the prompt's ids (its first chunk) and the generated
+ * ones, no extra request. Other endpoints have no such field: their prompt's ids are asked of /tokenize at once.
+ */
+function askTokenIds(ctx: TurnContext, request: ChatRequest, ticket: ExpectedCacheTicket): void {
+  if (ctx.request.endpoint !== 'chat') {
+    ctx.expectedCache!.supplyPromptIds(ticket, undefined);
+    return;
+  }
+  request.returnTokenIds = true;
+  request.onPromptTokenIds = (ids) => ctx.expectedCache!.supplyPromptIds(ticket, ids);
 }
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runSweep } from '../../src/benchmark/sweep.js';
 import { startSimulator } from '../../src/sim/index.js';
-import { filler, writeDataset } from '../helpers/datasets.js';
+import { oneShapeConversations, writeDataset } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
 
 test('sweep --cache-pressure against a simulator with a small KV cache finds the knee within one step of capacity ÷ tokens per live conversation', { timeout: 180_000 }, async () => {
@@ -14,17 +14,7 @@ test('sweep --cache-pressure against a simulator with a small KV cache finds the
   const dir = tempDir('cache-pressure');
   try {
     // Conversations of one shape: a unique ~800-token system prompt, then four short turns.
-    const conversations = Array.from({ length: 28 }, (_, c) => ({
-      id: `c${c}`,
-      messages: [
-        { role: 'system', content: `conversation ${c} of the pressure test. ${filler(400, c + 1)}` },
-        ...Array.from({ length: 4 }, (_, t) => [
-          { role: 'user', content: `question ${t} of ${c}: ${filler(12, c * 7 + t)}` },
-          { role: 'assistant', content: filler(8, c * 11 + t) },
-        ]).flat(),
-      ],
-    }));
-    const inputFile = writeDataset(dir, conversations);
+    const inputFile = writeDataset(dir, oneShapeConversations(28, 'pressure test'));
     // The analytic knee is ~6.7 conversations (the dataset is seeded), so a knee past 8 fails the check below anyway:
     // points beyond 8 would only cost time.
     const steps = [2, 4, 6, 8];

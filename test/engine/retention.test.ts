@@ -6,7 +6,7 @@ import { runSweep } from '../../src/benchmark/sweep.js';
 import { ConfigError } from '../../src/errors/index.js';
 import { retentionLine } from '../../src/report/cache-pressure-chart.js';
 import { startSimulator } from '../../src/sim/index.js';
-import { filler, writeDataset } from '../helpers/datasets.js';
+import { oneShapeConversations, writeDataset } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
 
 // sweep --think-time LIST (issue #30): the server's prefix-cache hit ratio against the idle gap between a session's
@@ -15,18 +15,7 @@ import { tempDir } from '../helpers/tmp.js';
 // fixed size holds fewer of their prefixes.
 
 /** `count` sessions of one shape: a unique ~800-token system prompt, then four short turns. */
-function sessions(count: number): object[] {
-  return Array.from({ length: count }, (_, c) => ({
-    id: `s${c}`,
-    messages: [
-      { role: 'system', content: `session ${c} of the retention test. ${filler(400, c + 1)}` },
-      ...Array.from({ length: 4 }, (_, t) => [
-        { role: 'user', content: `question ${t} of ${c}: ${filler(12, c * 7 + t)}` },
-        { role: 'assistant', content: filler(8, c * 11 + t) },
-      ]).flat(),
-    ],
-  }));
-}
+const sessions = (count: number): object[] => oneShapeConversations(count, 'retention test');
 
 test('sweep --think-time: the cache holds sessions with no idle gap and loses them at 2 s between turns; the model\'s capacity curve falls with it', { timeout: 180_000 }, async () => {
   const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: 400, step_base_ms: 10, max_num_batched_tokens: 16384 } });

@@ -46,3 +46,20 @@ export function writeDataset(dir: string, conversations: unknown, name = 'in.jso
 export function writeSyntheticDataset(dir: string, count: number, turns: number, options: { prefixWords?: number } = {}): string {
   return writeDataset(dir, syntheticConversations({ count, userTurns: () => turns, ...options }));
 }
+
+/**
+ * `count` conversations of one shape, for the prefix cache's curves (sweep --cache-pressure, --think-time): a unique
+ * ~800-token system prompt naming `label`, then four short turns.
+ */
+export function oneShapeConversations(count: number, label: string): Array<{ id: string; messages: Array<{ role: string; content: string }> }> {
+  return Array.from({ length: count }, (_, c) => ({
+    id: `c${c}`,
+    messages: [
+      { role: 'system', content: `conversation ${c} of the ${label}. ${filler(400, c + 1)}` },
+      ...Array.from({ length: 4 }, (_, t) => [
+        { role: 'user', content: `question ${t} of ${c}: ${filler(12, c * 7 + t)}` },
+        { role: 'assistant', content: filler(8, c * 11 + t) },
+      ]).flat(),
+    ],
+  }));
+}

@@ -14,6 +14,7 @@ import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { defaultTokenCounter, encodePrompt, type ChatMessage } from '../../src/tokenizer/index.js';
 import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { startSglangServer, startVllmServer } from '../helpers/engine-servers.js';
+import { startVllmTokenIdsServer } from '../helpers/vllm-token-ids-server.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function prefixCacheOf(path: string): RunPrefixCache & Record<string, unknown> {
@@ -63,7 +64,7 @@ describe("each engine's cache semantics, from the server (issue #30)", () => {
 });
 
 describe("the server's token ids (issue #30)", () => {
-  test('vLLM: with no local tokenizer for -m, the expected cache counts in the ids POST /tokenize gives for each prompt', { timeout: 30_000 }, async () => {
+  test('vLLM that returns no ids with its answers: with no local tokenizer for -m, the expected cache counts in the ids POST /tokenize gives for each prompt', { timeout: 30_000 }, async () => {
     // The test server renders the messages with chatload's own ChatML template and encodes them: ids a run could not
     // tell from its own, except by asking.
     const tokenize = (body: Record<string, unknown>): number[] =>
@@ -73,7 +74,7 @@ describe("the server's token ids (issue #30)", () => {
     try {
       const result = await runBenchmark({ url: server.url, model: 'org/unknown-model', inputFile: writeSyntheticDataset(dir, 2, 2), outputDir: join(dir, 'out'), earlyStop: false });
       const doc = JSON.parse(readFileSync(result.files.results, 'utf8')) as { tokenizer: string; token_counts_exact: boolean };
-      assert.equal(doc.tokenizer, 'server (vLLM /tokenize)');
+      assert.equal(doc.tokenizer, 'server (vLLM return_token_ids, else /tokenize)');
       assert.equal(doc.token_counts_exact, true);
       assert.equal(prefixCacheOf(result.files.results).model.token_ids, 'server');
       const calls = server.requests.filter((r) => r.method === 'POST' && r.url === '/tokenize');
@@ -82,7 +83,46 @@ describe("the server's token ids (issue #30)", () => {
       assert.equal(calls.length, 1 + 2 * chats.length);
       for (const r of readRequestsJsonl(result.files.requests)) assert.ok(r.cache_model_input_tokens! > 0);
       const approxWarning = result.warnings.find((w) => w.startsWith('token counts are approximate'));
-      assert.match(approxWarning ?? '', /the expected cache counts in the server's own token ids \(server \(vLLM \/tokenize\)\)/);
+      assert.match(approxWarning ?? '', /the expected cache counts in the server's own token ids \(server \(vLLM return_token_ids, else \/tokenize\)\)/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('vLLM return_token_ids: the ids come with each answer (no request more), the generated ones exactly as cached: nothing missed', { timeout: 30_000 }, async () => {
+    const server = await startVllmTokenIdsServer();
+    const dir = tempDir('vllm-token-ids');
+    try {
+      const result = await runBenchmark({ url: server.url, model: 'org/tiny', inputFile: writeSyntheticDataset(dir, 2, 3), numClients: 2, outputDir: join(dir, 'out'), earlyStop: false });
+      const doc = JSON.parse(readFileSync(result.files.results, 'utf8')) as { tokenizer: string; token_counts_exact: boolean };
+      assert.equal(doc.tokenizer, 'server (vLLM return_token_ids, else /tokenize)');
+      assert.equal(doc.token_counts_exact, true);
+      const records = readRequestsJsonl(result.files.requests);
+      assert.equal(records.length, 6);
+      assert.equal(server.calls.get('POST /tokenize'), 1, 'the check alone: every prompt and answer came with its ids');
+      for (const r of records) {
+        assert.equal(r.cache_model_input_tokens, r.input_num_tokens);
+        assert.equal(r.expected_cached_tokens, r.cached_tokens, `${r.conversation_id} turn ${r.turn}`);
+      }
+      const t = result.prefixCache.totals;
+      assert.ok(t.cached_tokens > 0, 'later turns hit their history, the answers\' generated ids included');
+      assert.equal(t.efficiency, 1);
+      assert.equal(t.misses.tokens, 0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('an older vLLM that ignores return_token_ids: each prompt and answer is asked of /tokenize, and the answers\' ids that differ from their text are history_resent misses', { timeout: 30_000 }, async () => {
+    const server = await startVllmTokenIdsServer({ ignoreTokenIds: true });
+    const dir = tempDir('vllm-token-ids-ignored');
+    try {
+      const result = await runBenchmark({ url: server.url, model: 'org/tiny', inputFile: writeSyntheticDataset(dir, 2, 3), numClients: 2, outputDir: join(dir, 'out'), earlyStop: false });
+      assert.equal(server.calls.get('POST /tokenize'), 1 + 6 + 6, 'the check, then each prompt and each answer');
+      const t = result.prefixCache.totals;
+      assert.ok(t.misses.tokens > 0);
+      assert.equal(t.misses.causes.history_resent, t.misses.tokens, JSON.stringify(t.misses));
+      for (const r of readRequestsJsonl(result.files.requests)) assert.ok(r.expected_cached_tokens >= r.cached_tokens!);
     } finally {
       await server.close();
     }

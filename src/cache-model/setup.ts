@@ -78,7 +78,7 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
   const { plan, probe, warn } = input;
   const metricsPage = probe.metrics?.status === 200 ? probe.metrics.text : undefined;
   const server = metricsPage === undefined ? undefined : readKvCapacity(metricsPage);
-  const answers: SemanticsAnswers = { props: probe.props, serverInfo: probe.serverInfo };
+  const answers: SemanticsAnswers = { props: probe.props, serverInfo: probe.serverInfo, metricsText: metricsPage };
   if (server !== undefined) answers.metricsBlockSize = { blockSize: server.blockSize, source: server.source };
   const semantics = cacheSemantics(probe.engine.name, answers);
   let blockSize = semantics.block_size;

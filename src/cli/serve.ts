@@ -17,6 +17,8 @@ export interface ServeCliOptions {
   faults?: string;
   trace?: string;
   modelName: string;
+  /** Prefix-cache semantics: `vllm` or `llamacpp` (SimConfig.cache_semantics). */
+  cacheSemantics?: string;
 }
 
 function portNumber(value: string): number {
@@ -53,7 +55,9 @@ export async function readSimConfigFile(path: string): Promise<Partial<SimConfig
  * then closes it (open streams ended, trace flushed) and resolves.
  */
 export async function runServe(options: ServeCliOptions, signal: AbortSignal, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
-  const config = options.config === undefined ? {} : await readSimConfigFile(options.config);
+  const file = options.config === undefined ? {} : await readSimConfigFile(options.config);
+  // --cache-semantics wins over the file's key; both are validated with the rest (one ConfigError naming the key).
+  const config = options.cacheSemantics === undefined ? file : parseSimConfigOverrides({ ...file, cache_semantics: options.cacheSemantics }, '--cache-semantics');
   const sim = await startSimulator({
     host: options.host,
     port: options.port,
@@ -84,6 +88,7 @@ export function registerServeCommand(program: Command): void {
     .option('--faults <spec>', 'fault injection, e.g. 500=0.01,429=0.02:2,reset=0.01 (kinds: 500 429 reset stall trickle malformed truncate)')
     .option('--trace <file>', 'write one JSONL line per request to this file')
     .option('--model-name <name>', 'model name to serve', DEFAULT_MODEL_NAME)
+    .option('--cache-semantics <engine>', "prefix-cache semantics: vllm (blocks shared once computed) or llamacpp (token by token, shared once a request ends; docs/ENGINES.md)")
     .action(async (options: ServeCliOptions) => {
       const controller = new AbortController();
       const removeHandlers = onStopSignals(() => controller.abort());

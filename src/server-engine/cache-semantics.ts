@@ -39,6 +39,8 @@ export interface SemanticsAnswers {
   metricsBlockSize?: { blockSize: number; source: string };
   props?: ProbeAnswer;
   serverInfo?: ProbeAnswer;
+  /** The /metrics page: the simulator states its semantics there (`chatload_sim_cache_semantics_info`). */
+  metricsText?: string;
 }
 
 /** A positive integer field of a JSON object answer, when it has one. */
@@ -65,6 +67,10 @@ export function cacheSemantics(engine: EngineName, answers: SemanticsAnswers): C
     return { engine, block_size: page ?? 1, shared_from: 'prefill', slots: null, sources: [page === undefined ? "block_size: SGLang's default page_size (GET /server_info did not say)" : 'block_size: GET /server_info page_size'] };
   }
   const stated = answers.metricsBlockSize;
+  if (engine === 'chatload-sim' && /^chatload_sim_cache_semantics_info\{[^}]*semantics="llamacpp"/m.test(answers.metricsText ?? '')) {
+    const sources = [stated === undefined ? 'block_size: 1, llama.cpp\'s' : `block_size: ${stated.source}`, 'shared_from: chatload_sim_cache_semantics_info (llamacpp)'];
+    return { engine, block_size: stated?.blockSize ?? 1, shared_from: 'end', slots: null, sources };
+  }
   return {
     engine,
     block_size: stated?.blockSize ?? 16,

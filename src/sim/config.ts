@@ -18,6 +18,14 @@ export interface SimConfig {
   block_size: number;
   /** Whether full blocks are kept and reused across requests (vLLM `--enable-prefix-caching`, on by default in v1). */
   enable_prefix_caching: boolean;
+  /**
+   * Whose prefix-cache semantics (issue #30, docs/ENGINES.md): `vllm`, a prompt's blocks shared as its prefill
+   * computes them; `llamacpp`, token granular (block_size 1: set it) and a request's tokens shared only once it ends,
+   * its last sampled token never (an answer cut at its length keeps all but its last token; one that stopped, all of
+   * it), as llama-server's slots and host-memory prompt cache give. The expected-cache model reads it from /metrics
+   * (`chatload_sim_cache_semantics_info`).
+   */
+  cache_semantics: 'vllm' | 'llamacpp';
   /** Requests allowed to wait for admission; beyond it, 503 at once. Null = unbounded. */
   max_waiting: number | null;
   /** Output budget when a request sends no max_tokens (also capped by max_model_len - prompt). */
@@ -58,6 +66,7 @@ const simConfigSchema = z.object({
   num_gpu_blocks: positiveInt,
   block_size: positiveInt,
   enable_prefix_caching: z.boolean(),
+  cache_semantics: z.enum(['vllm', 'llamacpp']),
   max_waiting: z.number().int().nonnegative().nullable(),
   default_max_tokens: positiveInt,
   step_base_ms: nonNegative,
@@ -82,6 +91,7 @@ const h100Base: SimConfig = {
   num_gpu_blocks: 25000,
   block_size: 16,
   enable_prefix_caching: true,
+  cache_semantics: 'vllm',
   max_waiting: null,
   default_max_tokens: 1024,
   // 16 GB of weights read at ~3 TB/s per step, plus scheduling overhead.
@@ -110,6 +120,7 @@ export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.fr
     num_gpu_blocks: 4096,
     block_size: 16,
     enable_prefix_caching: true,
+    cache_semantics: 'vllm',
     max_waiting: null,
     default_max_tokens: 128,
     step_base_ms: 1,
@@ -158,5 +169,12 @@ export function resolveSimConfig(name: string, overrides: unknown = {}, source?:
   if (base === undefined) {
     throw new ConfigError(`unknown simulator profile '${name}'; known profiles: ${Object.keys(profiles).join(', ')}`);
   }
-  return { ...base, ...parseSimConfigOverrides(overrides ?? {}, source) };
+  const given = parseSimConfigOverrides(overrides ?? {}, source);
+  const config = { ...base, ...given };
+  if (config.cache_semantics === 'llamacpp' && config.block_size !== 1) {
+    if (given.block_size !== undefined) throw new ConfigError(`${source === undefined ? '' : `${source}: `}'block_size': cache_semantics llamacpp caches token by token: expected 1`);
+    // Token by token, with the profile's KV capacity in tokens.
+    return { ...config, block_size: 1, num_gpu_blocks: (given.num_gpu_blocks ?? base.num_gpu_blocks) * (given.num_gpu_blocks === undefined ? base.block_size : 1) };
+  }
+  return config;
 }

@@ -335,6 +335,8 @@ export class Engine {
 
   #registerFull(req: EngineRequest, tokens: number): void {
     if (!this.config.enable_prefix_caching) return;
+    // llama.cpp: a request's tokens are another's only once it ends (its slot released), registered then alone.
+    if (this.config.cache_semantics === 'llamacpp' && req.state === 'running') return;
     const full = Math.floor(tokens / this.config.block_size);
     if (full <= req.numRegistered) return;
     const hashes = this.#hashesFor(req, full);
@@ -366,10 +368,12 @@ export class Engine {
       req.lastTokenMs = nowMs;
       const done = req.outputTokens >= req.targetTokens;
       if (done) {
-        // The last token's KV slot is already allocated (it is the next decode's input); count it as written so the
-        // whole answer stays cached for the next turn, as the brief's model says.
-        this.#registerFull(req, req.tokenCount);
         req.state = 'finished';
+        // The last token's KV slot is already allocated (it is the next decode's input); count it as written so the
+        // whole answer stays cached for the next turn, as the brief's model says. llama.cpp never decodes its last
+        // sampled token: an EOS after a stop (not in the text), else the answer's own last token.
+        const llamacpp = this.config.cache_semantics === 'llamacpp';
+        this.#registerFull(req, req.tokenCount - (llamacpp && req.plannedReason === 'length' ? 1 : 0));
         this.kv.release(req.blocks);
         req.blocks.length = 0;
         finished = true;

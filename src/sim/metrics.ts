@@ -61,6 +61,16 @@ export class SimMetrics implements EngineObserver {
         this.set({ block_size: String(config.block_size), num_gpu_blocks: String(config.num_gpu_blocks), enable_prefix_caching: String(config.enable_prefix_caching) }, 1);
       },
     });
+    // Whose prefix-cache semantics the simulator runs (SimConfig.cache_semantics): the expected-cache model reads it.
+    new Gauge({
+      name: 'chatload_sim_cache_semantics_info',
+      help: "The simulator's prefix-cache semantics (vllm or llamacpp).",
+      labelNames: ['semantics'],
+      registers,
+      collect() {
+        this.set({ semantics: engine().config.cache_semantics }, 1);
+      },
+    });
     gauge('vllm:gpu_cache_usage_perc', 'KV cache usage, 0..1 (older name of kv_cache_usage_perc).', () => engine().kv.usage);
     new Gauge({
       name: 'chatload_sim_event_loop_delay_p99_seconds',

@@ -94,6 +94,27 @@ describe('cache truth on llama.cpp semantics: per slot, token by token, the serv
   });
 });
 
+describe("the simulator with llama.cpp's cache semantics (chatload serve --cache-semantics llamacpp, issue #30)", () => {
+  test('the model reads the semantics from /metrics and runs them: token granular, shared at a request\'s end; every record within what it expected', { timeout: 120_000 }, async () => {
+    const sim = await startSimulator({ profile: 'cpu-tiny', config: { cache_semantics: 'llamacpp' } });
+    const dir = tempDir('cache-truth-sim-llamacpp');
+    try {
+      const result = await runBenchmark({ url: sim.url, inputFile: sharedPrefixConfig(dir, 8, 4), numClients: 4, outputDir: dir, earlyStop: false });
+      const p = result.prefixCache;
+      assert.equal(p.model.block_size, 1, "the simulator's cache_config_info block_size");
+      assert.equal(p.model.semantics?.shared_from, 'end');
+      assert.equal(p.model.capacity_tokens, 4096 * 16, 'the profile\'s KV capacity, in tokens');
+      const records = readRequestsJsonl(result.files.requests).filter((r) => r.status === 'ok');
+      for (const r of records) assert.ok(r.expected_cached_tokens >= r.cached_tokens!, `${r.conversation_id} turn ${r.turn}: expected ${r.expected_cached_tokens} < cached ${r.cached_tokens}`);
+      const efficiency = p.totals.efficiency!;
+      assert.ok(efficiency >= 0.95 && efficiency <= 1.005, `efficiency ${efficiency}: ${JSON.stringify(p.totals.misses)}`);
+      assert.ok(p.totals.cached_tokens > 0);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('a warm llama.cpp server (issue #30)', () => {
   test('--reset-prefix-cache erases the slots but not the host-memory prompt cache: the second run warns, with what does empty it', { timeout: 120_000 }, async () => {
     const server = await startLlamacppSlotsServer({ slots: 2, slotSavePath: true, delayMs: 0 });

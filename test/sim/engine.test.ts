@@ -223,6 +223,18 @@ describe('KV cache pressure', () => {
     assert.equal(engine.stats().prefixQueriedTokens, 80, 'each prompt looked up once');
   });
 
+  test('cache_semantics llamacpp: token by token, a running request shares nothing, an ended one all but its last sampled token', () => {
+    const { clock, submit } = setup({ cache_semantics: 'llamacpp', block_size: 1, num_gpu_blocks: 4096 });
+    const a = submit({ promptIds: ids(1, 40), maxTokens: 5 });
+    clock.runUntilIdle(); // a has ended: its prompt and 4 of its 5 answer tokens (the 5th, cut at its length, never decoded)
+    const b = submit({ promptIds: [...ids(1, 40), ...a.req.tokens.subarray(40, 45), 999], maxTokens: 30 });
+    clock.advance(3); // b runs (prefilled, decoding), with a's 44 tokens
+    assert.equal(b.req.cachedTokens, 44, 'a\'s prompt and its answer but the last token');
+    const c = submit({ promptIds: [...ids(1, 40), ...a.req.tokens.subarray(40, 45), 999, 1000, 1001], maxTokens: 1 });
+    clock.runUntilIdle();
+    assert.equal(c.req.cachedTokens, 44, 'b was still running when c came: its tokens were not shared yet');
+  });
+
   test('waiting requests wait for KV; a request that can never fit is rejected with 400', () => {
     const { clock, engine, submit } = setup({ num_gpu_blocks: 4 });
     assert.throws(() => submit({ promptIds: ids(1, 60), maxTokens: 10 }), (e: Error & { status?: number }) => e.status === 400);

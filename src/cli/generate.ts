@@ -34,6 +34,8 @@ export async function runGenerate(
   err: (text: string) => void = (t) => process.stderr.write(t),
 ): Promise<void> {
   const warn = (message: string): void => err(`chatload: warning: ${message}\n`);
+  // The server's ids are a run's (its expected cache): generating asks no server.
+  if (flags.tokenizer?.trim() === 'server') throw new ConfigError('--tokenizer server: generate talks to no server; give a tokenizer.json, a model folder or id, tiktoken:…, or approx');
   const counter = await resolveTokenCounter({ tokenizer: flags.tokenizer, model: flags.model, trustRemoteCode: flags.trustRemoteCode, warn });
   const started = performance.now();
   const dataset = await loadDataset(flags.inputFile, { counter, seed: flags.seed, warn, allowInvalidUtf8: flags.allowInvalidUtf8 });

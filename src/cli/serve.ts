@@ -55,6 +55,7 @@ export async function readSimConfigFile(path: string): Promise<Partial<SimConfig
  * then closes it (open streams ended, trace flushed) and resolves.
  */
 export async function runServe(options: ServeCliOptions, signal: AbortSignal, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
+  if (options.tokenizer.trim() === 'server') throw new ConfigError('--tokenizer server: the simulator is the server; give approx, tiktoken:…, a tokenizer.json, a model folder or id');
   const file = options.config === undefined ? {} : await readSimConfigFile(options.config);
   // --cache-semantics wins over the file's key; both are validated with the rest (one ConfigError naming the key).
   const config = options.cacheSemantics === undefined ? file : parseSimConfigOverrides({ ...file, cache_semantics: options.cacheSemantics }, '--cache-semantics');

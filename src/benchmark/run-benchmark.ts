@@ -8,11 +8,9 @@ import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
 import { workerCount } from '../engine/workers/worker-count.js';
 import type { EngineObserver, EngineResult } from '../engine/types.js';
 import { ExitCode, OutputError } from '../errors/index.js';
-import { ErrorTally, type ErrorCount } from '../metrics/error-tally.js';
+import type { ErrorCount, ErrorTally } from '../metrics/error-tally.js';
 import { ClientHealthMonitor, withStaleConnectionResends, type ClientHealth } from '../metrics/client-health.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
-import type { RequestRecord } from '../metrics/record.js';
-import { RunAggregate, runAggregateOptions, type SerializedRunAggregate } from '../metrics/run-aggregate.js';
 import type { Summary } from '../metrics/summary.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import { compareCacheCounts, scrapeUrl } from '../server-metrics/compare.js';
@@ -21,24 +19,21 @@ import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { probeEngine, type EngineInfo } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { resolveServedModel } from './model-check.js';
-import { analyzeAggregate, scheduleWarning, type RunAnalysis } from '../metrics/run-analysis.js';
+import { scheduleWarning } from '../metrics/run-analysis.js';
 import type { RunOptionsInput } from '../options/run-options.js';
-import { isRunPlan, planRun, type LoadPlan, type RunPlan, type SummaryPlan } from '../options/run-plan.js';
+import { isRunPlan, planRun, type LoadPlan, type RunPlan } from '../options/run-plan.js';
 import { RequestBudget, shareOf } from '../engine/partition.js';
 import { StopController } from '../engine/stop.js';
 import { forkFanOut } from '../conversation/forks.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
-import { analyzeRecordsFile } from '../store/records-file-analysis.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
-import { streamRequestsJsonl } from '../store/requests-jsonl.js';
-import { shiftRecordClock } from '../store/resume-state.js';
 import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
 import type { RunningSimulator } from '../sim/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { claimOutputDir, defaultOutputDir, describeFsError, prepareOutputDir } from '../store/output-dir.js';
-import { RecordWriter } from './record-writer.js';
+import { Recorder } from './recorder.js';
 import { planResume, resumedCounts } from './resume.js';
 import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset } from './run-dataset.js';
 
@@ -143,28 +138,6 @@ function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number
 }
 
 /**
- * The run's analysis from the aggregate recorded during the run (requests.jsonl is read again only for warmup
- * percentages above 0 past the aggregate's exact limits). With worker threads, from the parts' aggregates; if a part
- * died with its aggregate, from requests.jsonl, which holds every record it sent before dying.
- */
-async function analyzeRun(
-  aggregate: RunAggregate,
-  parts: Array<SerializedRunAggregate | undefined> | undefined,
-  requestsFile: string,
-  options: SummaryPlan,
-  warn: (message: string) => void,
-): Promise<RunAnalysis> {
-  if (parts !== undefined) {
-    if (parts.some((p) => p === undefined)) {
-      warn('a worker thread died without its aggregate: the summaries were computed from requests.jsonl instead');
-      return analyzeRecordsFile(requestsFile, options);
-    }
-    for (const part of parts) aggregate.merge(RunAggregate.fromJSON(part));
-  }
-  return analyzeAggregate(aggregate, (visit) => streamRequestsJsonl(requestsFile, visit));
-}
-
-/**
  * Runs one benchmark end to end: dataset → (embedded simulator when there is no --url) → readiness → engine →
  * records (appended to requests.jsonl as they end) → summaries → results.json and the other files.
  * Bad input throws a ChatloadError before anything is sent; after that, nothing that was measured is lost.
@@ -251,18 +224,12 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     await scraper?.start();
 
     const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
-    // A failed write stops new requests (reason 'output_error'); the run then ends with an OutputError (issue #16).
-    const records = new RecordWriter(files.requests, hooks.writeRecords);
+    // Where each finished request goes: requests.jsonl (a failed write stops new requests, and the run then ends with
+    // an OutputError, issue #16), the outcomes, the run's aggregate (recorded as the records come, a few µs each, not
+    // read back from requests.jsonl at the end), the observers.
+    const recorder = new Recorder({ requestsFile: files.requests, summary: plan.summary, workers, resumed, observer: hooks.observer, warn, writeRecords: hooks.writeRecords });
     let outputError: OutputError | undefined;
-    // The run's summaries are recorded as the records come (a few µs each), not read back from requests.jsonl at the
-    // end. With worker threads each part aggregates its own records and the parts' aggregates are merged here.
-    const aggregate = new RunAggregate(runAggregateOptions(plan.summary));
-    let parts: Array<SerializedRunAggregate | undefined> | undefined;
     const health = new ClientHealthMonitor();
-    let staleConnectionResends = resumed?.staleConnectionResends ?? 0;
-    const outcomes = resumed?.outcomes ?? new ErrorTally();
-    // An empty answer is warned about once, not per request (the summary counts them).
-    let warnedEmpty = false;
     health.start();
     let engine: EngineResult;
     try {
@@ -278,23 +245,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
         counter,
         expectedCache,
         signal: hooks.signal,
-        stopSignal: records.stopSignal,
-        observer: {
-          ...hooks.observer,
-          onRecord: (engineRecord: RequestRecord) => {
-            // A resumed run's records continue the interrupted run's clock.
-            const record = shiftRecordClock(engineRecord, resumed?.clockOffsetMs ?? 0);
-            records.write(record);
-            if (record.error_kind === 'empty_answer' && !warnedEmpty) {
-              warnedEmpty = true;
-              warn(`the server answered with no content (${record.error}); such replies count as failed requests (empty_answer)`);
-            }
-            staleConnectionResends += record.stale_connection_resends;
-            outcomes.add(record);
-            if (workers === 1) aggregate.add(record);
-            hooks.observer?.onRecord?.(record);
-          },
-        },
+        stopSignal: recorder.stopSignal,
+        observer: { ...hooks.observer, onRecord: recorder.record },
       };
       engine =
         workers > 1
@@ -308,7 +260,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
               shard,
               maxRequests: resumed === undefined ? maxRequests : resumed.maxNumRequests,
               startAtEpochMs,
-              onAggregates: (p) => (parts = p),
+              onAggregates: (parts) => recorder.addParts(parts),
             })
           : await runEngine({
               ...engineInput,
@@ -319,14 +271,14 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
                   : { ...(shard ?? { index: 0, count: 1 }), budget: new RequestBudget(maxRequests), stop: new StopController(), startEpochMs: startAtEpochMs, coordinated: false },
             });
     } finally {
-      outputError = records.finish();
+      outputError = recorder.finish();
     }
-    const clientHealth = withStaleConnectionResends(health.stop(), staleConnectionResends);
+    const outcomes = recorder.outcomes;
+    const clientHealth = withStaleConnectionResends(health.stop(), recorder.staleConnectionResends);
     const serverMetrics = await scraper?.stop();
     if (serverMetrics?.warning) warn(serverMetrics.warning);
 
-    // A resumed run is summarized from requests.jsonl, which holds the interrupted run's records too.
-    const analysis = resumed === undefined ? await analyzeRun(aggregate, parts, files.requests, plan.summary, warn) : await analyzeRecordsFile(files.requests, plan.summary);
+    const analysis = await recorder.analysis();
     for (const w of analysis.warnings) warn(w);
     const { summary, warmupPercentages, perTurn } = analysis;
     const prefixCache = runPrefixCacheOf(cacheModel, analysis.prefixCache, summary, target.resetPrefixCache, warn);

@@ -142,36 +142,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const capacity = ordered.find((p) => p.prefixCache !== undefined)?.prefixCache?.model.capacity_tokens ?? null;
       cachePressure = { curve, knee: cachePressureKnee(curve, pressure.share, capacity) };
     }
-    // sweep --think-time: the same curve read as retention, its knee the idle gap the cache stops holding a session at.
-    const retention = plan.kind === 'think-time' ? cachePressure : null;
-    const document = {
-      plan,
-      best_rate: bestRate,
-      points: ordered.map((p) => ({
-        kind: p.kind,
-        value: p.value,
-        output_dir: p.outputDir,
-        stop_reason: p.stopReason,
-        meets_slos: p.meetsSlos,
-        completed: p.summary.completed,
-        failed: p.summary.failed,
-        request_throughput: p.summary.request_throughput,
-        output_throughput: p.summary.output_throughput,
-        goodput: p.summary.goodput,
-        ttft_ms: p.summary.metrics.ttft_ms,
-        tpot_ms: p.summary.metrics.tpot_ms,
-        e2el_ms: p.summary.metrics.e2el_ms,
-        e2el_from_scheduled_ms: p.summary.metrics.e2el_from_scheduled_ms,
-        // --repeat N: the figures above are repetition 1's; these are each key metric's mean and 95% interval.
-        repeats: p.repeats === undefined ? null : { runs: p.repeats.runs, metrics: p.repeats.intervals },
-        cache_hit_ratio: p.summary.cache_hit_ratio,
-        per_turn_ttft_p50: p.perTurn.map((t) => ({ turn: t.turn, p50: t.ttft_ms?.p50 ?? null })),
-        expected_hit_ratio: p.prefixCache?.totals.expected_hit_ratio ?? null,
-        expected_hit_ratio_infinite: p.prefixCache?.totals.expected_hit_ratio_infinite ?? null,
-      })),
-      cache_pressure: plan.kind === 'think-time' ? null : cachePressure,
-      retention: retention === null ? null : { ...retention, holds_idle_gap_sec: retention.knee.holds_up_to, loses_at_idle_gap_sec: retention.knee.knee },
-    };
+    const document = sweepDocument(plan, ordered, bestRate, cachePressure);
     writeJsonAtomic(files.summary, document);
     const { renderSweepHtml } = await import('../report/sweep-html.js'); // charts: slow to import, needed only here
     writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate, cachePressure }));
@@ -179,6 +150,40 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
   } finally {
     await simulator?.close();
   }
+}
+
+/** sweep.json's document: the plan, each point's figures, and the cache curve (--cache-pressure, or --think-time's retention). */
+function sweepDocument(plan: SweepPlan, ordered: readonly SweepPoint[], bestRate: number | null, cachePressure: SweepResult['cachePressure']): Record<string, unknown> {
+  // sweep --think-time: the same curve read as retention, its knee the idle gap the cache stops holding a session at.
+  const retention = plan.kind === 'think-time' ? cachePressure : null;
+  return {
+    plan,
+    best_rate: bestRate,
+    points: ordered.map((p) => ({
+      kind: p.kind,
+      value: p.value,
+      output_dir: p.outputDir,
+      stop_reason: p.stopReason,
+      meets_slos: p.meetsSlos,
+      completed: p.summary.completed,
+      failed: p.summary.failed,
+      request_throughput: p.summary.request_throughput,
+      output_throughput: p.summary.output_throughput,
+      goodput: p.summary.goodput,
+      ttft_ms: p.summary.metrics.ttft_ms,
+      tpot_ms: p.summary.metrics.tpot_ms,
+      e2el_ms: p.summary.metrics.e2el_ms,
+      e2el_from_scheduled_ms: p.summary.metrics.e2el_from_scheduled_ms,
+      // --repeat N: the figures above are repetition 1's; these are each key metric's mean and 95% interval.
+      repeats: p.repeats === undefined ? null : { runs: p.repeats.runs, metrics: p.repeats.intervals },
+      cache_hit_ratio: p.summary.cache_hit_ratio,
+      per_turn_ttft_p50: p.perTurn.map((t) => ({ turn: t.turn, p50: t.ttft_ms?.p50 ?? null })),
+      expected_hit_ratio: p.prefixCache?.totals.expected_hit_ratio ?? null,
+      expected_hit_ratio_infinite: p.prefixCache?.totals.expected_hit_ratio_infinite ?? null,
+    })),
+    cache_pressure: plan.kind === 'think-time' ? null : cachePressure,
+    retention: retention === null ? null : { ...retention, holds_idle_gap_sec: retention.knee.holds_up_to, loses_at_idle_gap_sec: retention.knee.knee },
+  };
 }
 
 /**

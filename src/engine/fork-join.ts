@@ -40,7 +40,6 @@ export async function joinForks(ctx: ForkContext, parent: ActiveConversation, ru
       }
       sent += 1;
       const record = await runTurn(child);
-      ctx.observer.onRecord?.(record);
       if (record.status === 'error') return;
     }
   };

@@ -157,10 +157,25 @@ export interface TurnSchedule {
 }
 
 /**
- * Sends the conversation's next turn (with retries), builds its record, and on success moves the conversation
- * on with the answer that goes into the history: the server's, or the recorded one with --replay-dataset-answers.
+ * Sends the conversation's next turn (with retries), builds its record, moves the conversation on with the answer
+ * that goes into the history (the server's, or the recorded one with --replay-dataset-answers), and hands the record
+ * to the run (EngineObserver.onRecord: the one place the engine's records leave it, after its sub-agents' own).
  */
 export async function runTurn(
+  ctx: TurnContext,
+  conversation: ActiveConversation,
+  clientId: number,
+  rng: Rng,
+  warmup: boolean,
+  schedule?: TurnSchedule,
+): Promise<RequestRecord> {
+  const record = await sendTurn(ctx, conversation, clientId, rng, warmup, schedule);
+  ctx.observer.onRecord?.(record);
+  return record;
+}
+
+/** runTurn's work: the record of the conversation's next turn, its answer taken into the history. */
+async function sendTurn(
   ctx: TurnContext,
   conversation: ActiveConversation,
   clientId: number,

@@ -28,7 +28,6 @@ export async function runWarmup(
       try {
         sent += 1;
         const record = await runTurn(ctx, conversation, clientId, rng, true);
-        ctx.observer.onRecord?.(record);
         ok[index] = record.status === 'ok';
       } catch (error) {
         onCrash(`warmup of ${conversation.id}`, error);

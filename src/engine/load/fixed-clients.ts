@@ -70,7 +70,6 @@ async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnC
     try {
       const schedule = meanGapMs > 0 ? { scheduledAtMs: nextSendAtMs, queueMs: 0 } : undefined;
       const record = await runTurn(ctx, conversation, clientId, rng, false, schedule);
-      ctx.observer.onRecord?.(record);
       if (record.status === 'error') pool.fail(conversation);
       else if (conversation.done) pool.complete(conversation);
       else active.push(conversation);

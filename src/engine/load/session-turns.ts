@@ -42,7 +42,6 @@ export async function runSessionTurns(
     } finally {
       limit?.release();
     }
-    ctx.observer.onRecord?.(record);
     if (record.status === 'error') return pool.fail(conversation);
     if (conversation.done) return pool.complete(conversation);
     scheduledAtMs = nextAtMs(conversation, rng);

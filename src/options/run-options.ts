@@ -135,7 +135,7 @@ export function formatProblem(problem: OptionProblem, table: OptionTable = RUN_O
 
 /** Every problem in one ConfigError, one `flag: problem` each (on one line, as every chatload error). */
 export function optionsError(problems: readonly string[]): ConfigError {
-  return new ConfigError(`invalid options: ${problems.join('; ')}`);
+  return new ConfigError(`invalid options: ${problems.join('; ')}`, { problems });
 }
 
 /**

@@ -35,7 +35,11 @@ function parse(args: string[]): 'plan' | 'error' {
     return 'plan';
   } catch (error) {
     assert.ok(error instanceof ConfigError, `not a ConfigError: ${(error as Error)?.stack ?? String(error)}`);
-    for (const line of error.message.split('\n').slice(1)) assert.match(line, /--[a-z]/, `a problem line names its flag: ${line}`);
+    // One line, `invalid options: PROBLEM; PROBLEM…`, and each problem names its flag.
+    assert.ok(!error.message.includes('\n'), `one line: ${error.message}`);
+    assert.equal(error.message, `invalid options: ${error.problems.join('; ')}`);
+    assert.ok(error.problems.length > 0);
+    for (const problem of error.problems) assert.match(problem, /^--[a-z]/, `a problem names its flag first: ${problem}`);
     return 'error';
   }
 }

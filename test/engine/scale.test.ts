@@ -26,29 +26,45 @@ describe('partition arithmetic', () => {
   });
 
   test('a shared budget is exact even when threads race', async () => {
-    const budget = new RequestBudget(1000);
+    const budget = new RequestBudget(300_000);
     const { Worker } = await import('node:worker_threads');
+    // Each thread takes from the same buffer through RequestBudget itself (the compiled module this test imports, as
+    // `npm test` runs it), as worker threads do in a run. They start together (a barrier), so their takes overlap: a
+    // budget that decremented without its compare-and-swap gave more than the limit here (seen failing).
+    const module = new URL('../../src/engine/partition.js', import.meta.url).href;
+    const barrier = new Int32Array(new SharedArrayBuffer(8)); // [threads ready, go]
+    const threads = 3;
     const code = `const { workerData, parentPort } = require('node:worker_threads');
-      const cells = new Int32Array(workerData);
-      let n = 0;
-      for (;;) { const left = Atomics.load(cells, 0); if (left <= 0) break;
-        if (Atomics.compareExchange(cells, 0, left, left - 1) === left) { Atomics.add(cells, 1, 1); n++; } }
-      parentPort.postMessage(n);`;
-    const counts = await Promise.all(
-      [0, 1, 2].map(
+      import(workerData.module).then(({ RequestBudget }) => {
+        const budget = new RequestBudget(undefined, workerData.buffer);
+        const barrier = new Int32Array(workerData.barrier);
+        Atomics.add(barrier, 0, 1);
+        Atomics.wait(barrier, 1, 0);
+        let n = 0;
+        while (budget.take()) n++;
+        parentPort.postMessage(n);
+      });`;
+    const counts = Promise.all(
+      Array.from(
+        { length: threads },
         () =>
           new Promise<number>((resolve, reject) => {
-            const w = new Worker(code, { eval: true, workerData: budget.buffer });
+            const w = new Worker(code, { eval: true, workerData: { module, buffer: budget.buffer, barrier: barrier.buffer } });
             w.once('message', (n: number) => void w.terminate().then(() => resolve(n)));
             w.once('error', reject);
           }),
       ),
     );
-    let local = 0;
-    while (budget.take()) local++;
-    assert.equal(counts.reduce((a, b) => a + b) + local, 1000);
-    assert.equal(budget.taken, 1000);
+    // Bounded: the threads load the module in a few ms.
+    for (let i = 0; i < 1000 && Atomics.load(barrier, 0) < threads; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(Atomics.load(barrier, 0), threads, 'every thread is ready');
+    Atomics.store(barrier, 1, 1);
+    Atomics.notify(barrier, 1);
+    const taken = (await counts).reduce((a, b) => a + b);
+    assert.equal(taken, 300_000);
+    assert.equal(budget.taken, 300_000);
     assert.ok(budget.spent);
+    assert.equal(budget.take(), false);
   });
 
   test('a Kubernetes Indexed Job sets the shard from its environment', () => {

@@ -37,7 +37,7 @@ export interface CacheModelSetup {
 }
 
 /** Engines whose tokenize endpoints chatload can use. */
-const SERVER_TOKENIZERS: Partial<Record<EngineName, ServerTokenizerKind>> = { llamacpp: 'llamacpp', vllm: 'vllm' };
+const SERVER_TOKENIZERS: Partial<Record<EngineName, ServerTokenizerKind>> = { llamacpp: 'llamacpp', vllm: 'vllm', sglang: 'sglang' };
 
 /**
  * The server's token ids, when they are to be used (issue #30): with --tokenizer server (an error when the engine has
@@ -51,7 +51,7 @@ async function serverTokens(input: CacheModelInput): Promise<ServerTokenizerSpec
   // A tokenizer the user named is theirs to choose, approximate or not.
   if (option !== undefined && !forceServer) return undefined;
   if (kind === undefined) {
-    if (forceServer) throw new ConfigError(`--tokenizer server: the server's engine (${engine}) has no tokenize endpoint chatload knows (llama.cpp's /apply-template + /tokenize, vLLM's /tokenize)`);
+    if (forceServer) throw new ConfigError(`--tokenizer server: the server's engine (${engine}) has no tokenize endpoint chatload knows (llama.cpp's /apply-template + /tokenize, vLLM's /tokenize, SGLang's /v1/tokenize)`);
     return undefined;
   }
   if (!forceServer && input.counter.tokenizer.exact) return undefined;

@@ -15,12 +15,15 @@ import { encodeMessagesBody, sendableBody } from './request-body.js';
  * - vLLM: POST /tokenize {model, messages, tools, add_generation_prompt: true} -> {tokens, count, max_model_len}
  *   (vllm/entrypoints/openai/protocol.py, TokenizeChatRequest; add_special_tokens defaults to false there as in
  *   its chat requests).
- * An answer's text is tokenized alone (llama.cpp: /tokenize with no special tokens added; vLLM: /tokenize with
- * `prompt`). Every call is bounded by a timeout and the run's stop signal; its cost is counted (stats).
+ * - SGLang: POST /v1/tokenize {model, messages, tools} -> {tokens, count, max_model_len}: the messages rendered by its
+ *   chat serving and tokenized with no special tokens added, as its chat requests are (python/sglang/srt/entrypoints/
+ *   openai/serving_tokenize.py; `messages` since May 2026, older releases answer an error: the check says so).
+ * An answer's text is tokenized alone (llama.cpp: /tokenize with no special tokens added; vLLM and SGLang: their
+ * tokenize endpoint with `prompt`). Every call is bounded by a timeout and the run's stop signal; its cost is counted.
  */
 
 /** Which tokenize endpoints a server has. */
-export type ServerTokenizerKind = 'llamacpp' | 'vllm';
+export type ServerTokenizerKind = 'llamacpp' | 'vllm' | 'sglang';
 
 /** What a ServerTokenizer needs: plain data, so that worker threads can each make their own. */
 export interface ServerTokenizerSpec {
@@ -47,7 +50,8 @@ export interface ServerTokenizerStats {
 
 /** How results.json and the terminal name a server's tokenizer, e.g. `server (llama.cpp /apply-template + /tokenize)`. */
 export function serverTokenizerLabel(kind: ServerTokenizerKind): string {
-  return kind === 'llamacpp' ? 'server (llama.cpp /apply-template + /tokenize)' : 'server (vLLM return_token_ids, else /tokenize)';
+  if (kind === 'llamacpp') return 'server (llama.cpp /apply-template + /tokenize)';
+  return kind === 'vllm' ? 'server (vLLM return_token_ids, else /tokenize)' : 'server (SGLang /v1/tokenize)';
 }
 
 /** Tokens per slice of a large answer scanned between yields to the event loop (about a millisecond). */
@@ -78,6 +82,7 @@ export class ServerTokenizer {
     if (this.spec.kind === 'vllm') {
       return this.#tokens('/tokenize', encodeMessagesBody(messages, { model: this.spec.model, add_generation_prompt: true, ...withTools }));
     }
+    if (this.spec.kind === 'sglang') return this.#tokens('/v1/tokenize', encodeMessagesBody(messages, { model: this.spec.model, ...withTools }));
     const applied = await this.#post('/apply-template', encodeMessagesBody(messages, withTools));
     const prompt = (JSON.parse(applied.toString('utf8')) as { prompt?: unknown }).prompt;
     if (typeof prompt !== 'string') throw new Error('POST /apply-template: the answer has no "prompt" string');
@@ -86,11 +91,9 @@ export class ServerTokenizer {
 
   /** The ids of a text alone, no special tokens added or parsed (an answer as the server generated it). */
   textIds(text: string): Promise<Uint32Array> {
-    const body =
-      this.spec.kind === 'vllm'
-        ? { model: this.spec.model, prompt: text, add_special_tokens: false }
-        : { content: text, add_special: false, parse_special: false };
-    return this.#tokens('/tokenize', Buffer.from(JSON.stringify(body)));
+    if (this.spec.kind === 'llamacpp') return this.#tokens('/tokenize', Buffer.from(JSON.stringify({ content: text, add_special: false, parse_special: false })));
+    const body = { model: this.spec.model, prompt: text, add_special_tokens: false };
+    return this.#tokens(this.spec.kind === 'vllm' ? '/tokenize' : '/v1/tokenize', Buffer.from(JSON.stringify(body)));
   }
 
   /** Whether the server answers both calls (a short probe conversation): false, with the reason, when it does not. */

@@ -61,9 +61,11 @@ export function startVllmServer(options: EngineServerOptions & { devMode?: boole
  * SGLang (`python -m sglang.launch_server --enable-metrics`): /v1/models says `owned_by: "sglang"`; no /version, the
  * version is in `GET /server_info` (and the deprecated `/get_server_info`) among the server args; /metrics in
  * prometheus_client's multiprocess layout, `sglang:cached_tokens_total` split by a `cache_source` label;
- * `POST /flush_cache` answers 200, or 400 while requests are running or waiting (`busy`).
+ * `POST /flush_cache` answers 200, or 400 while requests are running or waiting (`busy`). With `tokenize`,
+ * `POST /v1/tokenize` answers `{tokens, count, max_model_len}` for `messages` or `prompt`
+ * (python/sglang/srt/entrypoints/openai/serving_tokenize.py, TokenizeResponse).
  */
-export function startSglangServer(options: EngineServerOptions & { busy?: boolean; pageSize?: number } = {}): Promise<EngineServer> {
+export function startSglangServer(options: EngineServerOptions & { busy?: boolean; pageSize?: number; tokenize?: (body: Record<string, unknown>) => number[] } = {}): Promise<EngineServer> {
   const model = options.model ?? 'test-model';
   const labels = `model_name="${model}",engine_type="unified",tp_rank="0",pp_rank="0"`;
   const counter = (name: string, help: string, samples: readonly [string, number][]): string =>
@@ -92,6 +94,9 @@ export function startSglangServer(options: EngineServerOptions & { busy?: boolea
           family('sglang:token_usage', 'gauge', 'The token usage.', [`sglang:token_usage{${labels}} 0.25`]) +
           family('sglang:cache_hit_rate', 'gauge', 'The prefix cache hit rate.', [`sglang:cache_hit_rate{${labels}} 0.3`]),
       );
+    } else if (route(request, 'POST', '/v1/tokenize') && options.tokenize !== undefined) {
+      const tokens = options.tokenize(JSON.parse(request.body) as Record<string, unknown>);
+      sendJson(res, 200, { tokens, count: tokens.length, max_model_len: 32768 });
     } else if ((route(request, 'POST', '/flush_cache') || route(request, 'GET', '/flush_cache')) && options.busy === true) {
       sendText(res, 400, 'Flush cache failed: there are running or waiting requests.\n');
     } else if (route(request, 'POST', '/flush_cache') || route(request, 'GET', '/flush_cache')) {

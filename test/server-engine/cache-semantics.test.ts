@@ -128,6 +128,25 @@ describe("the server's token ids (issue #30)", () => {
     }
   });
 
+  test('SGLang: the prompts\' ids from POST /v1/tokenize (messages), the answers\' from it too (prompt)', { timeout: 30_000 }, async () => {
+    const tokenize = (body: Record<string, unknown>): number[] =>
+      Array.isArray(body.messages) ? [...encodePrompt(defaultTokenCounter, body.messages as ChatMessage[])] : defaultTokenCounter.tokenizer.encode(String(body.prompt));
+    const server = await startSglangServer({ model: 'org/unknown-model', tokenize });
+    const dir = tempDir('sglang-tokenize');
+    try {
+      const result = await runBenchmark({ url: server.url, model: 'org/unknown-model', inputFile: writeSyntheticDataset(dir, 2, 2), outputDir: join(dir, 'out'), earlyStop: false });
+      const doc = JSON.parse(readFileSync(result.files.results, 'utf8')) as { tokenizer: string; token_counts_exact: boolean };
+      assert.equal(doc.tokenizer, 'server (SGLang /v1/tokenize)');
+      assert.equal(doc.token_counts_exact, true);
+      const calls = server.requests.filter((r) => r.method === 'POST' && r.url === '/v1/tokenize');
+      assert.equal(calls.length, 1 + 2 * 4, 'the check, then each prompt and each answer');
+      assert.ok(calls.some((c) => (JSON.parse(c.body) as { messages?: unknown }).messages !== undefined));
+      for (const r of readRequestsJsonl(result.files.requests)) assert.ok(r.cache_model_input_tokens! > 0);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('--tokenizer server against a server without tokenize endpoints: one line, before anything is sent', { timeout: 30_000 }, async () => {
     const sim = await startSimulator();
     const dir = tempDir('tokenizer-server-sim');

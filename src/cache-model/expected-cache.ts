@@ -94,6 +94,8 @@ export interface ExpectedCacheTicket {
   atSend: number;
   /** The hit in everything the run had sent or received before the send, at once and with no eviction (warm start). */
   seen: number;
+  /** Its prompt's blocks the infinite index did not hold at the send: in flight until its end (see #inFlight). */
+  inFlight: number[];
   /** The hit in a cache a quarter smaller than the modelled capacity (capacity_eviction); undefined without one. */
   smaller: number | undefined;
   readonly leases: Array<{ pool: BlockPool; lease: BlockLease }>;
@@ -168,8 +170,12 @@ export class ExpectedCache {
   readonly #finite: BlockPool<number> | undefined;
   /** A cache a quarter smaller than #finite: what would also have been evicted (cache-misses.ts). */
   readonly #smaller: BlockPool<number> | undefined;
-  /** Every block sent or received so far, at once (warm start: what the run itself could explain). */
-  readonly #seen: BlockPool<number>;
+  /**
+   * Blocks of prompts sent and not yet in the infinite index (their requests in flight), with how many requests hold
+   * each: with the infinite index, everything the run has sent or received (warm start). Bounded by what is in
+   * flight: a second index of every block seen doubled the model's memory and cost a walk of the history per request.
+   */
+  readonly #inFlight = new Map<number, number>();
   readonly #states = new WeakMap<object, ConversationState>();
   /** Requests prefilled whose prompt blocks are not visible yet, oldest first (see prefilled). */
   readonly #pending: Array<{ ticket: ExpectedCacheTicket; atMs: number; hashes: readonly number[] }> = [];
@@ -189,7 +195,6 @@ export class ExpectedCache {
     const stepBlocks = config.stepBlocks ?? DEFAULT_STEP_BLOCKS;
     this.#queue = new OperationQueue(config.sliceMs ?? SLICE_MS);
     this.#infinite = new BlockPool<number>(Infinity, stepBlocks);
-    this.#seen = new BlockPool<number>(Infinity, stepBlocks);
     const capacity = config.capacityBlocks;
     this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks);
     this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks);
@@ -233,6 +238,7 @@ export class ExpectedCache {
       known: true,
       atSend: 0,
       seen: 0,
+      inFlight: [],
       smaller: undefined,
       leases: [],
       lookupAsked: false,
@@ -334,11 +340,17 @@ export class ExpectedCache {
     const state = this.#states.get(ticket.conversation);
     if (!ticket.known || state === undefined || state.lastLength !== ticket.promptLength) return;
     const keys = state.chain.hashes;
-    ticket.seen = this.#seen.match(keys, keys.length, state.known) * this.blockSize;
-    // Everything this run sent is seen from now on (its answer is added at its end).
-    const seen = this.#seen.admitStepwise(keys, keys.length, keys.length, true, state.known);
-    const admission = isSteps(seen) ? yield* seen : seen;
-    this.#seen.release(admission.lease);
+    // Seen: the run's history (the infinite index), then prompts still in flight. This prompt's blocks past the
+    // index are in flight from now on, until its end registers them.
+    const indexed = this.#infinite.match(keys, keys.length, state.known);
+    let seen = indexed;
+    while (seen < keys.length && this.#inFlight.has(keys[seen]!)) seen++;
+    ticket.seen = seen * this.blockSize;
+    for (let b = indexed; b < keys.length; b++) {
+      const key = keys[b]!;
+      this.#inFlight.set(key, (this.#inFlight.get(key) ?? 0) + 1);
+      ticket.inFlight.push(key);
+    }
     if (this.sharedFrom === 'end') {
       ticket.lookupAsked = true;
       yield* this.#lookupSteps(ticket, state, performance.now());
@@ -489,7 +501,12 @@ export class ExpectedCache {
       const released = pool.releaseStepwise(lease);
       if (released !== undefined) yield* released;
     }
-    if (keys !== undefined && totalBlocks > 0) this.#seen.access(keys.slice(0, totalBlocks));
+    for (const key of ticket.inFlight) {
+      const holders = this.#inFlight.get(key)!;
+      if (holders > 1) this.#inFlight.set(key, holders - 1);
+      else this.#inFlight.delete(key);
+    }
+    ticket.inFlight.length = 0;
     // Every full block of the prompt (and answer) is in the infinite index now.
     if (current && keys !== undefined) state.registered = Math.min(keys.length, Math.max(totalBlocks, ticket.totalBlocks));
   }

@@ -33,14 +33,3 @@ export interface Goodput {
   request_goodput: number;
 }
 
-/** Goodput over `records` (already without warmup), with the run's runtime in seconds. */
-export function computeGoodput(records: readonly RequestRecord[], slos: Slos, runtimeSec: number): Goodput {
-  let good = 0;
-  for (const r of records) if (meetsSlos(r, slos)) good += 1;
-  return {
-    slos,
-    good_requests: good,
-    share: records.length > 0 ? good / records.length : 0,
-    request_goodput: runtimeSec > 0 ? good / runtimeSec : 0,
-  };
-}

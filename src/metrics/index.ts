@@ -35,7 +35,7 @@ export {
 } from './histogram.js';
 export { summarizePerTurn, TurnTable, type TurnSummary } from './per-turn.js';
 export { summarizePerConversation, conversationStats, ConversationTally, type ConversationSummary, type ConversationStats } from './per-conversation.js';
-export { parseSlos, meetsSlos, computeGoodput, type Slos, type Goodput } from './goodput.js';
+export { parseSlos, meetsSlos, type Slos, type Goodput } from './goodput.js';
 export {
   ClientHealthMonitor,
   assessClientHealth,

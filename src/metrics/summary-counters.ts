@@ -129,7 +129,7 @@ export class SummaryCounters {
       token_sources: { input: { ...this.#inputSources }, output: { ...this.#outputSources } },
       metrics: parts.metrics,
       ttft_by_context: parts.ttftByContext,
-      // As computeGoodput(): good requests over all summarized ones, and per second of runtime.
+      // Good requests over all summarized ones, and per second of runtime (vllm bench serve's request_goodput).
       goodput:
         this.#slos === undefined
           ? null

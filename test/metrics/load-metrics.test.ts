@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/errors/index.js';
-import { computeGoodput, meetsSlos, parseSlos } from '../../src/metrics/goodput.js';
+import { meetsSlos, parseSlos } from '../../src/metrics/goodput.js';
 import { conversationStats, summarizePerConversation } from '../../src/metrics/per-conversation.js';
 import { summarize, ttftByContext } from '../../src/metrics/summary.js';
 import { parseServerMetrics } from '../../src/server-metrics/parse.js';
@@ -23,8 +23,10 @@ describe('goodput', () => {
     assert.ok(!meetsSlos(makeRecord({ e2el_ms: 1001 }), slos));
     assert.ok(meetsSlos(makeRecord({ tpot_ms: null }), slos), 'one output token has no TPOT');
     assert.ok(!meetsSlos(makeFailed('http_status'), {}), 'a failed request never meets');
-    const goodput = computeGoodput([makeRecord(), makeRecord({ ttft_ms: 500 }), makeFailed('timeout_total'), makeRecord()], slos, 2);
-    assert.deepEqual(goodput, { slos, good_requests: 2, share: 0.5, request_goodput: 1 });
+    // Goodput as runs compute it (the summary's): 2 of 4 requests met every SLO, over the 0.5 s from the first send to
+    // the last end (the records' own times, set here).
+    const records = [makeRecord({ done_at_ms: 200 }), makeRecord({ ttft_ms: 500 }), makeFailed('timeout_total'), makeRecord({ sent_at_ms: 100, done_at_ms: 500 })];
+    assert.deepEqual(summarize(records, { slos }).goodput, { slos, good_requests: 2, share: 0.5, request_goodput: 4 });
   });
 
   test('summaries carry goodput only with SLOs', () => {

@@ -15,6 +15,7 @@ import { startSimulatorWorker, type RunningSimulator } from '../../src/sim/index
 import { syntheticConversations, writeDataset, writeSyntheticDataset } from '../helpers/datasets.js';
 import { startFixedTimingServer, type FixedTimingServer } from '../helpers/scripted-server.js';
 import { tempDir } from '../helpers/tmp.js';
+import { assertAgainstReference } from '../helpers/summary-reference.js';
 
 describe('partition arithmetic', () => {
   test('shares add up to the whole with no remainder lost', () => {
@@ -106,7 +107,9 @@ describe('worker threads and shards against the simulator', () => {
     assert.equal(result.engine.stopReason, 'max_requests');
     assert.match(result.engine.loadModel, /2 worker threads/);
     assert.ok(records.every((r) => r.sent_at_ms >= 0), 'every part times its records from the common start');
-    // Each part aggregated its own records; the merged aggregate summarizes as the records written would.
+    // Each part aggregated its own records; the merged aggregate summarizes as the records written would (computed
+    // here, apart from chatload's summary code).
+    assertAgainstReference(result.summary, records, undefined, 'merged workers');
     assert.deepEqual(result.summary, summarize(records));
     assert.deepEqual(result.perTurn, summarizePerTurn(records));
     const doc = JSON.parse(readFileSync(result.files.results, 'utf8')) as { per_conversation: ConversationSummary[] };
@@ -166,6 +169,8 @@ describe('worker threads and shards against the simulator', () => {
     for (const key of ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2el_ms', 'input_num_tokens', 'cached_tokens'] as const) {
       assert.deepEqual(doc.summary.metrics[key], original.metrics[key], key);
     }
+    // Read back from results.json, which keeps times to the microsecond.
+    assertAgainstReference(doc.summary, records, undefined, 'remerged shards', 1e-3);
   });
 });
 

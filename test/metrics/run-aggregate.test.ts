@@ -8,6 +8,7 @@ import { summarize, type Summary } from '../../src/metrics/summary.js';
 import { Rng } from '../../src/synth/rng.js';
 import { assertStatsClose } from '../helpers/stats-close.js';
 import { makeFailed, makeRecord } from './record-fixtures.js';
+import { assertAgainstReference } from '../helpers/summary-reference.js';
 
 const us = (x: number): number => Math.round(x * 1000) / 1000;
 
@@ -63,6 +64,7 @@ describe('RunAggregate', () => {
   test('exact: the same tables as the in-memory summaries', () => {
     const aggregate = RunAggregate.fromRecords(list, OPTIONS);
     assert.equal(aggregate.exact, true);
+    assertAgainstReference(aggregate.summary(), list, OPTIONS.slos!, 'all');
     assert.deepEqual(aggregate.summary(), summarize(list, { slos: OPTIONS.slos }));
     assert.deepEqual(aggregate.perTurn(), summarizePerTurn(list, { slos: OPTIONS.slos }));
     assert.deepEqual(aggregate.perConversation(), summarizePerConversation(list));
@@ -75,6 +77,8 @@ describe('RunAggregate', () => {
     const ordered = [...measured].sort((a, b) => a.sent_at_ms - b.sent_at_ms);
     const dropped = Math.floor(0.6 * measured.length);
     const warmup = list.length - measured.length;
+    assertAgainstReference(cuts['60%']!, ordered.slice(dropped), OPTIONS.slos!, '60% cut');
+    assert.equal(cuts['60%']!.warmup_excluded, warmup + dropped);
     assert.deepEqual(cuts['60%'], { ...summarize(ordered.slice(dropped), { slos: OPTIONS.slos }), warmup_excluded: warmup + dropped });
   });
 

@@ -1,7 +1,7 @@
 // The approximate tokenizer is linear (issue #14: it was quadratic, 20.9 s for 4 MB) and counting in slices is exact.
 // Properties, not timings: a count is additive over texts cut where countTextYielding cuts (before a whitespace run),
-// so counting a text of n copies is n times the count of one, which no superlinear cost can hide behind; and the work
-// of a count, measured in regex steps (PIECE matches), is bounded by a constant per character.
+// so counting a text of n copies is n times the count of one; and the characters the special-token search reads while
+// a text is counted stay within twice its length (the search that made it quadratic).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
@@ -46,14 +46,30 @@ describe('approximate tokenizer: linear and sliceable', () => {
     );
   });
 
-  test('the scan does at most a constant number of steps per character (a 1,000,000-character text)', () => {
-    // Every step emits a token or consumes a piece; each piece is at least one character, each token at most 4.
-    const big = 'word '.repeat(200_000);
-    const tokens = approxTokenizer.count(big);
-    assert.equal(tokens, 400_000);
-    const noSpace = 'a'.repeat(1_000_000);
-    assert.equal(approxTokenizer.count(noSpace), 250_000);
-    const specialsFar = `${'<'.repeat(100_000)}<|x|>`;
-    assert.ok(approxTokenizer.count(specialsFar) <= 100_000 / 4 + 2);
+  test('the scan reads each character a bounded number of times (1,000,000-character texts)', () => {
+    // The search for the next special token (`<|`) once re-read the rest of the text at every piece: quadratic
+    // (issue #16). Here every character String.prototype.indexOf reads while a text is counted is summed (the
+    // distance from where a search starts to where it stops), and must stay within twice the text's length.
+    const texts = ['word '.repeat(200_000), 'a'.repeat(1_000_000), `${'<'.repeat(100_000)}<|x|>`, `${'a, b. '.repeat(150_000)}<|end|>`];
+    const indexOf = String.prototype.indexOf;
+    let read = 0;
+    String.prototype.indexOf = function (this: string, search: string, from = 0) {
+      const at = indexOf.call(this, search, from);
+      read += (at < 0 ? this.length : at) - Math.max(0, from);
+      return at;
+    };
+    const counts: number[] = [];
+    try {
+      for (const text of texts) {
+        read = 0;
+        counts.push(approxTokenizer.count(text));
+        assert.ok(read <= 2 * text.length, `${read} characters read by indexOf for a text of ${text.length}`);
+      }
+    } finally {
+      String.prototype.indexOf = indexOf;
+    }
+    // And the counts: a token per word and per space, a token per 4 letters, a `<` each, the special one token.
+    assert.deepEqual(counts.slice(0, 2), [400_000, 250_000]);
+    assert.ok(counts[2]! <= 100_000 / 4 + 2);
   });
 });

@@ -2,6 +2,7 @@ import type { LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { onAbort } from '../util/abort-listeners.js';
+import { headerSecrets } from '../util/redact-text.js';
 import { Agent, dispatch, request, type AgentOptions } from '../util/undici.js';
 import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
@@ -147,17 +148,17 @@ export class ChatClient {
     };
     // Identity: undici never decodes a compressed body, and the SSE timestamps are taken on the bytes as they come.
     const headers: Record<string, string> = { 'content-type': 'application/json', 'accept-encoding': 'identity' };
-    this.#secrets = [...credentials.secrets];
+    this.#secrets = [...credentials.secrets, ...(credentials.authorization === undefined ? [] : headerSecrets(credentials.authorization))];
     if (options.apiKey !== undefined && options.apiKey.length > 0) {
       headers.authorization = `Bearer ${options.apiKey}`;
-      this.#secrets.unshift(options.apiKey);
+      this.#secrets.unshift(options.apiKey, ...headerSecrets(headers.authorization));
     }
     // The URL's own credentials name this server; a key may come from OPENAI_API_KEY set for another one.
     if (credentials.authorization !== undefined) headers.authorization = credentials.authorization;
     // --header last: a header given by name wins over every default, as in curl.
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       headers[name.toLowerCase()] = value;
-      if (value.length >= 6) this.#secrets.push(value);
+      this.#secrets.push(...headerSecrets(value));
     }
     this.#headers = headers;
     this.#apiKeyReplacedByUrl =

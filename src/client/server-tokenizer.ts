@@ -1,7 +1,7 @@
 import { Agent, request } from '../util/undici.js';
 import { letLoopGo } from '../tokenizer/loop-turns.js';
 import type { ChatMessage } from '../tokenizer/types.js';
-import { redactText } from '../util/redact-text.js';
+import { headerSecrets, redactText } from '../util/redact-text.js';
 import { encodeMessagesBody, sendableBody } from './request-body.js';
 
 /*
@@ -68,7 +68,7 @@ export class ServerTokenizer {
   constructor(spec: ServerTokenizerSpec, signal?: AbortSignal) {
     this.spec = { ...spec, rootUrl: spec.rootUrl.replace(/\/+$/, '') };
     this.#signal = signal;
-    this.#secrets = Object.values(spec.headers).flatMap((v) => [v, v.replace(/^Bearer\s+/i, '')]).filter((v) => v.length >= 6);
+    this.#secrets = Object.values(spec.headers).flatMap((value) => headerSecrets(value));
   }
 
   /** A human label, e.g. `server (llama.cpp /apply-template + /tokenize)`. */

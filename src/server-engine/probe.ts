@@ -1,5 +1,5 @@
 import { Agent, request } from '../util/undici.js';
-import { redactText } from '../util/redact-text.js';
+import { headerSecrets, redactText } from '../util/redact-text.js';
 
 /** What a probe got back: the status, the headers (lower-case names) and the first `maxBytes` of the body as text. */
 export interface ProbeAnswer {
@@ -47,7 +47,7 @@ export class ProbeHttp {
     this.#timeoutMs = options.timeoutMs ?? 2_000;
     this.#signal = options.signal;
     this.#secrets = Object.values(this.#headers)
-      .flatMap((value) => [value, value.replace(/^Bearer\s+/i, '')])
+      .flatMap((value) => headerSecrets(value))
       .filter((value) => value.length >= 6);
   }
 

@@ -12,9 +12,19 @@ import { tempDir } from '../helpers/tmp.js';
 import { readZipEntries } from '../helpers/zip.js';
 
 
-/** What a careless server does: quote the request's headers back in its error. */
+/**
+ * What a careless server does: quote the request's headers back in its error, and each credential alone (the token
+ * after its scheme: `invalid token: T`), base64-encoded, and a Basic token decoded (issue #35: a token given with
+ * --header leaked when echoed without its `Bearer `).
+ */
 function echo(request: RecordedRequest): string {
-  return `invalid credentials: ${JSON.stringify(request.headers)}`;
+  const tokens = Object.values(request.headers)
+    .filter((value): value is string => typeof value === 'string' && /^(Bearer|Basic) /.test(value))
+    .map((value) => value.slice(value.indexOf(' ') + 1));
+  const decoded = tokens.map((token) => Buffer.from(token, 'base64').toString('utf8')).filter((text) => /^[\x20-\x7e]+$/.test(text));
+  const encoded = tokens.map((token) => Buffer.from(token, 'utf8').toString('base64'));
+  // The tokens first: an error message is cut at 200 characters.
+  return `invalid credentials: token ${tokens.join(', ')} (${encoded.join(', ')}) ${decoded.join(', ')}; headers ${JSON.stringify(request.headers)}`;
 }
 
 /**
@@ -141,12 +151,14 @@ describe('secrets never reach an output', () => {
         for (const name of written) {
           const text = searchableText(join(outDir, name));
           assert.ok(!text.includes(c.secret), `${name} contains the key`);
+          assert.ok(!text.includes(Buffer.from(c.secret, 'utf8').toString('base64')), `${name} contains the key base64-encoded`);
           assert.ok(!text.includes('SECRET'), `${name} contains part of the key`);
           for (const other of c.alsoSecret ?? []) assert.ok(!text.includes(other), `${name} contains ${other}`);
         }
         for (const other of c.alsoSecret ?? []) assert.ok(!result.stdout.includes(other) && !result.stderr.includes(other), `the output shows ${other}`);
         assert.ok(!result.stdout.includes('SECRET'), 'stdout contains the key');
         assert.ok(!result.stderr.includes('SECRET'), `stderr contains the key: ${result.stderr}`);
+        assert.ok(!result.stderr.includes(Buffer.from(c.secret, 'utf8').toString('base64')), 'stderr contains the key base64-encoded');
         assert.match(result.stderr, /invalid credentials/, 'the verbose lines showed the echoed errors (redacted)');
       } finally {
         await server.close();

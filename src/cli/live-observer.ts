@@ -1,6 +1,7 @@
 import type { BenchmarkHooks } from '../benchmark/run-benchmark.js';
 import type { LiveView } from '../report/progress.js';
 import { contentText, requestLine } from '../report/request-lines.js';
+import { escapeControl } from '../util/control-chars.js';
 
 /**
  * The run's observer as `run` and `sweep` both wire it to the terminal: the live view's counts, a line per request
@@ -17,9 +18,10 @@ export function liveObserver(
     onPhase: (phase) => live.onPhase(phase),
     onRecord: (record) => {
       live.onRecord(record);
-      if (flags.verbose) live.print(requestLine(record));
+      if (flags.verbose) live.print(escapeControl(requestLine(record)));
     },
-    onWarning: (message) => say(`chatload: warning: ${message}\n`),
-    onContent: flags.printContent ? (event) => live.print(contentText(event)) : undefined,
+    // Server and dataset text is in all three: escaped for the terminal (util/control-chars.ts).
+    onWarning: (message) => say(`chatload: warning: ${escapeControl(message)}\n`),
+    onContent: flags.printContent ? (event) => live.print(escapeControl(contentText(event))) : undefined,
   };
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isChatloadError } from '../errors/index.js';
+import { escapeControl } from '../util/control-chars.js';
 import { chatloadVersion } from '../util/version.js';
 import { COMMAND_DESCRIPTIONS, COMMAND_LOADERS, COMMAND_NAMES } from './commands.js';
 import type { CommandName } from './command-descriptions.js';
@@ -48,11 +49,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       return error.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
     }
     if (isChatloadError(error)) {
-      process.stderr.write(`chatload: ${error.message}${error.hint ? ` (${error.hint})` : ''}\n`);
+      // A message may quote a server's answer or a dataset's text: escaped for the terminal.
+      process.stderr.write(`chatload: ${escapeControl(error.message)}${error.hint ? ` (${escapeControl(error.hint)})` : ''}\n`);
       return error.exitCode;
     }
     const detail = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`chatload: internal error: ${detail} (please report it; set CHATLOAD_DEBUG=1 for the stack)\n`);
+    process.stderr.write(`chatload: internal error: ${escapeControl(detail)} (please report it; set CHATLOAD_DEBUG=1 for the stack)\n`);
     if (process.env.CHATLOAD_DEBUG) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
     return ExitCode.runFailed;
   }

@@ -13,6 +13,7 @@ import { defaultOutputDir } from '../store/output-dir.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { liveObserver } from './live-observer.js';
+import { escapeControl } from '../util/control-chars.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
@@ -25,7 +26,7 @@ function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
       ? ['chatload: every request failed (warmup included): nothing was measured']
       : [`chatload: ${s.failed - aborted} of ${s.completed + s.failed - aborted} requests failed, over --max-error-rate ${maxErrorRate}` +
           (aborted > 0 ? ` (${aborted} cut by the run's stop not counted)` : '')];
-  for (const e of result.topErrors) lines.push(`  ${e.count} × ${e.kind}: ${e.message}`);
+  for (const e of result.topErrors) lines.push(`  ${e.count} × ${e.kind}: ${escapeControl(e.message)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -57,7 +58,8 @@ function jsonSummary(result: BenchmarkResult): Record<string, unknown> {
 function describeStart(info: BenchmarkStartInfo): string {
   const engine = info.engine.name === 'unknown' ? '' : ` (${info.engine.name}${info.engine.version === null ? '' : ` ${info.engine.version}`})`;
   const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : `${info.url}${engine}`;
-  return `chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; results in ${info.outputDir}\n`;
+  // The engine's version and the model's name may come from the server: escaped for the terminal.
+  return escapeControl(`chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; results in ${info.outputDir}`) + '\n';
 }
 
 /** A finished run's output: --json's object on stdout, the summary table (stdout, or stderr with --json), the files. */

@@ -1,3 +1,4 @@
+import { escapeControl } from '../util/control-chars.js';
 import { hideImageData } from './hide-image-data.js';
 import { redactText } from '../util/redact-text.js';
 import type { ErrorKind, RequestError } from './types.js';
@@ -19,7 +20,8 @@ const DNS_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_F
  * `secrets` entry (api key, header values) with `[redacted]` (redactText), and cuts it to `maxChars`.
  */
 export function sanitizeMessage(text: string, secrets: readonly string[], maxChars: number = MAX_MESSAGE_CHARS): string {
-  const line = redactText(hideImageData(text).replace(/\s+/g, ' ').trim(), secrets);
+  // Control characters (escape sequences, NUL) shown as \xNN: the message reaches files and terminals (issue #35).
+  const line = escapeControl(redactText(hideImageData(text).replace(/\s+/g, ' ').trim(), secrets));
   return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
 }
 

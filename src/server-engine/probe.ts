@@ -1,4 +1,5 @@
 import { Agent, request } from '../util/undici.js';
+import { escapeControl } from '../util/control-chars.js';
 import { headerSecrets, redactText } from '../util/redact-text.js';
 
 /** What a probe got back: the status, the headers (lower-case names) and the first `maxBytes` of the body as text. */
@@ -68,7 +69,7 @@ export class ProbeHttp {
 
   /** One line of `text` with the secrets replaced by `[redacted]` (redactText), at most `maxChars` long. */
   excerpt(text: string, maxChars = 160): string {
-    const line = redactText(text.replace(/\s+/g, ' ').trim(), this.#secrets);
+    const line = escapeControl(redactText(text.replace(/\s+/g, ' ').trim(), this.#secrets));
     return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
   }
 

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../util/long-timer.js';
 /** The three per-request timeouts, as error kinds. */
 export type TimeoutKind = 'timeout_ttft' | 'timeout_idle' | 'timeout_total';
 
@@ -77,7 +78,8 @@ export class RequestTimer {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     // setTimeout rounds to whole ms and may fire a fraction early: #fire re-checks and re-arms.
     this.#armedForMs = this.#nextDeadlineMs();
-    const delayMs = Math.max(1, Math.ceil(this.#armedForMs - nowMs));
+    // At most setTimeout's 24.8 days (a longer delay fires at once): #fire re-arms for the rest.
+    const delayMs = Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(this.#armedForMs - nowMs)));
     this.#timer = setTimeout(this.#fire, delayMs);
   }
 

@@ -1,3 +1,4 @@
+import { setLongTimeout, type LongTimer } from '../util/long-timer.js';
 import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
@@ -50,10 +51,11 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   };
   let answerMismatches = 0;
 
-  const timers: NodeJS.Timeout[] = [];
+  // Any length (--benchmark-timeout-sec, --duration): past setTimeout's 24.8 days a chain of timers (util/long-timer.ts).
+  const timers: LongTimer[] = [];
   const onStopping = (): void => observer.onPhase?.('stopping', String(stop.reason));
   stop.stopping.addEventListener('abort', onStopping, { once: true });
-  timers.push(setTimeout(() => stop.abortInFlight('benchmark_timeout'), deadlines.benchmarkMs));
+  timers.push(setLongTimeout(() => stop.abortInFlight('benchmark_timeout'), deadlines.benchmarkMs));
   const unfollow = stop.followSignal(input.signal, deadlines.stopGraceMs);
   const unfollowStop = stop.followStopSignal(input.stopSignal);
 
@@ -127,7 +129,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       warn(`only ${remaining} conversations for ${loadModel.config.numClients} clients: some clients have no work${earlyStop}`);
     }
     const durationMs = deadlines.durationMs;
-    if (durationMs !== undefined) timers.push(setTimeout(() => stop.stop('duration'), durationMs));
+    if (durationMs !== undefined) timers.push(setLongTimeout(() => stop.stop('duration'), durationMs));
     observer.onPhase?.('benchmark', describeLoadModel(loadModel));
     if (part?.startEpochMs === undefined) ctx.runStartMs = performance.now(); // the measured phase starts here
     ctx.loadStartMs = load.warmupStep ? performance.now() : ctx.runStartMs;
@@ -155,7 +157,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       warnings,
     };
   } finally {
-    for (const timer of timers) clearTimeout(timer);
+    for (const timer of timers) timer.clear();
     await ctx.expectedCache?.close();
     unfollow();
     unfollowStop();

@@ -5,44 +5,42 @@
  *   so a later request with the same prefix reuses it;
  * - a block whose refcount drops to 0 keeps its hash (it stays cached) and joins an LRU list; it is evicted
  *   (hash dropped) only when a fresh block is needed and no never-hashed block is free.
+ * The cached blocks' index and their LRU list are prefix-cache's BlockIndex, the structure the expected-cache model's
+ * BlockPool keeps them in, with the same rules (issue #30: one set of eviction rules for the simulator and the model
+ * it checks): a released cached block goes to the list's end, a fresh block that finds no free one evicts its head,
+ * referenced blocks never. What this class adds is what a server has and the model does not: physical block ids, a
+ * fixed number of them (admission waits or preempts rather than running over), and per-block refcounts.
  */
 
 // The chained block hash is shared with chatload's expected-cache model, so both index the same blocks.
 export { ROOT_BLOCK_HASH, blockHash } from '../prefix-cache/block-hash.js';
-import { mix } from '../prefix-cache/block-index.js';
+import { BlockIndex } from '../prefix-cache/block-index.js';
 import { letLoopGo } from '../tokenizer/loop-turns.js';
 
 /** Blocks put back per turn of the event loop by a long release (see KvCache.release). */
 export const RELEASE_STEP_BLOCKS = 8192;
+
+/** The BlockIndex's shards for `numBlocks`: about 4,096 blocks each, 16 to 256 (as BlockPool sizes a finite pool's). */
+function shardsFor(numBlocks: number): number {
+  let shards = 16;
+  while (shards < 256 && shards * 4096 < numBlocks) shards *= 2;
+  return shards;
+}
 
 /** The block pool. Block ids are 0..numBlocks-1. All sizes in blocks unless named tokens. */
 export class KvCache {
   /** Total blocks. */
   readonly numBlocks: number;
   readonly #refCount: Int32Array;
-  /** Hash of each block, or -1 while it holds no full cached block. */
-  readonly #hashOf: Float64Array;
-  /**
-   * The cached hashes' index, hash -> block: slot -> block + 1 (0: empty), open addressing with linear probing, the
-   * key of a slot being its block's #hashOf. Hand-written rather than a Map: a block holds at most one hash, so the
-   * table is sized once for every block and never grows; a Map grew by copying its whole table in one piece as a
-   * 1.2M-token prompt's 75,000 blocks were registered (~2-4 ms at 65,536 entries, issue #14). Deletion shifts the
-   * entries after it back (no tombstones).
-   */
-  readonly #slots: Int32Array;
-  readonly #slotMask: number;
-  #numCached = 0;
+  /** The cached blocks: hash -> entry, and their LRU list (unreferenced ones, least recently released first). */
+  readonly #index: BlockIndex;
+  /** Each block's entry in the index, or -1 while it holds no cached hash. */
+  readonly #entryOf: Int32Array;
+  /** Each entry's block (entry ids are small integers: (local index << shard bits) | shard). */
+  #blockOf = new Int32Array(1024);
   /** Blocks with refcount 0 and no hash: free at no cost. */
   readonly #free: number[] = [];
-  /**
-   * Blocks with refcount 0 that still hold a cached hash, oldest (next to evict) first: a doubly linked list through
-   * #next/#prev (-1 ends it). Hand-written rather than a Map (insertion order as the LRU order): releasing a 1.2M-token
-   * prompt's 75,000 blocks into a Map grew it by copying its table again and again, ~20 ms in one piece (issue #14).
-   */
-  readonly #next: Int32Array;
-  readonly #prev: Int32Array;
-  #lruHead = -1;
-  #lruTail = -1;
+  /** Cached blocks with refcount 0 (the LRU list's length). */
   #lruSize = 0;
   #evictions = 0;
   /** A long release's blocks not yet put back, the next one last (see release). */
@@ -52,14 +50,8 @@ export class KvCache {
   constructor(numBlocks: number) {
     this.numBlocks = numBlocks;
     this.#refCount = new Int32Array(numBlocks);
-    this.#hashOf = new Float64Array(numBlocks).fill(-1);
-    this.#next = new Int32Array(numBlocks).fill(-1);
-    this.#prev = new Int32Array(numBlocks).fill(-1);
-    // At most half full: a power of two of at least twice the blocks.
-    let slots = 16;
-    while (slots < numBlocks * 2) slots *= 2;
-    this.#slots = new Int32Array(slots);
-    this.#slotMask = slots - 1;
+    this.#entryOf = new Int32Array(numBlocks).fill(-1);
+    this.#index = new BlockIndex({ shards: shardsFor(numBlocks), tracked: true });
     // Pop from the end: hand out low ids first.
     for (let i = numBlocks - 1; i >= 0; i--) this.#free.push(i);
   }
@@ -72,7 +64,7 @@ export class KvCache {
 
   /** Blocks holding a cached hash (referenced or not). */
   get numCached(): number {
-    return this.#numCached;
+    return this.#index.size;
   }
 
   /** Cached blocks evicted so far to make room. */
@@ -80,82 +72,31 @@ export class KvCache {
     return this.#evictions;
   }
 
-  /** Fraction of blocks in use by running requests, 0..1 (vLLM's kv_cache_usage_perc: cached-but-free blocks count as free). */
+  /** Share of blocks in use (cached-but-unreferenced blocks count as free), 0..1. */
   get usage(): number {
     return 1 - this.numAvailable / this.numBlocks;
   }
 
   /** Whether `block` is cached under some hash (for tests). */
   isCached(block: number): boolean {
-    return this.#hashOf[block]! !== -1;
+    return this.#entryOf[block]! !== -1;
   }
 
   /** The block cached under `hash`, or -1. */
   #find(hash: number): number {
-    const slots = this.#slots;
-    const mask = this.#slotMask;
-    for (let i = mix(hash) & mask; ; i = (i + 1) & mask) {
-      const e = slots[i]!;
-      if (e === 0) return -1;
-      if (this.#hashOf[e - 1] === hash) return e - 1;
-    }
+    const id = this.#index.find(hash);
+    return id < 0 ? -1 : this.#blockOf[id]!;
   }
 
-  /** Caches `block` (holding no hash) under `hash`, unless another block holds that hash: one probe for both. */
-  #index(block: number, hash: number): void {
-    const slots = this.#slots;
-    const mask = this.#slotMask;
-    let i = mix(hash) & mask;
-    for (let e = slots[i]!; e !== 0; e = slots[i]!) {
-      if (this.#hashOf[e - 1] === hash) return;
-      i = (i + 1) & mask;
-    }
-    slots[i] = block + 1;
-    this.#hashOf[block] = hash;
-    this.#numCached += 1;
-  }
-
-  /** Drops `block`'s cached hash, moving back the entries whose probe passed its slot. */
-  #unindex(block: number): void {
-    const slots = this.#slots;
-    const mask = this.#slotMask;
-    let i = mix(this.#hashOf[block]!) & mask;
-    while (slots[i]! !== block + 1) i = (i + 1) & mask;
-    for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
-      const e = slots[j]!;
-      if (e === 0) break;
-      const home = mix(this.#hashOf[e - 1]!) & mask;
-      // The entry at j stays unless its home slot is cyclically outside (i, j]: then it moves into the hole.
-      if (i <= j ? home <= i || home > j : home <= i && home > j) {
-        slots[i] = e;
-        i = j;
-      }
-    }
-    slots[i] = 0;
-    this.#hashOf[block] = -1;
-    this.#numCached -= 1;
-  }
-
-  /** Appends `block` to the LRU list (most recently released). */
-  #lruPush(block: number): void {
-    this.#prev[block] = this.#lruTail;
-    this.#next[block] = -1;
-    if (this.#lruTail === -1) this.#lruHead = block;
-    else this.#next[this.#lruTail] = block;
-    this.#lruTail = block;
-    this.#lruSize += 1;
-  }
-
-  /** Takes `block` out of the LRU list. */
-  #lruRemove(block: number): void {
-    const prev = this.#prev[block]!;
-    const next = this.#next[block]!;
-    if (prev === -1) this.#lruHead = next;
-    else this.#next[prev] = next;
-    if (next === -1) this.#lruTail = prev;
-    else this.#prev[next] = prev;
-    this.#prev[block] = this.#next[block] = -1;
+  /** Evicts the least recently released cached block (the LRU list's head, as BlockPool evicts) and returns it. */
+  #evictOne(): number {
+    const id = this.#index.lruHead;
+    const block = this.#blockOf[id]!;
+    this.#index.unlinkLru(id);
+    this.#index.remove(id);
+    this.#entryOf[block] = -1;
     this.#lruSize -= 1;
+    return block;
   }
 
   /**
@@ -186,7 +127,11 @@ export class KvCache {
   acquire(blocks: readonly number[]): void {
     this.#settle();
     for (const b of blocks) {
-      if (this.#refCount[b] === 0) this.#lruRemove(b);
+      if (this.#refCount[b] === 0) {
+        // A cached block hit while unreferenced leaves the LRU list.
+        this.#index.unlinkLru(this.#entryOf[b]!);
+        this.#lruSize -= 1;
+      }
       this.#refCount[b]! += 1;
     }
   }
@@ -200,9 +145,7 @@ export class KvCache {
     for (let i = 0; i < count; i++) {
       let b = this.#free.pop();
       if (b === undefined) {
-        b = this.#lruHead;
-        this.#lruRemove(b);
-        this.#unindex(b);
+        b = this.#evictOne();
         this.#evictions += 1;
       }
       this.#refCount[b] = 1;
@@ -234,8 +177,12 @@ export class KvCache {
   #releaseOne(b: number): void {
     const rc = (this.#refCount[b]! -= 1);
     if (rc > 0) return;
-    if (this.#hashOf[b]! !== -1) this.#lruPush(b);
-    else this.#free.push(b);
+    const id = this.#entryOf[b]!;
+    if (id === -1) this.#free.push(b);
+    else {
+      this.#index.appendLru(id);
+      this.#lruSize += 1;
+    }
   }
 
   /** Puts back the rest of a long release now. */
@@ -257,18 +204,26 @@ export class KvCache {
 
   /** Marks `block` (now full) as cached under `hash`, unless another block already holds that hash (then it stays private). */
   register(block: number, hash: number): void {
-    if (this.#hashOf[block]! === -1) this.#index(block, hash);
+    if (this.#entryOf[block]! !== -1) return;
+    const id = this.#index.add(hash, 0);
+    if (id < 0) return;
+    this.#entryOf[block] = id;
+    if (id >= this.#blockOf.length) {
+      let size = this.#blockOf.length * 2;
+      while (size <= id) size *= 2;
+      const bigger = new Int32Array(size);
+      bigger.set(this.#blockOf);
+      this.#blockOf = bigger;
+    }
+    this.#blockOf[id] = block;
   }
 
   /** Drops every unreferenced cached block (POST /reset_prefix_cache). Returns how many were dropped. */
   resetPrefixCache(): number {
     this.#settle();
     let n = 0;
-    while (this.#lruHead !== -1) {
-      const b = this.#lruHead;
-      this.#lruRemove(b);
-      this.#unindex(b);
-      this.#free.push(b);
+    while (this.#index.lruHead !== -1) {
+      this.#free.push(this.#evictOne());
       n++;
     }
     return n;

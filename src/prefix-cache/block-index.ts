@@ -178,6 +178,16 @@ export class BlockIndex {
     return this.#head;
   }
 
+  /**
+   * The eviction rule the expected-cache model's pool and the simulator's KV cache share (issue #30): the entry
+   * released longest ago (the LRU list's head) leaves the list and is returned, for its caller to drop; -1 when none.
+   */
+  takeLruHead(): number {
+    const id = this.#head;
+    if (id >= 0) this.unlinkLru(id);
+    return id;
+  }
+
   /** Appends entry `id` to the LRU list's end. */
   appendLru(id: number): void {
     const s = this.#shards[id & this.#shardMask]!;

@@ -278,8 +278,7 @@ export class BlockPool<K = number> {
           lease.roomShort = short;
           return false;
         }
-        const id = index.lruHead;
-        index.unlinkLru(id);
+        const id = index.takeLruHead();
         this.#remove(id);
         this.#unreferenced -= 1;
         this.#evictions += 1;
@@ -358,10 +357,7 @@ export class BlockPool<K = number> {
       this.#interned?.clear();
       this.#internedKeys?.clear();
     }
-    for (let id = index.lruHead; id >= 0; id = index.lruHead) {
-      index.unlinkLru(id);
-      this.#remove(id);
-    }
+    for (let id = index.takeLruHead(); id >= 0; id = index.takeLruHead()) this.#remove(id);
     this.#unreferenced = 0;
   }
 }

@@ -90,9 +90,8 @@ export class KvCache {
 
   /** Evicts the least recently released cached block (the LRU list's head, as BlockPool evicts) and returns it. */
   #evictOne(): number {
-    const id = this.#index.lruHead;
+    const id = this.#index.takeLruHead();
     const block = this.#blockOf[id]!;
-    this.#index.unlinkLru(id);
     this.#index.remove(id);
     this.#entryOf[block] = -1;
     this.#lruSize -= 1;

@@ -77,6 +77,27 @@ describe('cache truth on llama.cpp semantics: per slot, token by token, the serv
     }
   });
 
+  test("a chat template that drops reasoning from history (Qwen3's, answers thinking in their content): the server's ids already leave it out, and so does what the model expects", { timeout: 120_000 }, async () => {
+    const server = await startLlamacppSlotsServer({ slots: 2, thinkWords: 20, delayMs: 0 });
+    const dir = tempDir('cache-truth-thinking');
+    try {
+      const result = await runBenchmark({ url: server.url, model: 'qwen3-tiny', inputFile: sharedPrefixConfig(dir, 2, 3), numClients: 2, outputDir: dir, earlyStop: false });
+      const records = readRequestsJsonl(result.files.requests).filter((r) => r.status === 'ok');
+      assert.ok(server.requests.every((q) => q.content.startsWith('<think>')), 'every answer thought first');
+      // The server's slot held each answer with its thinking; the next prompt (the template dropped it) matched only
+      // up to the answer's start: the hit stops at the previous prompt, and the model expected no more.
+      for (const r of records.filter((x) => x.turn > 1)) {
+        const previous = records.find((x) => x.conversation_id === r.conversation_id && x.turn === r.turn - 1)!;
+        assert.ok(r.cached_tokens! <= previous.input_num_tokens, `${r.conversation_id} turn ${r.turn}: cached ${r.cached_tokens} past the previous prompt (${previous.input_num_tokens})`);
+        assert.ok(r.expected_cached_tokens >= r.cached_tokens!, `${r.conversation_id} turn ${r.turn}: expected ${r.expected_cached_tokens} < cached ${r.cached_tokens}`);
+      }
+      const t = result.prefixCache.totals;
+      assert.ok(t.efficiency! >= 0.95 && t.efficiency! <= 1.005, `efficiency ${t.efficiency}: ${JSON.stringify(t.misses)}`);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('answers that re-tokenize differently: the misses are history_resent, and the server\'s hits stop inside the previous answer', { timeout: 120_000 }, async () => {
     const server = await startLlamacppSlotsServer({ slots: 2, roundTrip: false, delayMs: 0 });
     const dir = tempDir('cache-truth-resent');

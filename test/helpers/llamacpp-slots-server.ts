@@ -76,6 +76,12 @@ export interface LlamacppSlotsOptions {
    * answer (of 2+ tokens) is generated as two sub-word tokens, so the text re-tokenizes differently there. @default true
    */
   roundTrip?: boolean;
+  /**
+   * Answers that think first, as a reasoning model with no reasoning parser streams them: `<think>` … `</think>`
+   * then the answer, all in the content. Qwen3's template drops the thinking from earlier turns when the history comes
+   * back: the chat template that drops reasoning from history. @default 0 (no thinking)
+   */
+  thinkWords?: number;
   /** `--slot-save-path`: slot actions (erase) are served; without it they answer 501, as llama-server. @default false */
   slotSavePath?: boolean;
   /** Delay per generated token, ms. @default 1 */
@@ -462,6 +468,21 @@ function answerTokens(assets: Assets, count: number, roundTrip: boolean, rng: ()
   return { ids, pieces };
 }
 
+/** The answer after a `<think>` block of `thinkWords` words, when the server was started with some (see the option). */
+function withThinking(ctx: Context, answer: { ids: number[]; pieces: string[] }, promptIds: readonly number[]): { ids: number[]; pieces: string[] } {
+  const words = ctx.thinkWords;
+  if (words === 0) return answer;
+  const tokenizer = ctx.assets.tokenizer;
+  const piecesOf = (text: string): { ids: number[]; pieces: string[] } => {
+    const ids = tokenizer.encode(text);
+    return { ids, pieces: ids.map((id) => tokenizer.decode!([id])) };
+  };
+  const thought = answerTokens(ctx.assets, words, true, answerRng(ctx.opts.seed + 1, promptIds));
+  const open = piecesOf('<think>\n');
+  const close = piecesOf('\n</think>\n\n');
+  return { ids: [...open.ids, ...thought.ids, ...close.ids, ...answer.ids], pieces: [...open.pieces, ...thought.pieces, ...close.pieces, ...answer.pieces] };
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // HTTP
 // ---------------------------------------------------------------------------------------------------------------
@@ -546,11 +567,13 @@ interface Context {
   scheduler: SlotScheduler;
   counters: Counters;
   requests: LlamacppRequestRecord[];
-  opts: Required<Omit<LlamacppSlotsOptions, 'promptCacheTokens' | 'slotSavePath'>>;
+  opts: Required<Omit<LlamacppSlotsOptions, 'promptCacheTokens' | 'slotSavePath' | 'thinkWords'>>;
   sleep: (ms: number) => Promise<void>;
   nextTaskId: () => number;
   /** Unix seconds, for /metrics' Process-Start-Time-Unix header. */
   startedAt: number;
+  /** Words of thinking before each answer (LlamacppSlotsOptions.thinkWords). */
+  thinkWords: number;
 }
 
 function completionId(): string {
@@ -627,7 +650,7 @@ async function runTask(ctx: Context, run: Run): Promise<void> {
   ctx.counters.decodes += 1;
   const wanted = typeof ctx.opts.answerTokens === 'function' ? ctx.opts.answerTokens({ body, promptIds, maxTokens: task.maxTokens }) : ctx.opts.answerTokens;
   const count = task.maxTokens !== -1 ? Math.min(wanted, task.maxTokens) : wanted;
-  const answer = answerTokens(ctx.assets, Math.max(0, count), ctx.opts.roundTrip, answerRng(ctx.opts.seed, promptIds));
+  const answer = withThinking(ctx, answerTokens(ctx.assets, Math.max(0, count), ctx.opts.roundTrip, answerRng(ctx.opts.seed, promptIds)), promptIds);
   const sampled = task.maxTokens !== -1 && count >= task.maxTokens ? answer.ids : [...answer.ids, EOS_ID];
   const out = new AnswerWriter(res, ctx.opts.model, body);
   let finish: 'stop' | 'length' = 'stop';
@@ -812,7 +835,7 @@ export async function startLlamacppSlotsServer(options: LlamacppSlotsOptions = {
     timers.add(timer);
   });
   let taskId = 0;
-  const ctx: Context = { assets, scheduler, counters: { processed: 0, cached: 0, predicted: 0, decodes: 0, nTokensMax: 0 }, requests: [], opts, sleep, nextTaskId: () => taskId++, startedAt: Math.floor(Date.now() / 1000) };
+  const ctx: Context = { assets, scheduler, counters: { processed: 0, cached: 0, predicted: 0, decodes: 0, nTokensMax: 0 }, requests: [], opts, sleep, nextTaskId: () => taskId++, startedAt: Math.floor(Date.now() / 1000), thinkWords: options.thinkWords ?? 0 };
   const traffic = new Map<string, { calls: number; bodyBytes: number }>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     res.sendDate = false; // llama-server sends no Date header

@@ -1,3 +1,4 @@
+import { hitRatio } from './prefix-cache-tally.js';
 import { hasSlos, meetsSlos, type Slos } from './goodput.js';
 import type { RequestRecord } from './record.js';
 import type { Stats } from './stats.js';
@@ -116,7 +117,7 @@ export class TurnTable {
           completed: t.completed,
           failed: t.requests - t.completed,
           ...stats,
-          cache_hit_ratio: t.knownInputSum > 0 ? t.cachedSum / t.knownInputSum : null,
+          cache_hit_ratio: hitRatio(t.cachedSum, t.knownInputSum),
           goodput_share: this.#slos === undefined ? null : t.good / t.requests,
         };
       });

@@ -149,6 +149,14 @@ function emptySums(): PrefixCacheSums {
 }
 
 /**
+ * The prefix-cache hit ratio: cached tokens over the input tokens of the requests whose server reported its cached
+ * tokens; null when none did. The one formula of every hit ratio chatload shows (the summary's, per turn, the tally's).
+ */
+export function hitRatio(cachedTokens: number, knownInputTokens: number): number | null {
+  return knownInputTokens > 0 ? cachedTokens / knownInputTokens : null;
+}
+
+/**
  * A record's terms of the efficiency (Σ cached / Σ expected): its cached tokens less the warm-start ones, and its
  * expected ones; undefined when it has none (cached unknown, nothing expected, or no figure from the model). The one
  * rule every efficiency of chatload follows (the summary's, the tally's, per turn and in all).
@@ -206,7 +214,7 @@ const ratio = (a: number, b: number): number | null => (b > 0 ? a / b : null);
 function rowOf(s: PrefixCacheSums): PrefixCacheRow {
   return {
     ...s,
-    hit_ratio: ratio(s.cached_tokens, s.known_input_tokens),
+    hit_ratio: hitRatio(s.cached_tokens, s.known_input_tokens),
     expected_hit_ratio: ratio(s.expected_cached_tokens, s.input_tokens),
     expected_hit_ratio_infinite: ratio(s.expected_cached_tokens_infinite, s.input_tokens),
     expected_hit_ratio_own_history: ratio(s.expected_cached_tokens_own_history, s.input_tokens),

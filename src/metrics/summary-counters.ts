@@ -1,7 +1,7 @@
 import type { ErrorKind } from '../client/types.js';
 import { emptyErrorKindCounts, ERROR_KINDS } from './error-kinds.js';
 import { hasSlos, meetsSlos, type Slos } from './goodput.js';
-import { efficiencyTerms } from './prefix-cache-tally.js';
+import { efficiencyTerms, hitRatio } from './prefix-cache-tally.js';
 import type { ContextBucket, Summary, SummaryInput, SummaryMetrics, TokenSourceCounts } from './summary-types.js';
 
 /** SummaryCounters as toJSON() writes them: plain numbers (null for the times of an empty set). */
@@ -124,7 +124,7 @@ export class SummaryCounters {
       total_cached_tokens: this.#totalCached,
       total_expected_cached_tokens: this.#totalExpected,
       cached_tokens_known: this.#cachedKnown,
-      cache_hit_ratio: this.#cachedKnown > 0 && this.#knownInput > 0 ? this.#totalCached / this.#knownInput : null,
+      cache_hit_ratio: hitRatio(this.#totalCached, this.#knownInput),
       cache_efficiency: this.#efficiencyExpected > 0 ? this.#efficiencyCached / this.#efficiencyExpected : null,
       token_sources: { input: { ...this.#inputSources }, output: { ...this.#outputSources } },
       metrics: parts.metrics,

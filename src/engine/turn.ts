@@ -185,27 +185,14 @@ async function sendTurn(
 ): Promise<RequestRecord> {
   const tokenizer = ctx.counter.tokenizer;
   const traceExpected = traceExpectedCachedTokens(ctx, conversation);
-  const traceTurn = conversation.traceTurn;
-  // Local counts of what is new in this step, each message counted once and kept, in slices that let the loop go.
-  // A synthesised trace prompt is input_length tokens by construction: no need to count it.
-  let newTokens = 0;
-  if (traceTurn !== undefined && traceTurn.messages === undefined) newTokens = traceTurn.inputLength;
-  else for (const m of conversation.nextInput()) newTokens += await messageTokens(tokenizer, m);
+  const newTokens = await newInputTokens(ctx, conversation);
   const recorded = conversation.recordedMessage;
   const needRecordedCount = recorded !== undefined && ctx.request.maxTokens === 'recorded' && conversation.datasetMaxTokens === undefined;
-  const messages = conversation.requestMessages();
-  // Each message's JSON is made once; a large new one (or a large answer from the last step) in slices, before the send.
-  for (const m of messages) {
-    const encoding = prepareMessageBytes(m);
-    if (encoding !== undefined) await encoding;
-  }
+  const messages = await preparedMessages(conversation);
   const request = buildRequest(ctx, conversation, messages, needRecordedCount ? await messageTokens(tokenizer, recorded) : undefined);
   // Tool definitions are prompt tokens where they are sent: chat requests only (tokenizer/tools-prompt.ts).
   const promptTools = ctx.request.endpoint === 'chat' ? request.tools : undefined;
-  // The expected cache: the prompt is encoded as it is sent, looked up as its first token comes (see ExpectedCache).
-  const ticket = ctx.expectedCache === undefined ? undefined : await ctx.expectedCache.begin(conversation, request.messages, request.maxTokens, promptTools);
-  if (ticket !== undefined) request.onFirstToken = () => ctx.expectedCache!.prefilled(ticket);
-  if (ticket !== undefined && ctx.expectedCache!.idsFromResponse) askTokenIds(ctx, request, ticket);
+  const ticket = ctx.expectedCache === undefined ? undefined : await cacheTicket(ctx, ctx.expectedCache, conversation, request, promptTools);
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
   // The prompt's ids never came with the answer (an older vLLM, a failure): the model asks the tokenize endpoint.
   if (ticket !== undefined) ctx.expectedCache!.supplyPromptIds(ticket, undefined);
@@ -234,13 +221,11 @@ async function sendTurn(
     },
     result,
   );
-  // The server cached what it generated after the prompt: the answer as it came back (not known with reasoning);
-  // the model encodes it with its own tokenizer (a long answer in slices, issue #14) or asks the server.
-  if (ticket !== undefined) {
-    // The ids the server generated, when it returned them (vLLM's return_token_ids): exactly what it cached.
-    const answer = result.outputTokenIds ?? { text: result.content, reasoning: result.reasoning.length > 0, finishReason: record.finish_reason };
-    await ctx.expectedCache!.end(ticket, record.status === 'ok' ? answer : undefined);
-  }
+  // The server cached what it generated after the prompt: the ids it returned (vLLM's return_token_ids: exactly
+  // what it cached), else the answer as it came back, which the model encodes (in slices, issue #14) or asks the
+  // server to (not known with reasoning streamed apart).
+  const answer = result.outputTokenIds ?? { text: result.content, reasoning: result.reasoning.length > 0, finishReason: record.finish_reason };
+  if (ticket !== undefined) await ctx.expectedCache!.end(ticket, record.status === 'ok' ? answer : undefined);
   if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;
   if (record.status === 'ok') {
     if (ctx.request.verifyOutput && recorded !== undefined && recorded.content !== result.content) ctx.onAnswerMismatch();
@@ -265,6 +250,39 @@ async function sendTurn(
     await joinForks(ctx, conversation, (child) => runTurn(ctx, child, clientId, rng, warmup));
   }
   return record;
+}
+
+/** The request's messages, each one's JSON made once: a large new one (or last step's large answer) in slices. */
+async function preparedMessages(conversation: ActiveConversation): Promise<ChatMessage[]> {
+  const messages = conversation.requestMessages();
+  for (const m of messages) {
+    const encoding = prepareMessageBytes(m);
+    if (encoding !== undefined) await encoding;
+  }
+  return messages;
+}
+
+/**
+ * Local counts of what is new in this step, each message counted once and kept, in slices that let the loop go. A
+ * synthesised trace prompt is input_length tokens by construction: no need to count it.
+ */
+async function newInputTokens(ctx: TurnContext, conversation: ActiveConversation): Promise<number> {
+  const traceTurn = conversation.traceTurn;
+  if (traceTurn !== undefined && traceTurn.messages === undefined) return traceTurn.inputLength;
+  let tokens = 0;
+  for (const m of conversation.nextInput()) tokens += await messageTokens(ctx.counter.tokenizer, m);
+  return tokens;
+}
+
+/**
+ * The expected cache's ticket for the request about to be sent: its prompt encoded (or asked of the server after the
+ * send), looked up as its first token comes (see ExpectedCache), its ids asked of the answer where the server gives them.
+ */
+async function cacheTicket(ctx: TurnContext, cache: ExpectedCache, conversation: ActiveConversation, request: ChatRequest, promptTools: ChatRequest['tools']): Promise<ExpectedCacheTicket> {
+  const ticket = await cache.begin(conversation, request.messages, request.maxTokens, promptTools);
+  request.onFirstToken = () => cache.prefilled(ticket);
+  if (cache.idsFromResponse) askTokenIds(ctx, request, ticket);
+  return ticket;
 }
 
 /**

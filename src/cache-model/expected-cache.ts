@@ -268,7 +268,7 @@ export class ExpectedCache {
   }
 
   /**
-   * The prompt's ids: encoded locally (undefined: PromptIds does it), asked of the server's tokenize endpoint, or, with
+   * The prompt's ids: its messages, for PromptIds to encode locally; asked of the server's tokenize endpoint; or, with
    * idsFromResponse, whatever supplyPromptIds is given.
    */
   #promptIdsOf(ticket: ExpectedCacheTicket, messages: readonly ChatMessage[], tools: readonly unknown[] | undefined): Promise<Uint32Array> | { messages: readonly ChatMessage[]; tools: readonly unknown[] | undefined } {

@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { onAbort } from '../util/abort-listeners.js';
 import { headerSecrets } from '../util/redact-text.js';
 import { Agent, dispatch, request, type AgentOptions } from '../util/undici.js';
-import { ChatloadError, ConfigError, ServerUnreachableError } from '../errors/index.js';
+import { ChatloadError, ConfigError, ExitCode, ServerUnreachableError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
 import { contentCodings, decodingSink } from './content-encoding.js';
 import { Exchange, type BodyControl, type BodySink } from './exchange.js';
@@ -307,8 +307,11 @@ export class ChatClient {
     const deadlineMs = performance.now() + timeoutMs;
     let pauseMs = READY_POLL_FIRST_MS;
     let lastError: unknown;
+    // Ctrl-C or SIGTERM while waiting: the run was interrupted (exit 130), not a failure of chatload's (issue #35).
+    const interrupted = (): ChatloadError =>
+      signal?.reason instanceof ChatloadError ? signal.reason : new ChatloadError(`interrupted while waiting for ${this.#displayUrl} to answer`, { exitCode: ExitCode.interrupted });
     for (;;) {
-      signal?.throwIfAborted();
+      if (signal?.aborted) throw interrupted();
       const remainingMs = deadlineMs - performance.now();
       // An attempt with almost no time left can only time out, and its "no answer" would hide the real cause
       // (e.g. ECONNREFUSED) of the attempts before it.
@@ -316,13 +319,13 @@ export class ChatClient {
       try {
         return await this.#listModels(Math.min(remainingMs, this.#requestTimeoutMs), signal);
       } catch (error) {
-        if (signal?.aborted) throw signal.reason;
+        if (signal?.aborted) throw interrupted();
         lastError = error;
       }
       const waitMs = Math.min(pauseMs, deadlineMs - performance.now());
       if (waitMs <= 0) break;
       await sleep(waitMs, undefined, signal ? { signal } : undefined).catch(() => {
-        throw signal?.reason ?? new ChatloadError('aborted');
+        throw interrupted();
       });
       pauseMs = Math.min(READY_POLL_MAX_MS, pauseMs * 2);
     }

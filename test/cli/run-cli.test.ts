@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -133,6 +135,30 @@ describe('chatload run: a real run', () => {
       await server.close();
     }
   });
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    test(`${signal} while waiting for the server: exit 130, one line, no internal error (issue #35)`, { timeout: 60_000 }, async () => {
+      // A port nobody listens on: refused, so the readiness wait goes on (a server may be starting) until the signal.
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const dir = tempDir('cli-signal-ready');
+      let sent = false;
+      const result = await runCli(['run', '-u', `http://127.0.0.1:${port}`, '--ready-timeout-sec', '30', '--output-dir', join(dir, 'out')], {
+        onStdout: (text, child) => {
+          if (!sent && /waiting|wait/i.test(text)) {
+            sent = true;
+            child.kill(signal);
+          }
+        },
+      });
+      assert.ok(sent, `the run said it was waiting: ${result.stderr}`);
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(result.stderr, /interrupted while waiting for http:\/\/127\.0\.0\.1:\d+ to answer/);
+      assert.doesNotMatch(result.stderr, /internal error/);
+    });
+  }
 
   test('SIGINT stops new requests, writes every result file and exits 130', { timeout: 60_000 }, async () => {
     const server = await startFixedTimingServer({ ttftMs: 20, itlMs: 20, tokens: 20 });

@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -139,10 +137,7 @@ describe('chatload run: a real run', () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     test(`${signal} while waiting for the server: exit 130, one line, no internal error (issue #35)`, { timeout: 60_000 }, async () => {
       // A port nobody listens on: refused, so the readiness wait goes on (a server may be starting) until the signal.
-      const closed = createServer();
-      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-      const port = (closed.address() as AddressInfo).port;
-      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const port = await closedPort();
       const dir = tempDir('cli-signal-ready');
       let sent = false;
       const result = await runCli(['run', '-u', `http://127.0.0.1:${port}`, '--ready-timeout-sec', '30', '--output-dir', join(dir, 'out')], {

@@ -290,6 +290,17 @@ export class ChatClient {
       return IGNORED_BODY;
     }
     const contentType = headerText(responseHeaders['content-type']).toLowerCase();
+    // A page (a proxy's login or error page answered 200) is no answer, and asking again gets the same page: a
+    // malformed stream, named by its content type, not a truncated one that is retried (issue #35).
+    if (/html|xml/.test(contentType)) {
+      const page = (c: BodyControl): BodySink =>
+        new ExcerptBody(c, (text) => {
+          const message = `the server answered HTTP ${status} with Content-Type ${contentType}, not a chat completion: ${sanitizeMessage(text, this.#secrets, 160)}`;
+          collector.fail({ kind: 'malformed_stream', message }, performance.now());
+          done();
+        });
+      return coding.codings.length === 0 ? page(control) : decodingSink(coding.codings, coding.encoding, control, page);
+    }
     // Decide by what came back, not what was asked: a server may ignore `stream: true` and answer JSON.
     const asSse = contentType.includes('text/event-stream') || (read.stream && !contentType.includes('json'));
     const events = this.#endpoint.reader(collector);

@@ -185,6 +185,18 @@ describe('ChatClient error taxonomy', () => {
     });
   });
 
+  test('a 200 with an HTML page on a streamed request is malformed_stream naming the content type, and is not retried (issue #35)', TEST_TIMEOUT, async () => {
+    const page = { headers: { 'content-type': 'text/html; charset=utf-8' }, actions: [{ write: '<html><body><h1>Sign in to continue</h1></body></html>' }, { end: true as const }] };
+    await withScriptedClient(page, {}, async (client, server) => {
+      const result = await client.send(chatRequest());
+      assert.equal(result.error?.kind, 'malformed_stream');
+      assert.match(result.error?.message ?? '', /HTTP 200 with Content-Type text\/html; charset=utf-8, not a chat completion: <html><body><h1>Sign in to continue/);
+      assert.equal(isRetryable(result.error!), false);
+      assert.equal(server.requests.filter((r) => r.method === 'POST').length, 1);
+      assertOneLine(result);
+    });
+  });
+
   test("the caller's signal aborts a request in flight, and a pre-aborted signal sends nothing", TEST_TIMEOUT, async () => {
     await withScriptedClient({ actions: [{ write: token('a') }] }, {}, async (client, server) => {
       const controller = new AbortController();

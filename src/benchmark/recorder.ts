@@ -41,6 +41,8 @@ export class Recorder {
   #staleConnectionResends: number;
   /** An empty answer is warned about once, not per request (the summary counts them). */
   #warnedEmpty = false;
+  /** Impossible usage fields the server sent, by field (results.json `invalid_usage`), each warned about once. */
+  readonly invalidUsage = new Map<string, number>();
 
   constructor(options: RecorderOptions) {
     this.#options = options;
@@ -68,6 +70,13 @@ export class Recorder {
     if (record.error_kind === 'empty_answer' && !this.#warnedEmpty) {
       this.#warnedEmpty = true;
       this.#options.warn(`the server answered with no content (${record.error}); such replies count as failed requests (empty_answer)`);
+    }
+    for (const field of record.invalid_usage ?? []) {
+      const seen = this.invalidUsage.get(field) ?? 0;
+      this.invalidUsage.set(field, seen + 1);
+      if (seen === 0) {
+        this.#options.warn(`the server's usage had an impossible ${field} (negative, fractional, past a billion, or above its total): dropped, and counted in results.json invalid_usage`);
+      }
     }
     this.#staleConnectionResends += record.stale_connection_resends;
     this.outcomes.add(record);

@@ -234,6 +234,7 @@ function resultsDocument(input: RunFilesInput): Record<string, unknown> {
       warnings: [...engine.warnings, ...input.warnings],
       crashed_tasks: engine.crashedTasks,
       top_errors: ran.recorder.outcomes.top(10),
+      invalid_usage: Object.fromEntries(ran.recorder.invalidUsage),
       conversation_stats: analysis.conversationStats,
       agentic: analysis.agentic,
       per_conversation: analysis.perConversation,

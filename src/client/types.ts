@@ -131,6 +131,8 @@ export interface StreamResult {
   staleConnectionResends?: number;
   /** The Responses API's response id (`resp_…`), to continue from with previous_response_id. */
   responseId?: string;
+  /** Usage fields the server sent that cannot be true, dropped (response-collector.ts acceptUsage). */
+  invalidUsage?: string[];
   /** With `returnTokenIds`: the generated token ids the server returned, in order (undefined when it returned none). */
   outputTokenIds?: number[];
   error?: RequestError;

@@ -104,6 +104,7 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     expected_cached_tokens: ctx.expectedCachedTokens,
     expected_cached_tokens_infinite: ctx.expectedCachedTokensInfinite,
     expected_cached_tokens_own_history: ctx.expectedCachedTokensOwnHistory,
+    ...(result.invalidUsage === undefined ? {} : { invalid_usage: result.invalidUsage }),
     ...(ctx.cacheModel === undefined
       ? {}
       : { cache_model_input_tokens: ctx.cacheModel.inputTokens, warm_start_tokens: ctx.cacheModel.warmStartTokens, miss_cause: ctx.cacheModel.missCause }),

@@ -78,6 +78,11 @@ export interface RequestRecord {
   warm_start_tokens?: number;
   /** Why the server cached less than expected, when it did (docs/METRICS.md, "Why the cache missed"); null otherwise. */
   miss_cause?: MissCause | null;
+  /**
+   * Usage fields the server sent that cannot be true (a negative or fractional count, one past a billion, cached
+   * above prompt or reasoning above completion tokens), dropped: the counts above do not use them. Absent when none.
+   */
+  invalid_usage?: string[];
   /** Messages sent, system message included. */
   input_num_turns: number;
   output_num_chunks: number;

@@ -1,4 +1,4 @@
-import { chatUsageOf, errorText, isErrorObject, type ResponseCollector, type UsageJson } from '../response-collector.js';
+import { acceptUsage, chatUsageOf, errorText, isErrorObject, type ResponseCollector, type UsageJson } from '../response-collector.js';
 import type { ChatRequest } from '../types.js';
 import { withRequestFields } from '../request-body.js';
 import type { ApiEndpoint, ResponseReader } from './endpoint.js';
@@ -70,7 +70,7 @@ class CompletionsReader implements ResponseReader {
     const usage = json.usage;
     if (usage !== null && typeof usage === 'object') {
       const parsed = chatUsageOf(usage as UsageJson, json.timings as { cache_n?: unknown } | undefined);
-      if (parsed !== undefined) collector.result.usage = parsed;
+      acceptUsage(collector.result, parsed);
     }
   }
 }

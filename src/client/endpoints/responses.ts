@@ -1,4 +1,4 @@
-import { errorSaid, excerpt, type ResponseCollector } from '../response-collector.js';
+import { acceptUsage, errorSaid, excerpt, type ResponseCollector } from '../response-collector.js';
 import type { ServerUsage } from '../types.js';
 import type { ApiEndpoint, ResponseReader } from './endpoint.js';
 import { buildResponsesBody } from './responses-body.js';
@@ -127,7 +127,7 @@ class ResponsesReader implements ResponseReader {
     const usage = response.usage;
     if (usage !== null && typeof usage === 'object') {
       const parsed = responsesUsageOf(usage);
-      if (parsed !== undefined) collector.result.usage = parsed;
+      acceptUsage(collector.result, parsed);
     }
     collector.complete(atMs);
   }

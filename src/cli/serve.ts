@@ -5,6 +5,16 @@ import { DEFAULT_MODEL_NAME, parseSimConfigOverrides, profiles, startSimulator, 
 import { onStopSignals } from './signals.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
+/**
+ * What serve refuses in one line (issue #35): an empty --host (Node listens on every interface then: binding beyond
+ * loopback takes an explicit address), an empty --model-name, and --tokenizer server (the simulator is the server).
+ */
+function checkServeOptions(options: ServeCliOptions): void {
+  if (options.host.trim() === '') throw new ConfigError("--host: expected an address to listen on (127.0.0.1 by default; '' would listen on every interface)");
+  if (options.modelName.trim() === '') throw new ConfigError('--model-name: expected a model name');
+  if (options.tokenizer.trim() === 'server') throw new ConfigError('--tokenizer server: the simulator is the server; give approx, tiktoken:…, a tokenizer.json, a model folder or id');
+}
+
 /** Options of `chatload serve`, as commander parses them. */
 export interface ServeCliOptions {
   host: string;
@@ -55,7 +65,7 @@ export async function readSimConfigFile(path: string): Promise<Partial<SimConfig
  * then closes it (open streams ended, trace flushed) and resolves.
  */
 export async function runServe(options: ServeCliOptions, signal: AbortSignal, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
-  if (options.tokenizer.trim() === 'server') throw new ConfigError('--tokenizer server: the simulator is the server; give approx, tiktoken:…, a tokenizer.json, a model folder or id');
+  checkServeOptions(options);
   const file = options.config === undefined ? {} : await readSimConfigFile(options.config);
   // --cache-semantics wins over the file's key; both are validated with the rest (one ConfigError naming the key).
   const config = options.cacheSemantics === undefined ? file : parseSimConfigOverrides({ ...file, cache_semantics: options.cacheSemantics }, '--cache-semantics');

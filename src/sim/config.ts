@@ -63,7 +63,8 @@ const simConfigSchema = z.object({
   max_model_len: positiveInt,
   max_num_seqs: positiveInt,
   max_num_batched_tokens: positiveInt,
-  num_gpu_blocks: positiveInt,
+  // The simulator holds arrays of its blocks: a bound it can allocate (issue #35: 1e12 crashed it).
+  num_gpu_blocks: positiveInt.max(2 ** 26, 'expected at most 67108864 blocks (a billion tokens of KV at 16 a block)'),
   block_size: positiveInt,
   enable_prefix_caching: z.boolean(),
   cache_semantics: z.enum(['vllm', 'llamacpp']),
@@ -158,7 +159,9 @@ export function parseSimConfigOverrides(value: unknown, source = 'simulator conf
   const result = simConfigSchema.partial().strict().safeParse(value);
   if (!result.success) {
     const problems = result.error.issues.map((i) => formatIssue(i, '')).join('; ');
-    throw new ConfigError(`${source}: ${problems}`, { hint: `known keys: ${Object.keys(h100Base).join(', ')}` });
+    // The known keys help only where a key was not one.
+    const unknownKey = result.error.issues.some((i) => i.code === 'unrecognized_keys');
+    throw new ConfigError(`${source}: ${problems}`, unknownKey ? { hint: `known keys: ${Object.keys(h100Base).join(', ')}` } : {});
   }
   return result.data as Partial<SimConfig>;
 }

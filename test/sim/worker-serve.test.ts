@@ -64,6 +64,13 @@ describe('chatload serve', () => {
     await done;
   });
 
+  test("an empty --host (every interface), an empty --model-name and a KV cache it cannot allocate are refused in one line (issue #35)", { timeout: 10_000 }, async () => {
+    const signal = AbortSignal.abort();
+    await assert.rejects(runServe({ ...CLI_DEFAULTS, host: '' }, signal), (e: unknown) => e instanceof ConfigError && /^--host: .*every interface/.test(e.message));
+    await assert.rejects(runServe({ ...CLI_DEFAULTS, modelName: ' ' }, signal), (e: unknown) => e instanceof ConfigError && /^--model-name: /.test(e.message));
+    await assert.rejects(startSimulator({ config: { num_gpu_blocks: 1e12 } }), (e: unknown) => e instanceof ConfigError && /num_gpu_blocks.*at most/.test(e.message) && e.hint === undefined);
+  });
+
   test('an unknown --tokenizer encoding and a bad --config file are ConfigErrors naming the problem', { timeout: 10_000 }, async () => {
     const signal = AbortSignal.abort();
     // A tiktoken encoding name is checked locally (a bare name such as gpt2 would be a Hub download).

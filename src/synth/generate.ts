@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { formatCount } from '../conversation/size-bounds.js';
 import type { Conversation, TurnSettings } from '../conversation/types.js';
 import { ConfigError, isChatloadError } from '../errors/index.js';
@@ -51,11 +52,18 @@ function toInt(x: number): number {
   return Math.round(x);
 }
 
+/** Largest text file a generation config may name (a JavaScript string holds ~512 MiB of text at most). */
+const MAX_TEXT_FILE_BYTES = 256 * 1024 * 1024;
+
 async function readCorpus(config: GenerationConfig, options: Utf8ReadOptions): Promise<string[]> {
   if (config.textFiles.length === 0) return [BUILTIN_CORPUS];
   return Promise.all(
     config.textFiles.map(async (file) => {
       try {
+        // A device or a pipe (/dev/zero) would be read for ever: regular files only, and of a size a string can hold.
+        const info = await stat(file);
+        if (!info.isFile()) throw new ConfigError(`${file} is not a regular file`);
+        if (info.size > MAX_TEXT_FILE_BYTES) throw new ConfigError(`${file} is ${info.size} bytes; expected at most ${MAX_TEXT_FILE_BYTES} (256 MiB)`);
         return await readUtf8File(file, options);
       } catch (error) {
         // Invalid UTF-8 already names the file and the byte.

@@ -125,7 +125,13 @@ const CASES: BadCase[] = [
   {
     name: 'an unreadable text_files entry (a directory)',
     argv: () => run(file('gen-dir.json', genConfig((c) => (c.text_files = [dir])))),
-    message: /gen-dir\.json|bad-input/,
+    message: /gen-dir\.json: text_files: .* is not a regular file/,
+  },
+  {
+    // A device is read for ever (issue #35: 3.9 GB at 9 s): only regular files are read.
+    name: 'a text_files entry that is a device (/dev/zero)',
+    argv: () => run(file('gen-zero-dev.json', genConfig((c) => (c.text_files = ['/dev/zero'])))),
+    message: /gen-zero-dev\.json: text_files: \/dev\/zero is not a regular file/,
   },
   // (An empty text_files list is accepted and means the built-in corpus, as an omitted one does: see DATASETS.md.)
   { name: 'a text_files entry that is not a path', argv: () => run(file('gen-num.json', genConfig((c) => (c.text_files = [3])))), message: /gen-num\.json: text_files: expected a list of file paths/ },

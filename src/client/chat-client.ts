@@ -318,9 +318,13 @@ export class ChatClient {
     const deadlineMs = performance.now() + timeoutMs;
     let pauseMs = READY_POLL_FIRST_MS;
     let lastError: unknown;
-    // Ctrl-C or SIGTERM while waiting: the run was interrupted (exit 130), not a failure of chatload's (issue #35).
-    const interrupted = (): ChatloadError =>
-      signal?.reason instanceof ChatloadError ? signal.reason : new ChatloadError(`interrupted while waiting for ${this.#displayUrl} to answer`, { exitCode: ExitCode.interrupted });
+    // Ctrl-C or SIGTERM while waiting (a plain abort): the run was interrupted (exit 130), not a failure of chatload's
+    // (issue #35). A caller's own reason is theirs, thrown as it is.
+    const interrupted = (): unknown => {
+      const reason: unknown = signal?.reason;
+      if (reason instanceof Error && reason.name !== 'AbortError') return reason;
+      return new ChatloadError(`interrupted while waiting for ${this.#displayUrl} to answer`, { exitCode: ExitCode.interrupted });
+    };
     for (;;) {
       if (signal?.aborted) throw interrupted();
       const remainingMs = deadlineMs - performance.now();

@@ -18,7 +18,7 @@ import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js'
 import { scrapeUrl } from '../server-metrics/compare.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import type { RunningSimulator } from '../sim/index.js';
-import { claimOutputDir, defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
+import { claimOutputDir, defaultOutputDir, prepareOutputDir, prepareOutputFile } from '../store/output-dir.js';
 import { redactSecrets } from '../store/redact.js';
 import type { TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
@@ -101,6 +101,12 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
   const maxRequests = maxNumRequests === undefined || shard === undefined ? maxNumRequests : shareOf(maxNumRequests, shard.index, shard.count);
   const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
   claimOutputDir(outputDir, plan.outputs.overwrite, plan.outputs.resume);
+  // The other files the run writes, proved writable too before anything is sent.
+  const { outputFile, statsJsonOutput, excel, csv } = plan.outputs;
+  if (outputFile !== undefined) prepareOutputFile('-o', outputFile);
+  if (statsJsonOutput !== undefined) prepareOutputFile('--stats-json-output', statsJsonOutput);
+  if (typeof excel === 'string') prepareOutputFile('--excel-output', excel);
+  if (typeof csv === 'string') prepareOutputFile('--csv', csv);
   // --resume: what the interrupted run left, checked against the dataset before anything is sent.
   const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, datasetLoad) : undefined;
   const load = resumed === undefined ? datasetLoad : { ...datasetLoad, maxNumRequests: resumed.maxNumRequests, warmupStep: false };

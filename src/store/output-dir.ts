@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors/index.js';
 
@@ -26,9 +26,9 @@ export function describeFsError(error: unknown): string {
  * ConfigError (exit 2) naming the real cause (EACCES, EROFS, ENOSPC, ENOTDIR, …) when it cannot. `write` is
  * writeSync; a test gives a failing one.
  */
-export function prepareOutputDir(dir: string, write: typeof writeSync = writeSync): string {
+export function prepareOutputDir(dir: string, write: typeof writeSync = writeSync, label = `--output-dir ${dir}`): string {
   const fail = (error: unknown): never => {
-    throw new ConfigError(`--output-dir ${dir}: cannot write there (${describeFsError(error)})`, { cause: error });
+    throw new ConfigError(`${label}: cannot write there (${describeFsError(error)})`, { cause: error });
   };
   try {
     mkdirSync(resolve(dir), { recursive: true });
@@ -49,6 +49,23 @@ export function prepareOutputDir(dir: string, write: typeof writeSync = writeSyn
     rmSync(probe, { force: true });
   }
   return dir;
+}
+
+/**
+ * Proves before anything is sent that a file a run writes after it (`-o`, `--stats-json-output`, `--csv FILE`,
+ * `-e FILE`) can be written (issue #35: they ended whole runs with "internal error: EISDIR/EROFS"): not a folder, and
+ * its folder created and taking data (as prepareOutputDir). One line naming the flag, exit 2.
+ */
+export function prepareOutputFile(flag: string, file: string): void {
+  let isFolder = false;
+  try {
+    isFolder = statSync(file).isDirectory();
+  } catch {
+    // Not there yet: written later.
+  }
+  if (isFolder) throw new ConfigError(`${flag} ${file}: is a folder; expected a file to write`);
+  const folder = dirname(resolve(file));
+  prepareOutputDir(folder, writeSync, `${flag} ${file}: its folder ${folder}`);
 }
 
 /**

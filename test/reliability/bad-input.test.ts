@@ -220,6 +220,14 @@ const CASES: BadCase[] = [
     argv: () => ['run', '--output-dir', previousRun()],
     message: /--output-dir .*previous-run: holds a previous run \(requests\.jsonl\); pass --overwrite to replace it, or choose another folder$/,
   },
+  // The files a run writes besides its folder, proved writable before anything is sent (issue #35, item 14).
+  { name: '-o naming a folder', argv: () => run(file('ok-o.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '-o', dir), message: /^chatload: -o .*: is a folder; expected a file to write$/ },
+  {
+    name: '--stats-json-output on a read-only file system',
+    argv: () => run(file('ok-stats.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '--stats-json-output', '/proc/chatload-stats.json'),
+    message: /^chatload: --stats-json-output \/proc\/chatload-stats\.json: its folder \/proc: cannot write there \(/,
+  },
+  { name: '--csv naming a folder', argv: () => run(file('ok-csv.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '--csv', dir), message: /^chatload: --csv .*: is a folder/ },
   // Other commands
   { name: 'report of a folder with no results', argv: () => ['report', join(dir, 'empty-results')], message: /empty-results/ },
   { name: 'serve --faults with a bad rate', argv: () => ['serve', '--port', '0', '--faults', '500=2'], message: /--faults: rate 2 .* must be a probability/ },

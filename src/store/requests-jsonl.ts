@@ -1,4 +1,4 @@
-import { closeSync, createReadStream, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { DatasetError } from '../errors/index.js';
@@ -29,17 +29,15 @@ export class RequestsJsonlSink {
   static open(path: string, write: typeof writeSync = writeSync): RequestsJsonlSink {
     mkdirSync(dirname(path), { recursive: true });
     const fd = openSync(path, 'a');
-    // A file left by a crash may end in a torn line: start on a fresh line so the next record is not glued to it.
+    // A file left by a crash may end in a torn line (issue #35): a whole record that lost only its newline gets it; a
+    // fragment is cut off, so that no invalid line is left between the records before it and the ones appended now.
     const size = fstatSync(fd).size;
     if (size > 0) {
-      const last = Buffer.alloc(1);
-      const readFd = openSync(path, 'r');
-      try {
-        readSync(readFd, last, 0, 1, size - 1);
-      } finally {
-        closeSync(readFd);
+      const tail = tailAfterLastNewline(path, size);
+      if (tail.bytes.length > 0) {
+        if (isWholeRecord(tail.bytes)) writeAll(fd, Buffer.from('\n'));
+        else ftruncateSync(fd, tail.start);
       }
-      if (last[0] !== 0x0a) writeAll(fd, Buffer.from('\n'));
     }
     return new RequestsJsonlSink(fd, write);
   }
@@ -79,6 +77,43 @@ export class RequestsJsonlSink {
 function writeAll(fd: number, data: Buffer, write: typeof writeSync = writeSync): void {
   let offset = 0;
   while (offset < data.length) offset += write(fd, data, offset, data.length - offset);
+}
+
+/** The bytes after the last newline of `path` (`size` bytes long) and where they start, read backwards in chunks. */
+function tailAfterLastNewline(path: string, size: number): { start: number; bytes: Buffer } {
+  const readFd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.alloc(64 * 1024);
+    for (let end = size; end > 0; ) {
+      const from = Math.max(0, end - chunk.length);
+      const n = readSync(readFd, chunk, 0, end - from, from);
+      const at = chunk.subarray(0, n).lastIndexOf(0x0a);
+      if (at >= 0) {
+        const start = from + at + 1;
+        return { start, bytes: readBytes(readFd, start, size - start) };
+      }
+      end = from;
+    }
+    return { start: 0, bytes: readBytes(readFd, 0, size) };
+  } finally {
+    closeSync(readFd);
+  }
+}
+
+function readBytes(fd: number, from: number, length: number): Buffer {
+  const out = Buffer.alloc(length);
+  for (let read = 0; read < length; ) read += readSync(fd, out, read, length - read, from + read);
+  return out;
+}
+
+/** Whether a line's bytes are one whole record (a JSON object). */
+function isWholeRecord(bytes: Buffer): boolean {
+  try {
+    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 /**

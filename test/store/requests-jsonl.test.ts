@@ -45,6 +45,19 @@ describe('RequestsJsonlSink', () => {
       readRequestsJsonl(path).map((r) => r.turn),
       [1, 2],
     );
+    // The fragment was cut before appending (issue #35: --resume left it as an invalid line amid the records).
+    assert.deepEqual(readFileSync(path, 'utf8').split('\n'), [full, JSON.stringify(makeRecord({ turn: 2 })), '']);
+  });
+
+  test('a whole record that lost only its newline is kept: the reopened sink gives it one', () => {
+    const path = join(dir, 'no-newline.jsonl');
+    const full = JSON.stringify(makeRecord({ turn: 1 }));
+    writeFileSync(path, `${full}\n${full}`);
+    const sink = RequestsJsonlSink.open(path);
+    sink.write(makeRecord({ turn: 2 }));
+    sink.close();
+    assert.deepEqual(readRequestsJsonl(path).map((r) => r.turn), [1, 1, 2]);
+    assert.equal(readFileSync(path, 'utf8').split('\n').filter((l) => l !== '').length, 3);
   });
 
   test('the streaming reader reads what the whole-file reader reads, across chunk boundaries and torn lines', { timeout: 30_000 }, async () => {

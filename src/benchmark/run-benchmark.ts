@@ -178,8 +178,10 @@ async function writeRunFiles(input: RunFilesInput): Promise<BenchmarkResult['fil
   try {
     writeJsonAtomic(files.results, resultsDocument(input));
   } catch (error) {
-    // The first failure is the cause to name; the lost_records count it carries is in its message.
-    throw ran.outputError ?? new OutputError(files.results, describeFsError(error), undefined, { cause: error });
+    // The first failure is the cause to name, with the lost_records count in its message; results.json's own failure
+    // is said on the same line (RELIABILITY.md: nothing fails unsaid).
+    if (ran.outputError !== undefined) throw ran.outputError.alsoNot(files.results, describeFsError(error));
+    throw new OutputError(files.results, describeFsError(error), undefined, { cause: error });
   }
   if (ran.outputError !== undefined) throw ran.outputError;
   const { statsJsonOutput, outputFile } = plan.outputs;

@@ -95,6 +95,27 @@ describe('runBenchmark when a write fails', () => {
     assert.equal(results.lost_records, 0);
   });
 
+  test('requests.jsonl and results.json both fail: one line says both (issue #35)', { timeout: 60_000 }, async () => {
+    const out = join(dir, 'both');
+    const disk = diskFullAfter(4, 20);
+    const error = await runBenchmark(
+      { maxNumRequests: 60, numClients: 2, simProfile: 'cpu-tiny', seed: 1, outputDir: out },
+      {
+        writeRecords: disk.write,
+        onStart: () => {
+          mkdirSync(join(out, 'results.json'));
+          writeFileSync(join(out, 'results.json', 'x'), 'x');
+        },
+      },
+    ).then(
+      () => assert.fail('the run should fail'),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof OutputError, String(error));
+    assert.match(error.message, /^cannot write .*requests\.jsonl \(ENOSPC: no space left on device\): the run stopped \(output_error\); \d+ request records lost \(lost_records\); .*results\.json was not written either \((EISDIR|ENOTEMPTY|EEXIST): [^)]+\)$/);
+    assert.doesNotMatch(error.message, /\n/);
+  });
+
   test('results.json cannot be written: one OutputError naming it and the cause, not an internal error', { timeout: 60_000 }, async () => {
     const out = join(dir, 'results-blocked');
     const error = await runBenchmark(

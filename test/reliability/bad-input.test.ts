@@ -220,6 +220,10 @@ const CASES: BadCase[] = [
     argv: () => ['run', '--output-dir', previousRun()],
     message: /--output-dir .*previous-run: holds a previous run \(requests\.jsonl\); pass --overwrite to replace it, or choose another folder$/,
   },
+  // 5,000 unclosed brackets in 5 KB overflowed the stack of the parser that locates JSON errors (issue #35).
+  { name: 'a list nested 5,000 levels deep', argv: () => run(file('deep.json', '['.repeat(5000))), message: /deep\.json, line 1, column 1001: invalid JSON: nested more than 1000 levels deep/ },
+  { name: 'a JSONL line nested 5,000 levels deep', argv: () => run(file('deep.jsonl', `{"a": ${'['.repeat(5000)}\n`)), message: /deep\.jsonl, line 1, column \d+: invalid JSON: nested more than 1000 levels deep/ },
+  { name: 'trace stats of a trace nested 5,000 levels deep', argv: () => ['trace', 'stats', file('deep-trace.jsonl', `{"timestamp": ${'['.repeat(5000)}\n`)], message: /deep-trace\.jsonl, line 1, column \d+: invalid JSON: nested more than 1000 levels deep/ },
   // The files a run writes besides its folder, proved writable before anything is sent (issue #35, item 14).
   { name: '-o naming a folder', argv: () => run(file('ok-o.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '-o', dir), message: /^chatload: -o .*: is a folder; expected a file to write$/ },
   {

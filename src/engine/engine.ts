@@ -110,7 +110,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       warmupRequestsSent = warmup.sent;
     }
 
-    const pool = new WorkPool(conversations, owned, budget, input.keepFinishedConversations);
+    const pool = new WorkPool(conversations, owned, budget, { keepFinished: input.keepFinishedConversations, onEnd: (outcome) => observer.onConversationEnd?.(outcome) });
     // Sub-agents' requests count in -n like the sessions' (warmup ones, before this, do not).
     ctx.takeRequest = () => pool.takeRequest();
     // From here the pool alone holds the conversations, and lets each go once it ends: holding this list too would

@@ -26,7 +26,12 @@ export interface EngineObserver {
   onSend?(): void;
   /** A session starts (+1) or stops (-1) waiting for a --max-concurrency slot: the live queued count. */
   onQueued?(delta: 1 | -1): void;
+  /** A conversation ended (warmup ones included): how. A worker thread reports these, so its counts outlive it. */
+  onConversationEnd?(outcome: ConversationOutcome): void;
 }
+
+/** How a conversation ended: every turn answered, or a failed request. */
+export type ConversationOutcome = 'completed' | 'failed';
 
 /** The deadlines the engine keeps (the per-request ones are the client's). */
 export type EngineDeadlines = Pick<DeadlinesPlan, 'benchmarkMs' | 'durationMs' | 'stopGraceMs'>;

@@ -1,7 +1,7 @@
 import type { Conversation } from '../conversation/types.js';
 import type { ActiveConversation } from './active-conversation.js';
 import type { RequestBudget } from './partition.js';
-import type { ConversationCounts } from './types.js';
+import type { ConversationCounts, ConversationOutcome } from './types.js';
 
 /**
  * The shared source of work for all clients: conversations in dataset order, and the exact request budget (-n).
@@ -19,16 +19,19 @@ export class WorkPool {
   readonly #total: number;
 
   readonly #keepFinished: boolean;
+  readonly #onEnd: ((outcome: ConversationOutcome) => void) | undefined;
 
   /**
    * `budget` may be shared with other parts of the run (worker threads): -n stays exact across all of them.
    * Finished conversations (with their answers) are kept only when `keepFinished` (for -o), so memory stays flat.
+   * `onEnd` hears each conversation's end as it happens (a worker thread reports them, so that its counts outlive it).
    */
-  constructor(conversations: readonly ActiveConversation[], total: number, budget: RequestBudget, keepFinished = true) {
+  constructor(conversations: readonly ActiveConversation[], total: number, budget: RequestBudget, options: { keepFinished?: boolean; onEnd?: (outcome: ConversationOutcome) => void } = {}) {
     this.#queue = conversations.slice();
     this.#total = total;
     this.#budget = budget;
-    this.#keepFinished = keepFinished;
+    this.#keepFinished = options.keepFinished ?? true;
+    this.#onEnd = options.onEnd;
   }
 
   /** The next conversation to start, or undefined when none is left. */
@@ -56,25 +59,24 @@ export class WorkPool {
 
   /** A conversation answered its last turn. */
   complete(conversation: ActiveConversation): void {
-    if (this.#active.delete(conversation)) {
-      this.#completed += 1;
-      if (this.#keepFinished) this.#finished.push(conversation.replayed());
-    }
+    if (this.#active.delete(conversation)) this.completedInWarmup(conversation);
   }
 
   /** A conversation ended on a failed request. */
   fail(conversation: ActiveConversation): void {
-    if (this.#active.delete(conversation)) this.#failed += 1;
+    if (this.#active.delete(conversation)) this.failedInWarmup();
   }
 
   /** Conversations that finished during warmup count as completed up front. */
   completedInWarmup(conversation: ActiveConversation): void {
     this.#completed += 1;
     if (this.#keepFinished) this.#finished.push(conversation.replayed());
+    this.#onEnd?.('completed');
   }
 
   failedInWarmup(): void {
     this.#failed += 1;
+    this.#onEnd?.('failed');
   }
 
   get finishedConversations(): Conversation[] {

@@ -28,15 +28,28 @@ const BATCH_SIZE = 256;
 let batch: RequestRecord[] = [];
 let sent = 0;
 let queued = 0;
+let ended = { completed: 0, failed: 0 };
 let flushTimer: NodeJS.Timeout | undefined;
 function flush(): void {
   clearTimeout(flushTimer);
   flushTimer = undefined;
-  if (batch.length === 0 && sent === 0 && queued === 0) return;
-  post({ type: 'records', records: batch, sent, queued });
+  if (batch.length === 0 && sent === 0 && queued === 0 && ended.completed + ended.failed === 0) return;
+  post({ type: 'records', records: batch, sent, queued, ended });
+  dieForTest(batch.length);
   batch = [];
   sent = 0;
   queued = 0;
+  ended = { completed: 0, failed: 0 };
+}
+/*
+ * Fault injection for the tests of a dying part (issue #35): CHATLOAD_TEST_KILL_PART=P:N ends part P's thread
+ * abruptly once it has posted N records, with requests still in flight, as a crash or an out-of-memory kill would.
+ */
+const killAt = process.env.CHATLOAD_TEST_KILL_PART?.split(':').map(Number);
+let posted = 0;
+function dieForTest(records: number): void {
+  posted += records;
+  if (killAt !== undefined && killAt[0] === data.index && posted >= (killAt[1] ?? 0)) process.exit(70);
 }
 function flushSoon(): void {
   flushTimer ??= setTimeout(flush, BATCH_MS);
@@ -100,6 +113,10 @@ try {
         flushSoon();
       },
       onWarning: (message) => post({ type: 'warning', message }),
+      onConversationEnd: (outcome) => {
+        ended[outcome] += 1;
+        flushSoon();
+      },
     },
   });
   flush();

@@ -33,8 +33,11 @@ export interface PartWorkerData extends Pick<EngineInput, 'load' | 'request' | '
 export type PartMessage =
   /** Loaded and waiting for 'start'. */
   | { type: 'ready' }
-  /** Records ended, and requests sent (`sent`) and sessions queued (`queued`, net) since the last: the live view's counts. */
-  | { type: 'records'; records: RequestRecord[]; sent: number; queued: number }
+  /**
+   * Records ended, and requests sent (`sent`) and sessions queued (`queued`, net) since the last: the live view's
+   * counts. `ended`: conversations completed and failed since the last, so a part that dies leaves its counts behind.
+   */
+  | { type: 'records'; records: RequestRecord[]; sent: number; queued: number; ended: { completed: number; failed: number } }
   | { type: 'warning'; message: string }
   /** The part's engine stopped for `reason`: every other part must stop too (soft, or hard when `abort`). */
   | { type: 'stop'; reason: StopReason; abort: boolean }

@@ -59,6 +59,8 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   const results: Array<EngineResult | undefined> = new Array(count);
   const health: Array<ClientHealth | undefined> = new Array(count);
   const aggregates: Array<SerializedRunAggregate | undefined> = new Array(count);
+  // What each part said as it went: what a part that dies leaves behind (its conversations' ends, its requests in flight).
+  const said = Array.from({ length: count }, () => ({ completed: 0, failed: 0, inFlight: 0 }));
   let crashed = 0;
   const broadcast = (message: CoordinatorMessage): void => {
     for (const worker of workers) worker.postMessage(message);
@@ -114,7 +116,8 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
           if (settled) return;
           settled = true;
           crashed += 1;
-          warn(`worker ${index} failed (${why}); its conversations are counted as failed, and the other workers carried on`);
+          const lost = said[index]!.inFlight > 0 ? `; ${said[index]!.inFlight} requests in flight were lost with it` : '';
+          warn(`worker ${index} failed (${why}); its conversations that had not ended are counted as failed${lost}, and the other workers carried on`);
           markReady();
           resolve();
         };
@@ -123,6 +126,9 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
             case 'ready':
               return markReady();
             case 'records':
+              said[index]!.completed += message.ended.completed;
+              said[index]!.failed += message.ended.failed;
+              said[index]!.inFlight += message.sent - message.records.length;
               // Sends first: a request's send came before its record.
               for (let i = 0; i < message.sent; i++) observer.onSend?.();
               for (let i = 0; i < Math.abs(message.queued); i++) observer.onQueued?.(message.queued > 0 ? 1 : -1);
@@ -163,7 +169,8 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     await Promise.all(workers.map((w) => w.terminate()));
   }
 
-  const parts = results.map((r, index) => r?.conversations ?? { total: owned(index), completed: 0, failed: owned(index), unfinished: 0, not_started: 0 });
+  // Array.from, not map: map skips the holes a dead part leaves, and its counts would be lost.
+  const parts = Array.from(results, (r, index) => r?.conversations ?? { total: owned(index), completed: said[index]!.completed, failed: owned(index) - said[index]!.completed, unfinished: 0, not_started: 0 });
   const counts = sumConversationCounts(parts)!;
   input.onAggregates?.(Array.from(aggregates));
   const finished = results.flatMap((r) => r?.finishedConversations ?? []);
@@ -185,6 +192,6 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     crashedTasks: crashed + results.reduce((n, r) => n + (r?.crashedTasks ?? 0), 0),
     answerMismatches: results.reduce((n, r) => n + (r?.answerMismatches ?? 0), 0),
     warnings: [...warnings],
-    workerHealth: health.map((h) => h ?? null),
+    workerHealth: Array.from(health, (h) => h ?? null),
   };
 }

@@ -117,8 +117,11 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
 export function clientOptions(plan: RunPlan, url: string, load: LoadPlan, fanOut = 1): ChatClientOptions {
   const { apiKey, headers } = plan.target;
   // A session whose sub-agents run concurrently has that many requests in flight: each needs its own connection, or
-  // the children would queue in the pool with their TTFT clocks running.
-  return { baseUrl: url, apiKey, headers, connections: load.connections * fanOut, endpoint: plan.request.endpoint, ...plan.deadlines.request };
+  // the children would queue in the pool with their TTFT clocks running. Twice that: a response that goes on after
+  // its [DONE] holds its connection while the rest is drained (up to AFTER_DONE_GRACE_MS), and the next request takes
+  // a spare one rather than wait behind it with its clock running (issue #35). Spares open only when needed.
+  const connections = load.connections * fanOut * 2;
+  return { baseUrl: url, apiKey, headers, connections, endpoint: plan.request.endpoint, ...plan.deadlines.request };
 }
 
 /** What a run holds open until it ends, whatever happens: closed by runBenchmark. */

@@ -14,6 +14,7 @@ import { ENDPOINTS, type ApiEndpoint, type EndpointName } from './endpoints/inde
 import { ResponseCollector, excerpt } from './response-collector.js';
 import { splitUrlCredentials, splitUrlTextCredentials } from './url-credentials.js';
 import { RequestTimer } from './request-timer.js';
+import { DrainingResponses } from './draining.js';
 import { staleConnectionFailure, watchConnectionReuse, type StaleConnectionFailure } from './stale-connections.js';
 import type { TimeoutKind } from './request-timer.js';
 import { parseRetryAfterMs } from './retry-after.js';
@@ -97,6 +98,8 @@ export interface ConnectionReuse {
  */
 export class ChatClient {
   readonly #agent: Agent;
+  /** The pool's drained responses and requests in flight: a request cuts a drained connection rather than wait for it. */
+  readonly #draining: DrainingResponses;
   /** Opens one connection per request (pipelining 0: `connection: close`). Made on first need. */
   #freshAgent: Agent | undefined;
   readonly #agentOptions: AgentOptions;
@@ -176,7 +179,13 @@ export class ChatClient {
       connect: { timeout: this.#limits.ttftMs, ...(options.lookup ? { lookup: options.lookup } : {}) },
     };
     this.#agent = new Agent(this.#agentOptions);
+    this.#draining = new DrainingResponses(Math.ceil(options.connections));
     watchConnectionReuse();
+  }
+
+  /** Responses whose reader finished ([DONE]) and whose bodies are still being drained, each holding its connection. */
+  get drainingResponses(): number {
+    return this.#draining.size;
   }
 
   /** True when an API key was given but the URL's credentials went as Basic auth instead (the caller warns). */
@@ -228,10 +237,20 @@ export class ChatClient {
     const attempt = (dispatcher: Agent): Promise<Error | undefined> =>
       new Promise((resolve) => {
         const into = collector;
-        exchange = new Exchange((status, responseHeaders, atMs, control) => {
-          const done = (): void => resolve(undefined);
-          return this.#onHead(status, responseHeaders, atMs, control, { collector: into, timer, classify, stream: chatRequest.stream, done });
-        }, resolve);
+        const pooled = dispatcher === this.#agent;
+        const leave = pooled ? this.#draining.enter() : undefined;
+        const settle = (failure: Error | undefined): void => {
+          leave?.();
+          resolve(failure);
+        };
+        exchange = new Exchange(
+          (status, responseHeaders, atMs, control) => {
+            const done = (): void => settle(undefined);
+            return this.#onHead(status, responseHeaders, atMs, control, { collector: into, timer, classify, stream: chatRequest.stream, done });
+          },
+          settle,
+          pooled ? this.#draining.track : undefined,
+        );
         dispatch(dispatcher, { origin: this.#origin, path: this.#generatePath, method: 'POST', headers, body: sendable }, exchange);
       });
     try {

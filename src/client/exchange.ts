@@ -63,10 +63,13 @@ export class Exchange implements Dispatcher.DispatchHandler, BodyControl {
   #abortReason: Error | undefined;
   #sink: BodySink | undefined;
   #discardGuard: NodeJS.Timeout | undefined;
+  readonly #onDraining: ((exchange: Exchange, draining: boolean) => void) | undefined;
 
-  constructor(onHead: HeadHandler, onFail: (error: Error) => void) {
+  /** `onDraining` hears when the exchange starts and stops draining a body its reader finished (it holds its connection meanwhile). */
+  constructor(onHead: HeadHandler, onFail: (error: Error) => void, onDraining?: (exchange: Exchange, draining: boolean) => void) {
     this.#onHead = onHead;
     this.#onFail = onFail;
+    this.#onDraining = onDraining;
   }
 
   /** Aborts the request with `reason` (a timeout, the caller's signal): the failure or the sink's error gets it. */
@@ -143,6 +146,7 @@ export class Exchange implements Dispatcher.DispatchHandler, BodyControl {
     this.#sink = undefined;
     this.#discardGuard = setTimeout(() => this.stop(), AFTER_DONE_GRACE_MS);
     this.#discardGuard.unref();
+    this.#onDraining?.(this, true);
     this.resume();
   }
 
@@ -169,7 +173,9 @@ export class Exchange implements Dispatcher.DispatchHandler, BodyControl {
   #finish(): BodySink | undefined {
     const sink = this.#sink;
     this.#sink = undefined;
+    const wasDraining = this.#state === 'discarding';
     this.#state = 'done';
+    if (wasDraining) this.#onDraining?.(this, false);
     if (this.#discardGuard !== undefined) clearTimeout(this.#discardGuard);
     this.#discardGuard = undefined;
     return sink;

@@ -168,7 +168,11 @@ describe('ChatClient streaming', () => {
 
   test('reuses the keep-alive connection for the next request', TEST_TIMEOUT, async () => {
     await withScriptedClient({ actions: [{ write: normalStream(['a']) }, { end: true }] }, { connections: 1 }, async (client, server) => {
-      for (let i = 0; i < 3; i++) assert.equal((await client.send(chatRequest())).error, undefined);
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await client.send(chatRequest())).error, undefined);
+        // The body's end may come just after [DONE]: the connection is free (reusable) once it has.
+        while (client.drainingResponses > 0) await new Promise((resolve) => setTimeout(resolve, 2));
+      }
       assert.equal(new Set(server.requests.map((request) => request.remotePort)).size, 1);
     });
   });

@@ -130,6 +130,9 @@ describe('response bodies read from the handler', () => {
         assert.equal(first.error, undefined, first.error?.message);
         assert.equal(first.content, 'a');
         assert.ok(first.headersAtMs! <= first.firstTokenAtMs!);
+        // The rest is drained while the connection stays open; once the body ends, the connection is free again.
+        assert.equal(client.drainingResponses, 1);
+        while (client.drainingResponses > 0) await new Promise((resolve) => setTimeout(resolve, 5));
         const second = await client.send(chatRequest());
         assert.equal(second.error, undefined, second.error?.message);
         assert.equal(server.requests.length, 2);

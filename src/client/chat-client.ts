@@ -386,6 +386,8 @@ export class ChatClient {
 
   /** Closes the agent (aborting nothing still in flight is fine: callers abort first). */
   async close(): Promise<void> {
+    // The agent's close waits for every request, and a drained body would hold it for its grace (2 s).
+    this.#draining.cutAll();
     await Promise.all([this.#agent.close(), this.#freshAgent?.close()]);
   }
 

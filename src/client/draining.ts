@@ -27,6 +27,12 @@ export class DrainingResponses {
     else this.#draining.delete(exchange);
   };
 
+  /** Cuts every drained response (the client is closing: nothing will reuse their connections). */
+  cutAll(): void {
+    for (const exchange of [...this.#draining]) exchange.stop();
+    this.#draining.clear();
+  }
+
   /** A request is about to go through the pool: makes room for it, and counts it until the returned function is called. */
   enter(): () => void {
     while (this.#inFlight + this.#draining.size >= this.#connections) {

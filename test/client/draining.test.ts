@@ -53,3 +53,13 @@ test('a drained body that ends on its own leaves the set, and is never cut', () 
   draining.enter()();
   assert.deepEqual(cut, []);
 });
+
+test('closing the client cuts every drained response, so its close does not wait out their grace', () => {
+  const draining = new DrainingResponses(4);
+  const cut: string[] = [];
+  drainedExchange(draining, 'a', cut);
+  drainedExchange(draining, 'b', cut);
+  draining.cutAll();
+  assert.deepEqual(cut, ['a', 'b']);
+  assert.equal(draining.size, 0);
+});

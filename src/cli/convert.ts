@@ -7,11 +7,14 @@ import { ConfigError, DatasetError } from '../errors/index.js';
 import { utf8Lines } from '../util/utf8-text.js';
 import { integer, positiveInt } from './parse.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { statInputFile } from '../util/input-file.js';
 
 /** Flags of `chatload convert sharegpt`, as commander parses them: the conversion's filters, the seed always given. */
 export type ConvertFlags = Omit<ShareGptOptions, 'source' | 'seed'> & { seed: number };
 
 async function startsWithList(file: string): Promise<boolean> {
+  // Not a pipe or a FIFO: opening a FIFO with no writer would block.
+  await statInputFile(file, (why) => new DatasetError({ file }, why));
   let handle;
   try {
     handle = await open(file, 'r');

@@ -4,6 +4,7 @@ import { ConfigError } from '../errors/index.js';
 import { DEFAULT_MODEL_NAME, parseSimConfigOverrides, profiles, startSimulator, type SimConfig } from '../sim/index.js';
 import { onStopSignals } from './signals.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { statInputFile } from '../util/input-file.js';
 
 /**
  * What serve refuses in one line (issue #35): an empty --host (Node listens on every interface then: binding beyond
@@ -45,6 +46,7 @@ function seedNumber(value: string): number {
 
 /** Reads and validates a `--config sim.json` file. ConfigError naming the file (and the key) when it is unusable. */
 export async function readSimConfigFile(path: string): Promise<Partial<SimConfig>> {
+  await statInputFile(path, (why, cause) => new ConfigError(`--config ${path}: ${why}`, { cause }));
   let text: string;
   try {
     text = await readFile(path, 'utf8');

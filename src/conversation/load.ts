@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { access, open, stat } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { access, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
@@ -9,6 +9,7 @@ import { isAgenticConfig, parseAgenticConfig } from '../synth/agentic/config.js'
 import { generateAgenticSessions, type AgenticDataset } from '../synth/agentic/generate.js';
 import { defaultTokenCounter, messageText, type TokenCounter } from '../tokenizer/index.js';
 import { readUtf8File, utf8Lines } from '../util/utf8-text.js';
+import { statInputFile } from '../util/input-file.js';
 import { streamJsonList } from './json-stream.js';
 import { formatCount, sizeBounds, type SizeBounds } from './size-bounds.js';
 import { describeShareGptReport, isShareGptItem, ShareGptConverter, type ShareGptReport } from './sharegpt.js';
@@ -81,17 +82,14 @@ function describeParseError(code: string): string {
 }
 
 /** Fails with a one-line DatasetError unless `file` is a readable regular file. */
-async function checkReadable(file: string): Promise<void> {
+async function checkReadable(file: string): Promise<Stats> {
+  const info = await statInputFile(file, (why) => new DatasetError({ file }, why));
   try {
-    const info = await stat(file);
-    if (info.isDirectory()) throw new DatasetError({ file }, 'expected a file, got a directory');
     await access(file, constants.R_OK);
   } catch (error) {
-    if (error instanceof DatasetError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-    throw new DatasetError({ file }, `cannot read the file: ${why}`);
+    throw new DatasetError({ file }, `cannot read the file: ${(error as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (error as Error).message}`);
   }
+  return info;
 }
 
 /** Files larger than this are streamed element by element instead of read into one string. */
@@ -315,8 +313,7 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
  * ConfigError (exit code 2).
  */
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
-  await checkReadable(file);
-  const { size } = await stat(file);
+  const { size } = await checkReadable(file);
   if (/\.(jsonl|ndjson)$/i.test(file) || options.trace?.format !== undefined || options.traceOnly === true) return loadJsonLines(file, options);
   const first = await firstChar(file);
   if (first === '') throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');

@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { formatCount } from '../conversation/size-bounds.js';
 import type { Conversation, TurnSettings } from '../conversation/types.js';
 import { ConfigError, isChatloadError } from '../errors/index.js';
@@ -11,6 +10,7 @@ import { Rng } from './rng.js';
 import { addSyntheticImages } from './synthetic-images.js';
 import { decodingTokenizer, realize, TokenStream, type Segment } from './token-stream.js';
 import { readUtf8File, type Utf8ReadOptions } from '../util/utf8-text.js';
+import { statInputFile } from '../util/input-file.js';
 
 /** The instruction of every user message, as in the reference. */
 export const BASE_PROMPT = 'Please rewrite the following text and add more content: ';
@@ -61,8 +61,7 @@ async function readCorpus(config: GenerationConfig, options: Utf8ReadOptions): P
     config.textFiles.map(async (file) => {
       try {
         // A device or a pipe (/dev/zero) would be read for ever: regular files only, and of a size a string can hold.
-        const info = await stat(file);
-        if (!info.isFile()) throw new ConfigError(`${file} is not a regular file`);
+        const info = await statInputFile(file, (why, cause) => new ConfigError(`${file}: ${why}`, { cause }));
         if (info.size > MAX_TEXT_FILE_BYTES) throw new ConfigError(`${file} is ${info.size} bytes; expected at most ${MAX_TEXT_FILE_BYTES} (256 MiB)`);
         return await readUtf8File(file, options);
       } catch (error) {

@@ -2,11 +2,13 @@
 // says where and what, exit code 2, and no stack trace. The command lines run through the CLI's main() in one batch
 // process (see helpers/cli-batch.ts); two of them also run as real processes, the way a user meets them.
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { runCliBatch, type BatchResult } from '../helpers/cli-batch.js';
+import { DIST_CLI } from '../helpers/dist.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('bad-input');
@@ -16,6 +18,13 @@ const out = join(dir, 'out');
 function file(name: string, text: string | Buffer): string {
   const path = join(dir, name);
   writeFileSync(path, text);
+  return path;
+}
+
+/** A FIFO named `name` in the test folder, with no writer: opening it for reading would block. */
+function fifo(name: string): string {
+  const path = join(dir, name);
+  if (!existsSync(path)) execFileSync('mkfifo', [path]);
   return path;
 }
 
@@ -125,13 +134,13 @@ const CASES: BadCase[] = [
   {
     name: 'an unreadable text_files entry (a directory)',
     argv: () => run(file('gen-dir.json', genConfig((c) => (c.text_files = [dir])))),
-    message: /gen-dir\.json: text_files: .* is not a regular file/,
+    message: /gen-dir\.json: text_files: .*: expected a file, got a directory/,
   },
   {
     // A device is read for ever (issue #35: 3.9 GB at 9 s): only regular files are read.
     name: 'a text_files entry that is a device (/dev/zero)',
     argv: () => run(file('gen-zero-dev.json', genConfig((c) => (c.text_files = ['/dev/zero'])))),
-    message: /gen-zero-dev\.json: text_files: \/dev\/zero is not a regular file/,
+    message: /gen-zero-dev\.json: text_files: \/dev\/zero: expected a regular file, got a device/,
   },
   // (An empty text_files list is accepted and means the built-in corpus, as an omitted one does: see DATASETS.md.)
   { name: 'a text_files entry that is not a path', argv: () => run(file('gen-num.json', genConfig((c) => (c.text_files = [3])))), message: /gen-num\.json: text_files: expected a list of file paths/ },
@@ -224,6 +233,12 @@ const CASES: BadCase[] = [
   { name: 'a list nested 5,000 levels deep', argv: () => run(file('deep.json', '['.repeat(5000))), message: /deep\.json, line 1, column 1001: invalid JSON: nested more than 1000 levels deep/ },
   { name: 'a JSONL line nested 5,000 levels deep', argv: () => run(file('deep.jsonl', `{"a": ${'['.repeat(5000)}\n`)), message: /deep\.jsonl, line 1, column \d+: invalid JSON: nested more than 1000 levels deep/ },
   { name: 'trace stats of a trace nested 5,000 levels deep', argv: () => ['trace', 'stats', file('deep-trace.jsonl', `{"timestamp": ${'['.repeat(5000)}\n`)], message: /deep-trace\.jsonl, line 1, column \d+: invalid JSON: nested more than 1000 levels deep/ },
+  // A FIFO with no writer blocked open() (and two Ctrl-Cs) for ever; a pipe cannot be read twice (issue #35, item 7).
+  { name: '-i a FIFO with no writer', argv: () => run(fifo('in.fifo')), message: /in\.fifo: expected a regular file, got a pipe or FIFO \(as `<\(\.\.\.\)` gives\): save it to a file first$/ },
+  { name: 'trace stats of a FIFO', argv: () => ['trace', 'stats', fifo('trace.fifo')], message: /trace\.fifo: expected a regular file, got a pipe or FIFO/ },
+  { name: 'convert sharegpt from a FIFO', argv: () => ['convert', 'sharegpt', fifo('share.fifo'), join(dir, 'share-out.json')], message: /share\.fifo: expected a regular file, got a pipe or FIFO/ },
+  { name: 'serve --config a FIFO', argv: () => ['serve', '--config', fifo('sim.fifo')], message: /--config .*sim\.fifo: expected a regular file, got a pipe or FIFO/ },
+  { name: 'generate -i a device', argv: () => generate('/dev/zero'), message: /\/dev\/zero: expected a regular file, got a device/ },
   // The files a run writes besides its folder, proved writable before anything is sent (issue #35, item 14).
   { name: '-o naming a folder', argv: () => run(file('ok-o.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '-o', dir), message: /^chatload: -o .*: is a folder; expected a file to write$/ },
   {
@@ -264,5 +279,13 @@ describe('bad input: one line, exit 2, no stack trace', () => {
       assert.doesNotMatch(result.stderr, /\n\s+at /);
     }
     assert.match(dataset.stderr, /line 3, column 17: invalid JSON/);
+  });
+
+  test('-i <(cat FILE) from a shell: one line naming the pipe, exit 2 (issue #35, item 7)', { timeout: 30_000 }, () => {
+    const input = file('piped.json', JSON.stringify([{ id: 'a', messages: GOOD_MESSAGES }]));
+    const script = `exec "$0" "$1" run -u http://127.0.0.1:9 -i <(cat "$2") --output-dir "$3"`;
+    const result = spawnSync('bash', ['-c', script, process.execPath, DIST_CLI, input, join(dir, 'piped-out')], { encoding: 'utf8', timeout: 25_000 });
+    assert.equal(result.status, 2, result.stderr);
+    assert.match(result.stderr, /^chatload: \/dev\/fd\/\d+: expected a regular file, got a pipe or FIFO \(as `<\(\.\.\.\)` gives\): save it to a file first\n$/);
   });
 });

@@ -133,6 +133,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       exitCode: exitCodeOf(ran.engine, summary, plan.summary.maxErrorRate, outcomes),
     };
   } finally {
+    prepared.releaseOutputDir();
     await open.client?.close();
     await open.simulator?.close();
   }

@@ -18,7 +18,8 @@ import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js'
 import { scrapeUrl } from '../server-metrics/compare.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
 import type { RunningSimulator } from '../sim/index.js';
-import { claimOutputDir, defaultOutputDir, prepareOutputDir, prepareOutputFile } from '../store/output-dir.js';
+import { defaultOutputDir, prepareOutputFile } from '../store/output-dir.js';
+import { claimRunFolder } from '../store/run-lock.js';
 import { redactSecrets } from '../store/redact.js';
 import type { TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
@@ -83,6 +84,8 @@ export interface PreparedRun {
   /** This shard's share of -n (the whole -n without shards). */
   maxRequests: number | undefined;
   outputDir: string;
+  /** Removes the output folder's lock (chatload.lock): called once the run's files are written, or it failed. */
+  releaseOutputDir: () => void;
   resumed: ResumedRun | undefined;
 }
 
@@ -99,18 +102,24 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
   const { shard } = plan.scale;
   const maxNumRequests = plan.load.maxNumRequests;
   const maxRequests = maxNumRequests === undefined || shard === undefined ? maxNumRequests : shareOf(maxNumRequests, shard.index, shard.count);
-  const outputDir = prepareOutputDir(plan.outputs.outputDir ?? `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`);
-  claimOutputDir(outputDir, plan.outputs.overwrite, plan.outputs.resume);
-  // The other files the run writes, proved writable too before anything is sent.
-  const { outputFile, statsJsonOutput, excel, csv } = plan.outputs;
-  if (outputFile !== undefined) prepareOutputFile('-o', outputFile);
-  if (statsJsonOutput !== undefined) prepareOutputFile('--stats-json-output', statsJsonOutput);
-  if (typeof excel === 'string') prepareOutputFile('--excel-output', excel);
-  if (typeof csv === 'string') prepareOutputFile('--csv', csv);
-  // --resume: what the interrupted run left, checked against the dataset before anything is sent.
-  const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, datasetLoad) : undefined;
-  const load = resumed === undefined ? datasetLoad : { ...datasetLoad, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
-  return { counter, tokenizerWarnings, dataset, load, imageParts, maxRequests, outputDir, resumed };
+  // Claimed before the server is contacted: a second run into the same folder is refused before it sends anything.
+  const fallback = `${defaultOutputDir()}${shard ? `-shard-${shard.index}-of-${shard.count}` : ''}`;
+  const { outputDir, release } = claimRunFolder(plan.outputs.outputDir, fallback, plan.outputs.overwrite, plan.outputs.resume);
+  try {
+    // The other files the run writes, proved writable too before anything is sent.
+    const { outputFile, statsJsonOutput, excel, csv } = plan.outputs;
+    if (outputFile !== undefined) prepareOutputFile('-o', outputFile);
+    if (statsJsonOutput !== undefined) prepareOutputFile('--stats-json-output', statsJsonOutput);
+    if (typeof excel === 'string') prepareOutputFile('--excel-output', excel);
+    if (typeof csv === 'string') prepareOutputFile('--csv', csv);
+    // --resume: what the interrupted run left, checked against the dataset before anything is sent.
+    const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, datasetLoad) : undefined;
+    const load = resumed === undefined ? datasetLoad : { ...datasetLoad, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
+    return { counter, tokenizerWarnings, dataset, load, imageParts, maxRequests, outputDir, releaseOutputDir: release, resumed };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
 /** The options of the run's ChatClient (and of each worker's): its parts of the plan, and the server's URL. */

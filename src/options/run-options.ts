@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { concurrencyBound, workersBound } from './machine-bounds.js';
 import { ConfigError } from '../errors/config-error.js';
 import { longFlag, type OptionSpec, type OptionTable } from './define.js';
 import type { RunOptionsInput } from './run-options-input.js';
@@ -45,6 +46,17 @@ export function isOpenLoop(options: { sessionRate?: number; rampUp?: unknown }):
   return options.sessionRate !== undefined || options.rampUp !== undefined;
 }
 
+/** Concurrency and threads past what this machine holds: refused before anything is allocated. */
+function machineChecks(o: z.output<typeof objectSchema>, problem: (key: keyof typeof RUN_OPTIONS, message: string) => void): void {
+  const concurrency = concurrencyBound();
+  // A shard holds its share of -p and --max-concurrency.
+  const share = (n: number): number => Math.ceil(n / (o.shard?.count ?? 1));
+  if (share(o.numClients) > concurrency.max) problem('numClients', `expected at most ${concurrency.max} per machine: ${concurrency.why}`);
+  if (o.maxConcurrency !== undefined && share(o.maxConcurrency) > concurrency.max) problem('maxConcurrency', `expected at most ${concurrency.max} per machine: ${concurrency.why}`);
+  const workers = workersBound();
+  if (typeof o.workers === 'number' && o.workers > workers.max) problem('workers', `expected at most ${workers.max}: ${workers.why}`);
+}
+
 /** Rules between options, on their typed values (each option's own rules are in the table). */
 function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): void {
   const problem = (key: keyof typeof RUN_OPTIONS, message: string): void => ctx.addIssue({ code: 'custom', path: [key], message });
@@ -54,6 +66,7 @@ function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): vo
   if (o.maxActiveConversations !== undefined && o.maxActiveConversations < o.numClients) {
     problem('maxActiveConversations', `must be at least --num-clients (${o.numClients}), so that every client has a conversation`);
   }
+  machineChecks(o, problem);
   const openLoop = isOpenLoop(o);
   // --max-concurrency also caps a trace replay; whether -i is a trace is known once it is read (benchmark/ checks it then).
   if (!openLoop && o.thinkTime !== undefined) problem('thinkTime', 'applies to open-loop sessions: add --session-rate (or --ramp-up)');

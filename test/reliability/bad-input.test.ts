@@ -233,6 +233,10 @@ const CASES: BadCase[] = [
   { name: 'a list nested 5,000 levels deep', argv: () => run(file('deep.json', '['.repeat(5000))), message: /deep\.json, line 1, column 1001: invalid JSON: nested more than 1000 levels deep/ },
   { name: 'a JSONL line nested 5,000 levels deep', argv: () => run(file('deep.jsonl', `{"a": ${'['.repeat(5000)}\n`)), message: /deep\.jsonl, line 1, column \d+: invalid JSON: nested more than 1000 levels deep/ },
   { name: 'trace stats of a trace nested 5,000 levels deep', argv: () => ['trace', 'stats', file('deep-trace.jsonl', `{"timestamp": ${'['.repeat(5000)}\n`)], message: /deep-trace\.jsonl, line 1, column \d+: invalid JSON: nested more than 1000 levels deep/ },
+  // Past what the machine holds: -p 99999999999 grew to 6.7 GB, deaf to SIGTERM; --workers 1000 made 1,011 threads (issue #35, item 5).
+  { name: '-p past what the machine holds', argv: () => ['run', '-p', '99999999999', '--output-dir', out], message: /--num-clients: expected at most \d+ per machine: one connection each takes at least 64 KiB, and this machine has [\d.]+ GiB; split a larger load over machines with --shard$/ },
+  { name: '--max-concurrency past what the machine holds', argv: () => ['run', '--session-rate', '1', '--max-concurrency', '99999999999', '-i', join(dir, 'x.json'), '--output-dir', out], message: /--max-concurrency: expected at most \d+ per machine/ },
+  { name: '--workers past the cores', argv: () => ['run', '--workers', '1000', '--output-dir', out], message: /--workers: expected at most \d+: 4 per core on this machine's \d+ cores; more threads only contend for them$/ },
   // A FIFO with no writer blocked open() (and two Ctrl-Cs) for ever; a pipe cannot be read twice (issue #35, item 7).
   { name: '-i a FIFO with no writer', argv: () => run(fifo('in.fifo')), message: /in\.fifo: expected a regular file, got a pipe or FIFO \(as `<\(\.\.\.\)` gives\): save it to a file first$/ },
   { name: 'trace stats of a FIFO', argv: () => ['trace', 'stats', fifo('trace.fifo')], message: /trace\.fifo: expected a regular file, got a pipe or FIFO/ },

@@ -59,22 +59,30 @@ export class WorkPool {
 
   /** A conversation answered its last turn. */
   complete(conversation: ActiveConversation): void {
-    if (this.#active.delete(conversation)) this.completedInWarmup(conversation);
+    if (this.#active.delete(conversation)) this.#complete(conversation);
   }
 
   /** A conversation ended on a failed request. */
   fail(conversation: ActiveConversation): void {
-    if (this.#active.delete(conversation)) this.failedInWarmup();
+    if (this.#active.delete(conversation)) this.#fail();
   }
 
   /** Conversations that finished during warmup count as completed up front. */
   completedInWarmup(conversation: ActiveConversation): void {
+    this.#complete(conversation);
+  }
+
+  failedInWarmup(): void {
+    this.#fail();
+  }
+
+  #complete(conversation: ActiveConversation): void {
     this.#completed += 1;
     if (this.#keepFinished) this.#finished.push(conversation.replayed());
     this.#onEnd?.('completed');
   }
 
-  failedInWarmup(): void {
+  #fail(): void {
     this.#failed += 1;
     this.#onEnd?.('failed');
   }

@@ -101,6 +101,6 @@ describe('generation extensions', { timeout: 30_000 }, () => {
     const conversations = await loadConversations(config, { counter: await resolveTokenCounter({ tokenizer: 'tiktoken:o200k_base' }) });
     assert.match(messageText(conversations[0]!.messages[0]!.content), /ship|crew|harbour|captain|wind|sea|voyage/i);
     writeFileSync(config, JSON.stringify({ ...base, text_files: ['missing.txt'] }));
-    await assert.rejects(loadConversations(config), (e: unknown) => e instanceof ConfigError && /missing\.txt: no such file/.test(e.message));
+    await assert.rejects(loadConversations(config), (e: unknown) => e instanceof ConfigError && /missing\.txt: cannot read the file: no such file/.test(e.message));
   });
 });

@@ -92,7 +92,10 @@ export const fraction = numberExpected('expected a fraction in [0, 1]').min(0, '
 /** A non-empty string. */
 export const text = z.string().min(1, 'expected a non-empty value');
 /** An http:// or https:// URL. */
-export const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });
+export const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
+  // Port 0 asks the OS for any free port when listening; as a server's address it reaches nothing (issue #35).
+  .refine((url) => new URL(url).port !== '0', { error: 'port 0 is no server\'s port; expected the port the server listens on' });
 
 // Readers: how command-line text becomes the value a schema takes. Numbers read as NaN when the text is not one, so
 // that the schema says what it expects (`expected a positive integer`), as it does to a library caller.

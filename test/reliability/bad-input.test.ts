@@ -233,6 +233,10 @@ const CASES: BadCase[] = [
   { name: 'a list nested 5,000 levels deep', argv: () => run(file('deep.json', '['.repeat(5000))), message: /deep\.json, line 1, column 1001: invalid JSON: nested more than 1000 levels deep/ },
   { name: 'a JSONL line nested 5,000 levels deep', argv: () => run(file('deep.jsonl', `{"a": ${'['.repeat(5000)}\n`)), message: /deep\.jsonl, line 1, column \d+: invalid JSON: nested more than 1000 levels deep/ },
   { name: 'trace stats of a trace nested 5,000 levels deep', argv: () => ['trace', 'stats', file('deep-trace.jsonl', `{"timestamp": ${'['.repeat(5000)}\n`)], message: /deep-trace\.jsonl, line 1, column \d+: invalid JSON: nested more than 1000 levels deep/ },
+  // Issue #35, item 18: a framing header would contradict the body chatload sends; port 0 reaches no server.
+  { name: '--header Content-Length', argv: () => ['run', '--header', 'Content-Length: 5', '--output-dir', out], message: /--header: Content-Length is set by chatload for each request \(it frames the message or the connection\); drop it$/ },
+  { name: '--header Transfer-Encoding', argv: () => ['run', '--header', 'transfer-encoding=chunked', '--output-dir', out], message: /--header: transfer-encoding is set by chatload/ },
+  { name: '-u with port 0', argv: () => ['run', '-u', 'http://127.0.0.1:0', '--output-dir', out], message: /--url: port 0 is no server's port; expected the port the server listens on$/ },
   // Past what the machine holds: -p 99999999999 grew to 6.7 GB, deaf to SIGTERM; --workers 1000 made 1,011 threads (issue #35, item 5).
   { name: '-p past what the machine holds', argv: () => ['run', '-p', '99999999999', '--output-dir', out], message: /--num-clients: expected at most \d+ per machine: one connection each takes at least 64 KiB, and this machine has [\d.]+ GiB; split a larger load over machines with --shard$/ },
   { name: '--max-concurrency past what the machine holds', argv: () => ['run', '--session-rate', '1', '--max-concurrency', '99999999999', '-i', join(dir, 'x.json'), '--output-dir', out], message: /--max-concurrency: expected at most \d+ per machine/ },

@@ -95,7 +95,8 @@ export const text = z.string().min(1, 'expected a non-empty value');
 export const httpUrl = z
   .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
   // Port 0 asks the OS for any free port when listening; as a server's address it reaches nothing (issue #35).
-  .refine((url) => new URL(url).port !== '0', { error: 'port 0 is no server\'s port; expected the port the server listens on' });
+  // (zod runs the refinement even after the URL check failed: an unparsable one is left to that check's message.)
+  .refine((url) => !URL.canParse(url) || new URL(url).port !== '0', { error: 'port 0 is no server\'s port; expected the port the server listens on' });
 
 // Readers: how command-line text becomes the value a schema takes. Numbers read as NaN when the text is not one, so
 // that the schema says what it expects (`expected a positive integer`), as it does to a library caller.

@@ -224,7 +224,7 @@ async function readRecords(path: string, maxRecords: number, summarize: boolean)
   return { records: order.map((slot) => kept[slot]!), total, aggregate };
 }
 
-/** Reads a results.json as a JSON object; a DatasetError naming the file when it is not valid JSON or not an object. */
+/** Reads a results.json as a JSON object; a DatasetError naming the file when it is not valid JSON, not an object, or has no summary object. */
 export function readResults(path: string): Record<string, unknown> {
   let parsed: unknown;
   try {
@@ -233,6 +233,8 @@ export function readResults(path: string): Record<string, unknown> {
     throw new DatasetError({ file: path }, 'not valid JSON', { cause: error });
   }
   if (!isObject(parsed)) throw new DatasetError({ file: path }, 'expected a JSON object (a chatload results.json)');
+  // Every results.json chatload writes has its summary object; without one the file is not a run's (issue #35).
+  if (!isObject(parsed.summary)) throw new DatasetError({ file: path }, `expected a chatload results.json with a "summary" object, got ${parsed.summary === undefined ? 'none' : JSON.stringify(parsed.summary).slice(0, 40)}`);
   return parsed;
 }
 

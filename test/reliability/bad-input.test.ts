@@ -21,6 +21,14 @@ function file(name: string, text: string | Buffer): string {
   return path;
 }
 
+/** A folder whose results.json is JSON but no run's (`{"summary": 5}`). */
+function notResults(): string {
+  const folder = join(dir, 'not-results');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'results.json'), '{"summary": 5}');
+  return folder;
+}
+
 /** A FIFO named `name` in the test folder, with no writer: opening it for reading would block. */
 function fifo(name: string): string {
   const path = join(dir, name);
@@ -237,6 +245,8 @@ const CASES: BadCase[] = [
   { name: '--header Content-Length', argv: () => ['run', '--header', 'Content-Length: 5', '--output-dir', out], message: /--header: Content-Length is set by chatload for each request \(it frames the message or the connection\); drop it$/ },
   { name: '--header Transfer-Encoding', argv: () => ['run', '--header', 'transfer-encoding=chunked', '--output-dir', out], message: /--header: transfer-encoding is set by chatload/ },
   { name: '-u with port 0', argv: () => ['run', '-u', 'http://127.0.0.1:0', '--output-dir', out], message: /--url: port 0 is no server's port; expected the port the server listens on$/ },
+  { name: 'report of a results.json that is not one', argv: () => ['report', notResults()], message: /results\.json: expected a chatload results\.json with a "summary" object, got 5$/ },
+  { name: 'compare of a results.json that is not one', argv: () => ['compare', notResults(), notResults()], message: /results\.json: expected a chatload results\.json with a "summary" object, got 5$/ },
   // Past what the machine holds: -p 99999999999 grew to 6.7 GB, deaf to SIGTERM; --workers 1000 made 1,011 threads (issue #35, item 5).
   { name: '-p past what the machine holds', argv: () => ['run', '-p', '99999999999', '--output-dir', out], message: /--num-clients: expected at most \d+ per machine: one connection each takes at least 64 KiB, and this machine has [\d.]+ GiB; split a larger load over machines with --shard$/ },
   { name: '--max-concurrency past what the machine holds', argv: () => ['run', '--session-rate', '1', '--max-concurrency', '99999999999', '-i', join(dir, 'x.json'), '--output-dir', out], message: /--max-concurrency: expected at most \d+ per machine/ },

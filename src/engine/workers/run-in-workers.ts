@@ -1,7 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { ChatClientOptions } from '../../client/chat-client.js';
 import type { Conversation } from '../../conversation/types.js';
-import type { ClientHealth } from '../../metrics/client-health.js';
 import { sumConversationCounts } from '../../metrics/conversation-counts.js';
 import type { SerializedRunAggregate } from '../../metrics/run-aggregate.js';
 import type { SummaryPlan, TokenizerChoice } from '../../options/run-plan.js';
@@ -9,7 +8,7 @@ import { startModuleWorker } from '../../util/module-worker.js';
 import { finalStopReason, unfinishedWarning } from '../engine.js';
 import { ownsConversation, RequestBudget } from '../partition.js';
 import { StopController, type StopReason } from '../stop.js';
-import type { EngineInput, EngineResult } from '../types.js';
+import type { EngineInput, EngineObserver, EngineResult } from '../types.js';
 import type { CoordinatorMessage, PartMessage, PartWorkerData } from './protocol.js';
 
 /** How long the parts get to load before the coordinator gives up on one (ms). */
@@ -56,12 +55,6 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     observer.onWarning?.(message);
   };
   const workers: Worker[] = [];
-  const results: Array<EngineResult | undefined> = new Array(count);
-  const health: Array<ClientHealth | undefined> = new Array(count);
-  const aggregates: Array<SerializedRunAggregate | undefined> = new Array(count);
-  // What each part said as it went: what a part that dies leaves behind (its conversations' ends, its requests in flight).
-  const said = Array.from({ length: count }, () => ({ completed: 0, failed: 0, inFlight: 0 }));
-  let crashed = 0;
   const broadcast = (message: CoordinatorMessage): void => {
     for (const worker of workers) worker.postMessage(message);
   };
@@ -71,11 +64,12 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   const unfollow = stop.followSignal(input.signal, input.deadlines.stopGraceMs);
   const unfollowStop = stop.followStopSignal(input.stopSignal);
   const timers: NodeJS.Timeout[] = [];
+  let ends: PartEnd[] = [];
 
   const base = input.shard ?? { index: 0, count: 1 };
   const owned = (index: number): number => input.conversations.filter((_c, i) => ownsConversation(i, base.index * count + index, base.count * count)).length;
   const ready: Promise<void>[] = [];
-  const done: Promise<void>[] = [];
+  const done: Promise<PartEnd>[] = [];
   for (let index = 0; index < count; index++) {
     // Each worker gets only the conversations it owns (the part of a shard: base.index * count + index).
     const part = base.index * count + index;
@@ -109,49 +103,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     workers.push(worker);
     let markReady: () => void = () => {};
     ready.push(new Promise<void>((resolve) => (markReady = resolve)));
-    done.push(
-      new Promise<void>((resolve) => {
-        let settled = false;
-        const fail = (why: string): void => {
-          if (settled) return;
-          settled = true;
-          crashed += 1;
-          const lost = said[index]!.inFlight > 0 ? `; ${said[index]!.inFlight} requests in flight were lost with it` : '';
-          warn(`worker ${index} failed (${why}); its conversations that had not ended are counted as failed${lost}, and the other workers carried on`);
-          markReady();
-          resolve();
-        };
-        worker.on('message', (message: PartMessage) => {
-          switch (message.type) {
-            case 'ready':
-              return markReady();
-            case 'records':
-              said[index]!.completed += message.ended.completed;
-              said[index]!.failed += message.ended.failed;
-              said[index]!.inFlight += message.sent - message.records.length;
-              // Sends first: a request's send came before its record.
-              for (let i = 0; i < message.sent; i++) observer.onSend?.();
-              for (let i = 0; i < Math.abs(message.queued); i++) observer.onQueued?.(message.queued > 0 ? 1 : -1);
-              for (const record of message.records) observer.onRecord?.(record);
-              return;
-            case 'warning':
-              return warn(`worker ${index}: ${message.message}`);
-            case 'stop':
-              return message.abort ? stop.abortInFlight(message.reason) : stop.stop(message.reason);
-            case 'done':
-              settled = true;
-              results[index] = message.result;
-              health[index] = message.health;
-              aggregates[index] = message.aggregate;
-              return resolve();
-            case 'failed':
-              return fail(message.message);
-          }
-        });
-        worker.on('error', (error) => fail(error.message));
-        worker.on('exit', (code) => fail(`exit code ${code}`));
-      }),
-    );
+    done.push(followPart(worker, index, { observer, stop, warn, markReady }));
   }
 
   try {
@@ -161,7 +113,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     broadcast({ type: 'start', startEpochMs });
     // A stop that came before the workers were listening (e.g. a signal during start-up) reaches them now.
     if (stop.stopping.aborted) broadcast({ type: 'stop', reason: stop.reason ?? 'interrupted', abort: stop.abort.aborted });
-    await Promise.all(done);
+    ends = await Promise.all(done);
   } finally {
     for (const timer of timers) clearTimeout(timer);
     unfollow();
@@ -169,10 +121,11 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     await Promise.all(workers.map((w) => w.terminate()));
   }
 
-  // Array.from, not map: map skips the holes a dead part leaves, and its counts would be lost.
-  const parts = Array.from(results, (r, index) => r?.conversations ?? { total: owned(index), completed: said[index]!.completed, failed: owned(index) - said[index]!.completed, unfinished: 0, not_started: 0 });
+  const results = ends.map((end) => end.done?.result);
+  // A part that died is counted from what it said: the conversations it saw complete, and the rest as failed.
+  const parts = ends.map(({ done, said }, index) => done?.result.conversations ?? { total: owned(index), completed: said.completed, failed: owned(index) - said.completed, unfinished: 0, not_started: 0 });
   const counts = sumConversationCounts(parts)!;
-  input.onAggregates?.(Array.from(aggregates));
+  input.onAggregates?.(ends.map((end) => end.done?.aggregate));
   const finished = results.flatMap((r) => r?.finishedConversations ?? []);
   if (budget.spent) stop.stop('max_requests');
   else stop.stop('completed');
@@ -189,9 +142,72 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     runEndMs: performance.now(),
     requestsSent: budget.taken,
     warmupRequestsSent: results.reduce((n, r) => n + (r?.warmupRequestsSent ?? 0), 0),
-    crashedTasks: crashed + results.reduce((n, r) => n + (r?.crashedTasks ?? 0), 0),
+    crashedTasks: ends.filter((end) => end.done === undefined).length + results.reduce((n, r) => n + (r?.crashedTasks ?? 0), 0),
     answerMismatches: results.reduce((n, r) => n + (r?.answerMismatches ?? 0), 0),
     warnings: [...warnings],
-    workerHealth: Array.from(health, (h) => h ?? null),
+    workerHealth: ends.map((end) => end.done?.health ?? null),
   };
+}
+
+/** What a part said as it went: what it leaves behind if it dies (its conversations' ends, its requests in flight). */
+interface PartSaid {
+  completed: number;
+  failed: number;
+  inFlight: number;
+}
+
+/** How a part ended: its `done` message, or undefined when it died; and what it had said. */
+interface PartEnd {
+  done: Extract<PartMessage, { type: 'done' }> | undefined;
+  said: PartSaid;
+}
+
+/**
+ * Follows one part's worker to its end: its records and counts to the observer, its stops to every part, its warnings
+ * to the run. A part that dies (an error, an exit, a `failed` message) is warned of once, and ends without `done`.
+ */
+function followPart(
+  worker: Worker,
+  index: number,
+  run: { observer: EngineObserver; stop: StopController; warn: (message: string) => void; markReady: () => void },
+): Promise<PartEnd> {
+  const { observer, stop, warn } = run;
+  const said: PartSaid = { completed: 0, failed: 0, inFlight: 0 };
+  return new Promise((resolve) => {
+    let settled = false;
+    const fail = (why: string): void => {
+      if (settled) return;
+      settled = true;
+      const lost = said.inFlight > 0 ? `; ${said.inFlight} requests in flight were lost with it` : '';
+      warn(`worker ${index} failed (${why}); its conversations that had not ended are counted as failed${lost}, and the other workers carried on`);
+      run.markReady();
+      resolve({ done: undefined, said });
+    };
+    worker.on('message', (message: PartMessage) => {
+      switch (message.type) {
+        case 'ready':
+          return run.markReady();
+        case 'records':
+          said.completed += message.ended.completed;
+          said.failed += message.ended.failed;
+          said.inFlight += message.sent - message.records.length;
+          // Sends first: a request's send came before its record.
+          for (let i = 0; i < message.sent; i++) observer.onSend?.();
+          for (let i = 0; i < Math.abs(message.queued); i++) observer.onQueued?.(message.queued > 0 ? 1 : -1);
+          for (const record of message.records) observer.onRecord?.(record);
+          return;
+        case 'warning':
+          return warn(`worker ${index}: ${message.message}`);
+        case 'stop':
+          return message.abort ? stop.abortInFlight(message.reason) : stop.stop(message.reason);
+        case 'done':
+          settled = true;
+          return resolve({ done: message, said });
+        case 'failed':
+          return fail(message.message);
+      }
+    });
+    worker.on('error', (error) => fail(error.message));
+    worker.on('exit', (code) => fail(`exit code ${code}`));
+  });
 }

@@ -2,6 +2,7 @@ import { redactText } from '../util/redact-text.js';
 import { ChunkShape, isPlain } from './chunk-shape.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
+import { acceptUsage } from './usage.js';
 import type { RequestError, ServerUsage, StreamResult } from './types.js';
 
 /**
@@ -379,36 +380,6 @@ class CollectedResult implements StreamResult {
 function joined(pieces: string[]): string {
   if (pieces.length > 1) pieces.splice(0, pieces.length, pieces.join(''));
   return pieces[0] ?? '';
-}
-
-/** Most tokens one request can hold: a count above it is not a count (issue #35: `prompt_tokens` 1e20). */
-const MAX_USAGE_TOKENS = 1e9;
-
-const isCount = (x: number): boolean => Number.isInteger(x) && x >= 0 && x <= MAX_USAGE_TOKENS;
-
-/**
- * Takes a server's usage into the result, without what cannot be true (issue #35): a prompt or completion count that
- * is no count (negative, fractional, past a billion) drops the whole usage (local counts stand in); cached tokens
- * above the prompt's, or reasoning above the completion's, are dropped alone. What was dropped is named in
- * `result.invalidUsage` (the run counts it and warns once a kind).
- */
-export function acceptUsage(result: StreamResult, usage: ServerUsage | undefined): void {
-  if (usage === undefined) return;
-  const invalid: string[] = [];
-  if (!isCount(usage.promptTokens)) invalid.push('prompt_tokens');
-  if (!isCount(usage.completionTokens)) invalid.push('completion_tokens');
-  const checked: ServerUsage = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens };
-  if (usage.cachedTokens !== undefined) {
-    if (isCount(usage.cachedTokens) && usage.cachedTokens <= usage.promptTokens) checked.cachedTokens = usage.cachedTokens;
-    else invalid.push('cached_tokens');
-  }
-  if (usage.reasoningTokens !== undefined) {
-    if (isCount(usage.reasoningTokens) && usage.reasoningTokens <= usage.completionTokens) checked.reasoningTokens = usage.reasoningTokens;
-    else invalid.push('reasoning_tokens');
-  }
-  if (invalid.length > 0) result.invalidUsage = invalid;
-  if (invalid.includes('prompt_tokens') || invalid.includes('completion_tokens')) delete result.usage;
-  else result.usage = checked;
 }
 
 /**

@@ -131,7 +131,7 @@ export interface StreamResult {
   staleConnectionResends?: number;
   /** The Responses API's response id (`resp_…`), to continue from with previous_response_id. */
   responseId?: string;
-  /** Usage fields the server sent that cannot be true, dropped (response-collector.ts acceptUsage). */
+  /** Usage fields the server sent that cannot be true, dropped (usage.ts acceptUsage). */
   invalidUsage?: string[];
   /** With `returnTokenIds`: the generated token ids the server returned, in order (undefined when it returned none). */
   outputTokenIds?: number[];

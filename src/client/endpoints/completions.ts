@@ -1,4 +1,5 @@
-import { acceptUsage, chatUsageOf, errorText, isErrorObject, type ResponseCollector, type UsageJson } from '../response-collector.js';
+import { chatUsageOf, errorText, isErrorObject, type ResponseCollector, type UsageJson } from '../response-collector.js';
+import { acceptUsage } from '../usage.js';
 import type { ChatRequest } from '../types.js';
 import { withRequestFields } from '../request-body.js';
 import type { ApiEndpoint, ResponseReader } from './endpoint.js';

@@ -1,4 +1,5 @@
-import { acceptUsage, errorSaid, excerpt, type ResponseCollector } from '../response-collector.js';
+import { errorSaid, excerpt, type ResponseCollector } from '../response-collector.js';
+import { acceptUsage } from '../usage.js';
 import type { ServerUsage } from '../types.js';
 import type { ApiEndpoint, ResponseReader } from './endpoint.js';
 import { buildResponsesBody } from './responses-body.js';

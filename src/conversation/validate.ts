@@ -1,20 +1,16 @@
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import type { ChatMessage, ToolCall } from '../tokenizer/types.js';
+import { shownValue } from '../errors/shown-value.js';
 import { validateContent } from './content-parts.js';
 import { validateToolCalls, validateTools } from './tool-calls.js';
 import type { Conversation, ForkPoint, TurnSettings } from './types.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? `${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}` : `a ${typeof value}`;
-}
 
 function extensionNumber(value: unknown, key: string, at: DatasetLocation): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new DatasetError(at, `expected "${key}" to be a number >= 0, got ${describeValue(value)}`);
+    throw new DatasetError(at, `expected "${key}" to be a number >= 0, got ${shownValue(value)}`);
   }
   return value;
 }
@@ -26,15 +22,15 @@ function content(m: Record<string, unknown>, role: string, hasToolCalls: boolean
   const checked = validateContent(value, at);
   if (checked !== undefined) return checked;
   const allowed = role === 'assistant' ? 'a string, a list of content parts, or null with "tool_calls"' : 'a string or a list of content parts';
-  throw new DatasetError(at, `expected "content" to be ${allowed}, got ${value === undefined ? 'nothing' : describeValue(value)}`);
+  throw new DatasetError(at, `expected "content" to be ${allowed}, got ${shownValue(value)}`);
 }
 
 /** The fork point of a sub-agent (`parent`, `fork_at`), checked against its parent later, when the dataset is complete. */
 function forkPoint(record: Record<string, unknown>, at: DatasetLocation): ForkPoint | undefined {
   if (record.parent === undefined && record.fork_at === undefined) return undefined;
-  if (typeof record.parent !== 'string' && typeof record.parent !== 'number') throw new DatasetError(at, `expected "parent" to be the id of the session it forks from, got ${describeValue(record.parent)}`);
+  if (typeof record.parent !== 'string' && typeof record.parent !== 'number') throw new DatasetError(at, `expected "parent" to be the id of the session it forks from, got ${shownValue(record.parent)}`);
   const forkAt = record.fork_at;
-  if (typeof forkAt !== 'number' || !Number.isInteger(forkAt) || forkAt < 1) throw new DatasetError(at, `expected "fork_at" to be a message index >= 1, got ${describeValue(forkAt)}`);
+  if (typeof forkAt !== 'number' || !Number.isInteger(forkAt) || forkAt < 1) throw new DatasetError(at, `expected "fork_at" to be a message index >= 1, got ${shownValue(forkAt)}`);
   return { id: String(record.parent), at: forkAt };
 }
 
@@ -59,17 +55,17 @@ function expectedRoles(expect: Expect): string {
  */
 export function validateConversation(value: unknown, at: DatasetLocation): Conversation {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new DatasetError(at, `expected a conversation object {"id", "messages"}, got ${describeValue(value)}`);
+    throw new DatasetError(at, `expected a conversation object {"id", "messages"}, got ${shownValue(value)}`);
   }
   const record = value as Record<string, unknown>;
   const id = record.id ?? record.conversation_id;
   if (typeof id !== 'string' && typeof id !== 'number') {
-    throw new DatasetError(at, `expected "id" to be a string, got ${id === undefined ? 'nothing' : describeValue(id)}`);
+    throw new DatasetError(at, `expected "id" to be a string, got ${shownValue(id)}`);
   }
   const where: DatasetLocation = { ...at, conversationId: String(id) };
   const messages = record.messages;
   if (!Array.isArray(messages)) {
-    throw new DatasetError(where, `expected "messages" to be an array, got ${messages === undefined ? 'nothing' : describeValue(messages)}`);
+    throw new DatasetError(where, `expected "messages" to be an array, got ${shownValue(messages)}`);
   }
   if (messages.length === 0) throw new DatasetError(where, 'expected at least one message, got an empty "messages" list');
   const tools = record.tools === undefined ? undefined : validateTools(record.tools, where);
@@ -85,11 +81,11 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
     const m = messages[i] as Record<string, unknown> | null;
     const mAt: DatasetLocation = { ...where, messageIndex: i };
     if (typeof m !== 'object' || m === null || Array.isArray(m)) {
-      throw new DatasetError(mAt, `expected a message object {"role", "content"}, got ${describeValue(m)}`);
+      throw new DatasetError(mAt, `expected a message object {"role", "content"}, got ${shownValue(m)}`);
     }
     const role = m.role;
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw new DatasetError(mAt, `expected "role" to be "user", "assistant", "system" or "tool", got ${role === undefined ? 'nothing' : describeValue(role)}`);
+      throw new DatasetError(mAt, `expected "role" to be "user", "assistant", "system" or "tool", got ${role === undefined ? 'nothing' : shownValue(role)}`);
     }
     const toolCalls: ToolCall[] | undefined = role === 'assistant' && m.tool_calls !== undefined && m.tool_calls !== null ? validateToolCalls(m.tool_calls, mAt) : undefined;
     const message: ChatMessage = { role: role as ChatMessage['role'], content: content(m, role, toolCalls !== undefined, mAt) };
@@ -107,7 +103,7 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
     if (role === 'tool') {
       const callId = m.tool_call_id;
       if (typeof callId !== 'string' || !pending.has(callId)) {
-        throw new DatasetError(mAt, `expected "tool_call_id" to be the id of a call of the assistant message before, one of ${[...pending].map((c) => JSON.stringify(c)).join(', ')}; got ${callId === undefined ? 'nothing' : describeValue(callId)}`);
+        throw new DatasetError(mAt, `expected "tool_call_id" to be the id of a call of the assistant message before, one of ${[...pending].map((c) => JSON.stringify(c)).join(', ')}; got ${shownValue(callId)}`);
       }
       pending.delete(callId);
       message.tool_call_id = callId;

@@ -3,3 +3,4 @@ export { ConfigError } from './config-error.js';
 export { DatasetError, type DatasetLocation } from './dataset-error.js';
 export { OutputError } from './output-error.js';
 export { ServerUnreachableError } from './server-error.js';
+export { shownValue } from './shown-value.js';

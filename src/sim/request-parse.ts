@@ -1,6 +1,7 @@
 import { PartsText, type ChatMessage, type ToolCall } from '../tokenizer/index.js';
 import { HttpError } from './http-util.js';
 import type { PiecesAt } from './large-strings.js';
+import { shownValue } from '../errors/shown-value.js';
 
 /** A content part the simulator reads: text, or an image (counted as `tokens_per_image` tokens, docs/SIMULATOR.md). */
 export type SimContentPart = { type: 'text'; text: string } | { type: 'image_url'; url: string };
@@ -56,7 +57,7 @@ function bad(message: string, param: string | null = null): HttpError {
 function optionalInt(body: Record<string, unknown>, key: string, min: number): number | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw bad(`'${key}' must be an integer, got ${JSON.stringify(v)}`, key);
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw bad(`'${key}' must be an integer, got ${shownValue(v)}`, key);
   if (v < min) throw bad(`'${key}' must be at least ${min}, got ${v}`, key);
   return v;
 }
@@ -64,14 +65,14 @@ function optionalInt(body: Record<string, unknown>, key: string, min: number): n
 function optionalNumber(body: Record<string, unknown>, key: string): number | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(`'${key}' must be a number, got ${JSON.stringify(v)}`, key);
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(`'${key}' must be a number, got ${shownValue(v)}`, key);
   return v;
 }
 
 function optionalBool(body: Record<string, unknown>, key: string): boolean | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw bad(`'${key}' must be a boolean, got ${JSON.stringify(v)}`, key);
+  if (typeof v !== 'boolean') throw bad(`'${key}' must be a boolean, got ${shownValue(v)}`, key);
   return v;
 }
 

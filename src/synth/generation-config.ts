@@ -3,6 +3,7 @@ import { formatCount, sizeBounds, type SizeBounds } from '../conversation/size-b
 import { ConfigError } from '../errors/index.js';
 import { parseDistribution, type Distribution } from './distributions.js';
 import type { ImageSpec } from './synthetic-images.js';
+import { shownValue } from '../errors/shown-value.js';
 
 /** A system prompt of a generation config: literal text, or corpus text of a sampled token length. */
 export type SystemPromptSpec =
@@ -51,7 +52,7 @@ function parseImageSpec(value: unknown, at: (key: string) => string, limits: Rea
   const o = object(value, at('images'));
   const side = (key: 'width' | 'height'): number => {
     const v = o[key] ?? 336;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_IMAGE_SIDE) throw new ConfigError(`${at(`images.${key}`)}: expected an integer from 1 to ${MAX_IMAGE_SIDE}, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_IMAGE_SIDE) throw new ConfigError(`${at(`images.${key}`)}: expected an integer from 1 to ${MAX_IMAGE_SIDE}, got ${shownValue(v)}`);
     return v;
   };
   const width = side('width');
@@ -111,7 +112,7 @@ export function parseGenerationConfig(value: unknown, file: string, baseDir: str
   const at = (key: string): string => `${file}: ${key}`;
   const n = root.num_conversations;
   if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0) {
-    throw new ConfigError(`${at('num_conversations')}: expected an integer > 0, got ${JSON.stringify(n) ?? 'nothing'}`);
+    throw new ConfigError(`${at('num_conversations')}: expected an integer > 0, got ${shownValue(n)}`);
   }
   if (n > limits.generatedConversations) {
     throw new ConfigError(`${at('num_conversations')}: ${formatCount(n)} is over the bound of ${formatCount(limits.generatedConversations)} generated conversations`);

@@ -62,7 +62,7 @@ describe('loadConversations', () => {
 
   test('a message without string content', async () => {
     const error = await loadError(file(JSON.stringify([{ id: 'x', messages: [{ role: 'user', content: 3 }] }])));
-    assert.match(error.message, /conversation 0 \(id "x"\), message 0: expected "content" to be a string or a list of content parts, got a number/);
+    assert.match(error.message, /conversation 0 \(id "x"\), message 0: expected "content" to be a string or a list of content parts, got 3$/);
   });
 
   test('unknown role, missing id, empty messages, duplicate ids, system not first', async () => {

@@ -1,4 +1,5 @@
 import { ConfigError } from '../../errors/config-error.js';
+import { shownValue } from '../../errors/shown-value.js';
 
 /*
  * A distribution as plain, validated data: what a generation config's distribution objects and flags such as
@@ -35,7 +36,7 @@ function numberField(obj: Record<string, unknown>, key: string, where: string, r
     if (required) fail(where, `"${key}" is required for the ${String(obj.distribution)} distribution`);
     return undefined;
   }
-  if (typeof value !== 'number' || !Number.isFinite(value)) fail(where, `"${key}" must be a number, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value)) fail(where, `"${key}" must be a number, got ${shownValue(value)}`);
   return value;
 }
 
@@ -72,12 +73,12 @@ function lognormalSpec(obj: Record<string, unknown>, where: string, cap: { max?:
  */
 export function parseDistributionSpec(value: unknown, where: string): DistributionSpec {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    fail(where, `expected a distribution object such as {"distribution": "uniform", "min": 1, "max": 5}, got ${JSON.stringify(value) ?? 'nothing'}`);
+    fail(where, `expected a distribution object such as {"distribution": "uniform", "min": 1, "max": 5}, got ${shownValue(value)}`);
   }
   const obj = value as Record<string, unknown>;
   const name = obj.distribution;
   if (typeof name !== 'string' || !(DISTRIBUTION_NAMES as readonly string[]).includes(name)) {
-    fail(where, `"distribution" must be one of ${DISTRIBUTION_NAMES.join(', ')}, got ${JSON.stringify(name) ?? 'nothing'}`);
+    fail(where, `"distribution" must be one of ${DISTRIBUTION_NAMES.join(', ')}, got ${shownValue(name)}`);
   }
   // uniform's own `max` is its upper bound, not a cap.
   const cap = name === 'uniform' ? {} : capOf(obj, where);

@@ -1,6 +1,7 @@
 import { ConfigError } from '../../errors/index.js';
 import { parseDistribution, type Distribution } from '../distributions.js';
 import { AGENTIC_PRESETS } from './presets.js';
+import { shownValue } from '../../errors/shown-value.js';
 
 /** The `filetype` of an agentic generation config. */
 export const AGENTIC_FILETYPE = 'generate_agentic_sessions';
@@ -67,7 +68,7 @@ function dist(record: Record<string, unknown>, key: string, file: string): Distr
 }
 
 function count(value: unknown, key: string, file: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw new ConfigError(`${file}: ${key}: expected an integer >= ${min}, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw new ConfigError(`${file}: ${key}: expected an integer >= ${min}, got ${shownValue(value)}`);
   return value;
 }
 
@@ -89,7 +90,7 @@ export function parseAgenticConfig(value: unknown, file: string): AgenticConfig 
     const s = record.sub_agents as Record<string, unknown>;
     if (typeof s !== 'object' || Array.isArray(s)) throw new ConfigError(`${file}: sub_agents: expected an object`);
     const p = s.probability;
-    if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new ConfigError(`${file}: sub_agents.probability: expected a number in [0, 1], got ${JSON.stringify(p)}`);
+    if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new ConfigError(`${file}: sub_agents.probability: expected a number in [0, 1], got ${shownValue(p)}`);
     const where = `${file}: sub_agents`;
     subAgents = { probability: p, children: dist(s, 'children', where), steps: dist(s, 'steps', where), taskTokens: dist(s, 'task_tokens', where), reportTokens: dist(s, 'report_tokens', where) };
   }

@@ -10,6 +10,7 @@ import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { generateOptions } from '../options/table/generate.js';
 import { problemLines } from './run-options.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { prepareOutputFile } from '../store/output-dir.js';
 
 /** Flags of `chatload generate`, as commander parses them. */
 export interface GenerateFlags {
@@ -34,6 +35,8 @@ export async function runGenerate(
   err: (text: string) => void = (t) => process.stderr.write(t),
 ): Promise<void> {
   const warn = (message: string): void => err(`chatload: warning: ${message}\n`);
+  // -o is proved writable before any work (issue #35): a bad path is a bad flag (exit 2), found in no time.
+  prepareOutputFile('-o', flags.outputFile);
   // The server's ids are a run's (its expected cache): generating asks no server.
   if (flags.tokenizer?.trim() === 'server') throw new ConfigError('--tokenizer server: generate talks to no server; give a tokenizer.json, a model folder or id, tiktoken:…, or approx');
   const counter = await resolveTokenCounter({ tokenizer: flags.tokenizer, model: flags.model, trustRemoteCode: flags.trustRemoteCode, warn });
@@ -68,10 +71,11 @@ const generateSchema = z.object(fieldsOf(generateOptions)).strict();
 
 /** The flags of a parsed `generate` command, validated (one ConfigError with every problem). */
 function generateFlags(command: Command): GenerateFlags {
-  const { values, problems, fromEnv } = readTableOptions(command, generateOptions);
+  const given = readTableOptions(command, generateOptions);
+  const { values, problems } = given;
   const parsed = generateSchema.safeParse(values);
   const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
-  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, generateOptions, fromEnv));
+  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, generateOptions, given));
   return { ...parsed.data, inputFile: parsed.data.inputFile!, outputFile: parsed.data.outputFile! };
 }
 

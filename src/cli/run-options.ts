@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addTableOptions, fieldProblems, readTableOptions } from '../options/commander.js';
+import { addTableOptions, fieldProblems, readTableOptions, type CommandValues } from '../options/commander.js';
 import type { OptionTable } from '../options/define.js';
 import { checkRunOptions, formatProblem, optionsError, RUN_OPTIONS, type OptionProblem, type RunOptionsInput } from '../options/run-options.js';
 import { planOf, type RunPlan } from '../options/run-plan.js';
@@ -42,11 +42,18 @@ export function terminalFlags(command: Command): TerminalFlags {
   return { quiet, verbose: values.verbose === true, printContent: values.printContent === true, progress, json: values.json === true };
 }
 
-/** The problems of a table, in the table's order, each `--flag: problem`, naming an environment variable that gave the value. */
-export function problemLines(problems: readonly OptionProblem[], table: OptionTable, fromEnv: Readonly<Record<string, string>>): string[] {
+/**
+ * The problems of a table, in the table's order, each `--flag: problem`, naming an environment variable that gave
+ * the value, and the text given where the problem is what was expected of it (`expected a whole number, got "1e6"`).
+ */
+export function problemLines(problems: readonly OptionProblem[], table: OptionTable, given: Pick<CommandValues, 'fromEnv' | 'texts'>): string[] {
   const order = Object.keys(table);
   const rank = (p: OptionProblem): number => (p.key === undefined ? -1 : order.indexOf(p.key));
-  return [...problems].sort((a, b) => rank(a) - rank(b)).map((p) => formatProblem(p, table, (key) => (fromEnv[key] === undefined ? '' : ` (from ${fromEnv[key]})`)));
+  const named = (p: OptionProblem): OptionProblem => {
+    const text = p.key === undefined ? undefined : given.texts[p.key];
+    return text === undefined || !p.message.startsWith('expected') || p.message.includes(' got ') ? p : { ...p, message: `${p.message}, got ${JSON.stringify(text)}` };
+  };
+  return [...problems].sort((a, b) => rank(a) - rank(b)).map((p) => formatProblem(named(p), table, (key) => (given.fromEnv[key] === undefined ? '' : ` (from ${given.fromEnv[key]})`)));
 }
 
 /**
@@ -54,7 +61,8 @@ export function problemLines(problems: readonly OptionProblem[], table: OptionTa
  * the input as the library takes it, and its plan. One ConfigError lists every problem, each naming its flag.
  */
 export function runOptionsFromCommand(command: Command, env: NodeJS.ProcessEnv): { input: RunOptionsInput; plan: RunPlan } {
-  const { values, problems, fromEnv } = readTableOptions(command, RUN_OPTIONS);
+  const given = readTableOptions(command, RUN_OPTIONS);
+  const { values, problems, fromEnv } = given;
   const shard = values.shard === undefined ? shardFromEnv(env) : undefined;
   if (shard !== undefined) {
     values.shard = shard;
@@ -63,10 +71,14 @@ export function runOptionsFromCommand(command: Command, env: NodeJS.ProcessEnv):
   if (problems.length > 0) {
     const unread = new Set(problems.map((p) => p.key));
     const others = fieldProblems(Object.fromEntries(Object.entries(values).filter(([key]) => !unread.has(key))), RUN_OPTIONS);
-    throw optionsError(problemLines([...problems, ...others], RUN_OPTIONS, fromEnv));
+    throw optionsError(problemLines([...problems, ...others], RUN_OPTIONS, given));
   }
   const input = values as RunOptionsInput;
   const check = checkRunOptions(input);
-  if (!check.ok) throw optionsError(problemLines(check.problems, RUN_OPTIONS, fromEnv));
+  if (!check.ok) throw optionsError(problemLines(check.problems, RUN_OPTIONS, given));
+  // The simulator's flags with --url would change nothing (issue #35). Judged on what the user typed: a sweep
+  // passes each point the URL of the simulator it started, with the flags that started it.
+  const unused = (['simProfile', 'simFaults'] as const).filter((key) => values.url !== undefined && values[key] !== undefined);
+  if (unused.length > 0) throw optionsError(problemLines(unused.map((key) => ({ key, message: 'sets the built-in simulator, which a run with --url does not start: drop one' })), RUN_OPTIONS, given));
   return { input, plan: planOf(check.options, check.given) };
 }

@@ -91,10 +91,11 @@ async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (
 
 /** --repeat, validated (one ConfigError naming the flag). */
 function repeatCount(command: Command): { repeat: number } {
-  const { values, problems, fromEnv } = readTableOptions(command, repeatOptions);
+  const given = readTableOptions(command, repeatOptions);
+  const { values, problems } = given;
   const parsed = repeatSchema.safeParse(values, PARSE_ONCE);
   const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
-  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, repeatOptions, fromEnv));
+  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, repeatOptions, given));
   return parsed.data;
 }
 

@@ -22,10 +22,11 @@ type SweepFlags = z.output<typeof sweepSchema>;
 
 /** The sweep flags of a parsed command, validated (one ConfigError with every problem). */
 function sweepFlags(command: Command): SweepFlags {
-  const { values, problems, fromEnv } = readTableOptions(command, sweepAndRepeatOptions);
+  const given = readTableOptions(command, sweepAndRepeatOptions);
+  const { values, problems } = given;
   const parsed = sweepSchema.safeParse(values);
   const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
-  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, sweepAndRepeatOptions, fromEnv));
+  if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, sweepAndRepeatOptions, given));
   return parsed.data;
 }
 

@@ -42,10 +42,11 @@ export function registerTraceCommand(program: Command): void {
   addTableOptions(stats, traceStatsOptions);
   stats.exitOverride();
   stats.action(async (file: string) => {
-    const { values, problems, fromEnv } = readTableOptions(stats, traceStatsOptions);
+    const given = readTableOptions(stats, traceStatsOptions);
+  const { values, problems } = given;
     const parsed = statsSchema.safeParse(values);
     const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
-    if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, traceStatsOptions, fromEnv));
+    if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, traceStatsOptions, given));
     await runTraceStats(file, parsed.data);
   });
 }

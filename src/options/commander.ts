@@ -43,12 +43,14 @@ export interface CommandValues {
   problems: OptionProblem[];
   /** The environment variable each value came from, for the options it set. */
   fromEnv: Record<string, string>;
+  /** The text each value was given as, for an error to name (`--repeat: expected ..., got "1e6"`). */
+  texts: Record<string, string>;
 }
 
 /** The values of `table`'s options in a parsed `command`: only those the user gave (flag or environment), read. */
 export function readTableOptions(command: Command, table: OptionTable): CommandValues {
   const parsed = command.opts();
-  const out: CommandValues = { values: {}, problems: [], fromEnv: {} };
+  const out: CommandValues = { values: {}, problems: [], fromEnv: {}, texts: {} };
   for (const [key, spec] of Object.entries(table)) {
     const attribute = new Option(spec.flags).attributeName();
     const source = command.getOptionValueSource(attribute);
@@ -56,6 +58,7 @@ export function readTableOptions(command: Command, table: OptionTable): CommandV
     if (source !== 'cli' && source !== 'env') continue;
     if (source === 'env' && spec.env !== undefined) out.fromEnv[key] = spec.env;
     const raw: unknown = parsed[attribute];
+    if (typeof raw === 'string') out.texts[key] = raw;
     if (spec.read === undefined) {
       out.values[key] = raw;
       continue;

@@ -107,6 +107,8 @@ export const terminalOptions = {
   printContent: option({ flags: '--print-content', group: 'outputs', help: 'print each user message and answer to stderr', schema: z.boolean(), default: false }),
 };
 
+const REPEAT_EXPECTED = 'expected a whole number from 1 to 1000';
+
 /** `run`'s and `sweep`'s repetitions: not a run option (the library runs once); the command runs the benchmark that many times. */
 export const repeatOptions = {
   repeat: option({
@@ -114,7 +116,7 @@ export const repeatOptions = {
     group: 'outputs',
     help: "run the benchmark n times, into --output-dir's repeat-1 … repeat-n (sweep: each point's folder's; not with --search), and print each key metric's mean with a 95% confidence interval across them (repeats.json)",
     read: readInt,
-    schema: z.number().int('expected a whole number').min(1, 'expected at least 1').max(1000, 'expected at most 1000'),
+    schema: z.number({ error: REPEAT_EXPECTED }).int(REPEAT_EXPECTED).min(1, REPEAT_EXPECTED).max(1000, REPEAT_EXPECTED),
     default: 1,
   }),
 };

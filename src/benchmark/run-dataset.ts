@@ -4,6 +4,7 @@ import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
 import { writeConversations } from '../conversation/write.js';
 import { ConfigError } from '../errors/index.js';
+import { optionsError } from '../options/run-options.js';
 import type { DatasetPlan, LoadPlan, RunPlan } from '../options/run-plan.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
 import { imagePartCount, type TokenCounter } from '../tokenizer/index.js';
@@ -24,12 +25,18 @@ export interface RunDataset {
  * gets a connection per request it may have in flight (--max-concurrency, or a generous pool when uncapped), as for
  * open-loop sessions. --max-concurrency with a closed loop over a dataset that is no trace is refused.
  */
-export function loadForDataset(load: LoadPlan, dataset: RunDataset): LoadPlan {
+export function loadForDataset(load: LoadPlan, datasetPlan: DatasetPlan, dataset: RunDataset): LoadPlan {
   const cap = load.trace.maxConcurrency;
   if (!dataset.traced) {
-    if (load.model.type === 'fixed-clients' && cap !== undefined) {
-      throw new ConfigError(`invalid options: --max-concurrency: applies to open-loop sessions and trace replay, and ${dataset.source} is no trace: add --session-rate (or --ramp-up)`);
-    }
+    // The trace's own options would change nothing: said so (issue #35), one line naming every one given.
+    const noTrace = `applies to trace replay, and the dataset (${dataset.source}) is no trace`;
+    const problems = [
+      ...(load.model.type === 'fixed-clients' && cap !== undefined ? [`--max-concurrency: applies to open-loop sessions and trace replay, and ${dataset.source} is no trace: add --session-rate (or --ramp-up)`] : []),
+      ...(load.trace.speed !== 1 ? [`--trace-speed: ${noTrace}`] : []),
+      ...(datasetPlan.trace.window !== undefined ? [`--trace-window: ${noTrace}`] : []),
+      ...(datasetPlan.trace.blockSize !== undefined ? [`--trace-block-size: ${noTrace}`] : []),
+    ];
+    if (problems.length > 0) throw optionsError(problems);
     return load;
   }
   return { ...load, peakConcurrency: cap ?? 0, connections: cap ?? 4096 };

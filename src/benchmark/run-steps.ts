@@ -94,7 +94,7 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
   const tokenizerWarnings: string[] = [];
   const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn: (message) => tokenizerWarnings.push(message) });
   const dataset = await loadRunDataset(plan.dataset, counter, warn);
-  const datasetLoad = loadForDataset(plan.load, dataset);
+  const datasetLoad = loadForDataset(plan.load, plan.dataset, dataset);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
   const imageParts = countImageParts(dataset.conversations);
   checkDatasetImages(imageParts, plan.request.endpoint, warn);

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode, isChatloadError } from '../errors/index.js';
 import { escapeControl } from '../util/control-chars.js';
 import { chatloadVersion } from '../util/version.js';
+import { missingCommand } from './missing-command.js';
 import { COMMAND_DESCRIPTIONS, COMMAND_LOADERS, COMMAND_NAMES } from './commands.js';
 import type { CommandName } from './command-descriptions.js';
 
@@ -41,6 +42,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     const program = await buildProgram(run, (c) => {
       code = c;
     });
+    const missing = missingCommand(program, argv);
+    if (missing !== undefined) {
+      process.stderr.write(`chatload: ${missing}\n`);
+      return ExitCode.badInput;
+    }
     await program.parseAsync([...argv], { from: 'user' });
     return code;
   } catch (error) {

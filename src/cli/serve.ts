@@ -5,6 +5,7 @@ import { DEFAULT_MODEL_NAME, parseSimConfigOverrides, profiles, startSimulator, 
 import { onStopSignals } from './signals.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { statInputFile } from '../util/input-file.js';
+import { prepareOutputFile } from '../store/output-dir.js';
 
 /**
  * What serve refuses in one line (issue #35): an empty --host (Node listens on every interface then: binding beyond
@@ -68,6 +69,8 @@ export async function readSimConfigFile(path: string): Promise<Partial<SimConfig
  */
 export async function runServe(options: ServeCliOptions, signal: AbortSignal, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
   checkServeOptions(options);
+  // A trace that cannot be written is a bad flag, found before the server listens (issue #35), not a failure later.
+  if (options.trace !== undefined) prepareOutputFile('--trace', options.trace);
   const file = options.config === undefined ? {} : await readSimConfigFile(options.config);
   // --cache-semantics wins over the file's key; both are validated with the rest (one ConfigError naming the key).
   const config = options.cacheSemantics === undefined ? file : parseSimConfigOverrides({ ...file, cache_semantics: options.cacheSemantics }, '--cache-semantics');

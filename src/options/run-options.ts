@@ -82,6 +82,8 @@ function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): vo
   if (o.resume && o.outputDir === undefined) problem('resume', 'needs the --output-dir of the run to continue');
   if (o.resume && o.outputFile !== undefined) problem('resume', "cannot write -o: the interrupted run's answers are not on disk");
   if (o.resume && o.shard !== undefined) problem('resume', 'cannot continue a shard: resume each shard as a whole run, or rerun it');
+  // Flags that would change nothing are said so (issue #35), as --think-time is: a user who gave one expects an effect.
+  if (!openLoop && o.burstiness !== 1) problem('burstiness', 'shapes open-loop arrivals: add --session-rate (or --ramp-up)');
   if (openLoop && o.requestRate > 0) problem('requestRate', 'paces closed-loop clients; with --session-rate the arrivals set the pace');
   if (o.rampUp !== undefined && o.sessionRate !== undefined && o.rampUp.endPerSec !== o.sessionRate) {
     problem('rampUp', `ends at ${o.rampUp.endPerSec}/s but --session-rate is ${o.sessionRate}/s; give one or make them agree`);

@@ -248,9 +248,9 @@ const CASES: BadCase[] = [
   { name: 'report of a results.json that is not one', argv: () => ['report', notResults()], message: /results\.json: expected a chatload results\.json with a "summary" object, got 5$/ },
   { name: 'compare of a results.json that is not one', argv: () => ['compare', notResults(), notResults()], message: /results\.json: expected a chatload results\.json with a "summary" object, got 5$/ },
   // Past what the machine holds: -p 99999999999 grew to 6.7 GB, deaf to SIGTERM; --workers 1000 made 1,011 threads (issue #35, item 5).
-  { name: '-p past what the machine holds', argv: () => ['run', '-p', '99999999999', '--output-dir', out], message: /--num-clients: expected at most \d+ per machine: one connection each takes at least 64 KiB, and this machine has [\d.]+ GiB; split a larger load over machines with --shard$/ },
+  { name: '-p past what the machine holds', argv: () => ['run', '-p', '99999999999', '--output-dir', out], message: /--num-clients: expected at most \d+ per machine: one connection each takes at least 64 KiB, and this machine has [\d.]+ GiB; split a larger load over machines with --shard, got "99999999999"$/ },
   { name: '--max-concurrency past what the machine holds', argv: () => ['run', '--session-rate', '1', '--max-concurrency', '99999999999', '-i', join(dir, 'x.json'), '--output-dir', out], message: /--max-concurrency: expected at most \d+ per machine/ },
-  { name: '--workers past the cores', argv: () => ['run', '--workers', '1000', '--output-dir', out], message: /--workers: expected at most \d+: 4 per core on this machine's \d+ cores; more threads only contend for them$/ },
+  { name: '--workers past the cores', argv: () => ['run', '--workers', '1000', '--output-dir', out], message: /--workers: expected at most \d+: 4 per core on this machine's \d+ cores; more threads only contend for them, got "1000"$/ },
   // A FIFO with no writer blocked open() (and two Ctrl-Cs) for ever; a pipe cannot be read twice (issue #35, item 7).
   { name: '-i a FIFO with no writer', argv: () => run(fifo('in.fifo')), message: /in\.fifo: expected a regular file, got a pipe or FIFO \(as `<\(\.\.\.\)` gives\): save it to a file first$/ },
   { name: 'trace stats of a FIFO', argv: () => ['trace', 'stats', fifo('trace.fifo')], message: /trace\.fifo: expected a regular file, got a pipe or FIFO/ },
@@ -265,6 +265,25 @@ const CASES: BadCase[] = [
     message: /^chatload: --stats-json-output \/proc\/chatload-stats\.json: its folder \/proc: cannot write there \(/,
   },
   { name: '--csv naming a folder', argv: () => run(file('ok-csv.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '--csv', dir), message: /^chatload: --csv .*: is a folder/ },
+  // Paths the other commands write, proved writable before any work (issue #35, item 18).
+  { name: 'generate -o under a file', argv: () => ['generate', '-i', file('gen-ok.json', genConfig(() => undefined)), '-o', join(file('plain.txt', 'x'), 'out.json')], message: /^chatload: -o .*plain\.txt\/out\.json: its folder .*plain\.txt: cannot write there \(/ },
+  { name: 'serve --trace naming a folder', argv: () => ['serve', '--port', '0', '--trace', dir], message: /^chatload: --trace .*: is a folder; expected a file to write$/ },
+  // A message names the value it refuses (issue #35, item 18: "received NaN", "got null" for 1e309).
+  { name: '--repeat 1e6 names the value', argv: () => ['run', '--repeat', '1e6', '--output-dir', out], message: /^chatload: invalid options: --repeat: expected a whole number from 1 to 1000, got "1e6"$/ },
+  { name: '--ramp-up linear:1:2 names the value', argv: () => ['run', '--ramp-up', 'linear:1:2', '--output-dir', out], message: /--ramp-up: expected linear:START:END:SECONDS, e\.g\. linear:1:20:60, got "linear:1:2"$/ },
+  { name: 'num_conversations 1e309 names the value', argv: () => generate(file('gen-inf.json', genConfig((c) => (c.num_conversations = 0)).replace('"num_conversations": 0', '"num_conversations": 1e309'))), message: /num_conversations: expected an integer > 0, got a number too large to hold \(read as Infinity\)$/ },
+  { name: 'content 1e309 names the value', argv: () => run(file('inf.json', '[{"id": "a", "messages": [{"role": "user", "content": 1e309}]}]')), message: /message 0: expected "content" to be .*, got a number too large to hold \(read as Infinity\)$/ },
+  // Flags that would change nothing are said so, as --think-time is (issue #35, item 18).
+  { name: '--burstiness with a closed loop', argv: () => ['run', '--burstiness', '0.5', '--output-dir', out], message: /^chatload: invalid options: --burstiness: shapes open-loop arrivals: add --session-rate \(or --ramp-up\)$/ },
+  { name: '--sim-profile with --url', argv: () => ['run', '-u', 'http://127.0.0.1:9', '--sim-profile', 'fast', '--output-dir', out], message: /^chatload: invalid options: --sim-profile: sets the built-in simulator, which a run with --url does not start: drop one$/ },
+  { name: '--sim-faults with --url', argv: () => ['sweep', '-u', 'http://127.0.0.1:9', '--sim-faults', '500=0.1', '--session-rates', '1,2', '--output-dir', out], message: /--sim-faults: sets the built-in simulator, which a run with --url does not start/ },
+  { name: '--trace-speed and --trace-window on a dataset that is no trace', argv: () => run(file('no-trace.json', JSON.stringify([{ id: 'a', messages: GOOD_MESSAGES }])), '--trace-speed', '2', '--trace-window', '0:10'), message: /^chatload: invalid options: --trace-speed: applies to trace replay, and the dataset \(.*no-trace\.json\) is no trace; --trace-window: applies to trace replay, and the dataset \(.*\) is no trace$/ },
+  { name: '--extra-body overriding messages', argv: () => ['run', '--extra-body', '{"messages": [], "top_p": 0.9}', '--output-dir', out], message: /^chatload: invalid options: --extra-body: sets "messages", which chatload sends itself: the history comes from the dataset/ },
+  { name: '--extra-body overriding model', argv: () => ['run', '--extra-body', '{"model": "other"}', '--output-dir', out], message: /^chatload: invalid options: --extra-body: sets "model", which chatload sends itself: give --served-model-name \(or -m\)$/ },
+  // A command line that stops before its command says the choices in one line, not the whole help (issue #35, item 18).
+  { name: 'a bare chatload', argv: () => [], message: /^chatload: expected a command: run, serve, .* or completion \(`chatload --help` says what each does\)$/ },
+  { name: 'chatload trace without a subcommand', argv: () => ['trace'], message: /^chatload: trace: expected a subcommand: stats \(`chatload trace --help` says what each does\)$/ },
+  { name: 'chatload convert without a subcommand', argv: () => ['convert'], message: /^chatload: convert: expected a subcommand: sharegpt/ },
   // Other commands
   { name: 'report of a folder with no results', argv: () => ['report', join(dir, 'empty-results')], message: /empty-results/ },
   { name: 'serve --faults with a bad rate', argv: () => ['serve', '--port', '0', '--faults', '500=2'], message: /--faults: rate 2 .* must be a probability/ },

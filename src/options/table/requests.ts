@@ -2,6 +2,15 @@ import * as z from 'zod';
 import { integer, nonNegativeInt, nonNegativeNumber, option, readInt, readJson, readNumber } from '../define.js';
 
 /** What every request carries, and how a failed one is retried. */
+/** The request body's keys chatload sets, and what to give instead of them in --extra-body. */
+const OWN_BODY_KEYS: Readonly<Record<string, string>> = {
+  messages: 'the history comes from the dataset (-i) and the answers',
+  input: 'the history comes from the dataset (-i) and the answers',
+  prompt: 'the history comes from the dataset (-i) and the answers',
+  model: 'give --served-model-name (or -m)',
+  stream: 'give --no-stream for non-streaming requests',
+};
+
 export const requestOptions = {
   endpoint: option({
     flags: '--endpoint <api>',
@@ -40,7 +49,13 @@ export const requestOptions = {
     group: 'requests',
     help: 'JSON object merged into every request body',
     read: readJson,
-    schema: z.record(z.string(), z.unknown(), { error: 'expected a JSON object, e.g. \'{"top_p": 0.9}\'' }),
+    schema: z.record(z.string(), z.unknown(), { error: 'expected a JSON object, e.g. \'{"top_p": 0.9}\'' }).superRefine((body, ctx) => {
+      // Keys chatload itself sets from the conversation and the flags (issue #35): overriding them would send the same
+      // prompt every turn, or another model, and the run would measure something else than it says.
+      for (const [key, instead] of Object.entries(OWN_BODY_KEYS)) {
+        if (Object.hasOwn(body, key)) ctx.addIssue({ code: 'custom', message: `sets "${key}", which chatload sends itself: ${instead}` });
+      }
+    }),
   }),
   ignoreEos: option({ flags: '--ignore-eos', group: 'requests', help: 'send ignore_eos: true', schema: z.boolean(), default: false }),
   sendConversationId: option({

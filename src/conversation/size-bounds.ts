@@ -27,6 +27,13 @@ export interface SizeBounds {
   imageUrlChars: number;
 }
 
+/**
+ * The longest wait a dataset may ask for (a trace's clock, a turn's think_time_sec): a year, in seconds, as every
+ * chatload wait (options/define.ts's MAX_SECONDS; conversation/ may not import options/). Past it a value is a slip
+ * (ms for s), not a schedule (issue #35: a trace timestamp of 1e300 was sent at once).
+ */
+export const MAX_WAIT_SEC = 365 * 24 * 3600;
+
 /** The bounds, as documented in docs/DATASETS.md. */
 export const SIZE_BOUNDS: Readonly<SizeBounds> = Object.freeze({
   generatedConversations: 1_000_000,

@@ -1,6 +1,7 @@
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import type { Conversation, TraceSession, TraceTurn } from './types.js';
+import { MAX_WAIT_SEC } from './size-bounds.js';
 
 /*
  * Production traces (docs/DATASETS.md): Mooncake's JSONL (one request a line: `timestamp` ms, `input_length`,
@@ -89,6 +90,11 @@ function checkCoverage(turn: TraceTurn, blockSize: number, at: DatasetLocation):
     );
   }
   if (turn.inputLength === 0) throw fieldError(at, 'input_length', 'an integer >= 1', 0);
+}
+
+/** Seconds as an error names them: 1.000e+297 past a trillion, else with thousands separators. */
+function shownSeconds(s: number): string {
+  return s >= 1e12 ? s.toExponential(3) : Math.round(s).toLocaleString('en-US');
 }
 
 /** Reads rows of one trace format into sessions. Feed it rows in file order, then call finish(). */
@@ -186,6 +192,15 @@ export class TraceReader {
     }
     kept.sort((a, b) => a[1].startMs - b[1].startMs || a[1].line - b[1].line);
     const t0 = startMs ?? kept[0]![1].startMs;
+    // A replay waits out the trace's own clock: past MAX_WAIT_SEC a time is a slip, not a schedule.
+    for (const [key, { session, line }] of kept) {
+      for (const turn of session.turns) {
+        const wait = Math.max((turn.atMs ?? 0) - t0, turn.delayMs ?? 0);
+        if (wait > MAX_WAIT_SEC * 1000) {
+          throw new DatasetError({ file: this.#file, line }, `session ${JSON.stringify(key)}: a request ${shownSeconds(wait / 1000)} s into the replay is past the bound of a year (${shownSeconds(MAX_WAIT_SEC)} s); expected timestamps in ${session.format === 'mooncake' ? 'ms' : 's'} from the trace's start`);
+        }
+      }
+    }
     return kept.map(([key, { session }]) => {
       for (const turn of session.turns) if (turn.atMs !== undefined) turn.atMs -= t0;
       // Placeholders: one empty user message a turn, so counts of turns and messages stay true; the text is made at send time.

@@ -1,5 +1,6 @@
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import type { ChatMessage, ToolCall } from '../tokenizer/types.js';
+import { MAX_WAIT_SEC } from './size-bounds.js';
 import { shownValue } from '../errors/shown-value.js';
 import { validateContent } from './content-parts.js';
 import { validateToolCalls, validateTools } from './tool-calls.js';
@@ -113,7 +114,9 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
       turns.push({});
       stepOpen = true;
       if (m.think_time_sec !== undefined) {
-        turns[turns.length - 1]!.thinkTimeSec = extensionNumber(m.think_time_sec, 'think_time_sec', mAt);
+        const seconds = extensionNumber(m.think_time_sec, 'think_time_sec', mAt);
+        if (seconds > MAX_WAIT_SEC) throw new DatasetError(mAt, `expected "think_time_sec" to be at most ${MAX_WAIT_SEC.toLocaleString('en-US')} (a year), got ${shownValue(seconds)}`);
+        turns[turns.length - 1]!.thinkTimeSec = seconds;
         extensions = true;
       }
     }

@@ -87,6 +87,17 @@ export const nonNegativeInt = numberExpected('expected an integer >= 0').int('ex
 export const positiveNumber = numberExpected('expected a number > 0').positive('expected a number > 0');
 /** A finite number >= 0. */
 export const nonNegativeNumber = numberExpected('expected a number >= 0').nonnegative('expected a number >= 0');
+/**
+ * The longest time chatload takes for any wait or duration: a year, in seconds. Past it a value is a slip (ms given
+ * for s, a zero too many) and no run is for it; waits up to it work, past setTimeout's 24.8 days (util/long-timer.ts).
+ * Refused at once with exit 2 (issue #35: 30 days fired after 1 ms, 1e300 s waited for ever).
+ */
+export const MAX_SECONDS = 365 * 24 * 3600;
+const AT_MOST_A_YEAR = `expected at most ${MAX_SECONDS.toLocaleString('en-US')} seconds (a year)`;
+/** Seconds > 0, at most a year. */
+export const positiveSeconds = positiveNumber.max(MAX_SECONDS, AT_MOST_A_YEAR);
+/** Seconds >= 0, at most a year. */
+export const nonNegativeSeconds = nonNegativeNumber.max(MAX_SECONDS, AT_MOST_A_YEAR);
 /** A fraction in [0, 1]. */
 export const fraction = numberExpected('expected a fraction in [0, 1]').min(0, 'expected a fraction in [0, 1]').max(1, 'expected a fraction in [0, 1]');
 /** A non-empty string. */

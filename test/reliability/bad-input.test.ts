@@ -284,6 +284,14 @@ const CASES: BadCase[] = [
   { name: 'a bare chatload', argv: () => [], message: /^chatload: expected a command: run, serve, .* or completion \(`chatload --help` says what each does\)$/ },
   { name: 'chatload trace without a subcommand', argv: () => ['trace'], message: /^chatload: trace: expected a subcommand: stats \(`chatload trace --help` says what each does\)$/ },
   { name: 'chatload convert without a subcommand', argv: () => ['convert'], message: /^chatload: convert: expected a subcommand: sharegpt/ },
+  // Waits past a year are slips, refused before anything starts (issue #35, item 3: 30 days fired after 1 ms, 1e300 s waited for ever).
+  { name: '--benchmark-timeout-sec 1e300', argv: () => ['run', '--benchmark-timeout-sec', '1e300', '--output-dir', out], message: /^chatload: invalid options: --benchmark-timeout-sec: expected at most 31,536,000 seconds \(a year\), got "1e300"$/ },
+  { name: '--request-timeout-sec past a year', argv: () => ['run', '--request-timeout-sec', '40000000', '--output-dir', out], message: /--request-timeout-sec: expected at most 31,536,000 seconds \(a year\), got "40000000"$/ },
+  { name: '--start-at past a year ahead', argv: () => ['run', '--start-at', '9999999999', '--output-dir', out], message: /--start-at: expected a time within a year from now, got "9999999999" \(2286-11-20T17:46:39\.000Z\)$/ },
+  { name: '--think-time of 1e300 s', argv: () => ['run', '--session-rate', '1', '--think-time', 'constant:1e300', '--output-dir', out], message: /--think-time: "value" must be at most 31,536,000 seconds \(a year\), got 1e\+300$/ },
+  { name: '--ramp-up over 1e11 s', argv: () => ['run', '--ramp-up', 'linear:1:2:99999999999', '--output-dir', out], message: /--ramp-up: expected SECONDS at most 31,536,000 \(a year\)/ },
+  { name: 'a trace timestamp of 1e300', argv: () => run(file('far.jsonl', '{"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": [1]}\n{"timestamp": 1e300, "input_length": 10, "output_length": 5, "hash_ids": [2]}\n')), message: /far\.jsonl, line 2: session "line-2": a request 1\.000e\+297 s into the replay is past the bound of a year \(31,536,000 s\); expected timestamps in ms from the trace's start$/ },
+  { name: 'think_time_sec past a year', argv: () => run(file('long-think.json', JSON.stringify([{ id: 'a', messages: [GOOD_MESSAGES[0], GOOD_MESSAGES[1], { role: 'user', content: 'again', think_time_sec: 1e12 }, { role: 'assistant', content: 'ok' }] }]))), message: /long-think\.json, conversation 0 \(id "a"\), message 2: expected "think_time_sec" to be at most 31,536,000 \(a year\), got 1000000000000$/ },
   // Other commands
   { name: 'report of a folder with no results', argv: () => ['report', join(dir, 'empty-results')], message: /empty-results/ },
   { name: 'serve --faults with a bad rate', argv: () => ['serve', '--port', '0', '--faults', '500=2'], message: /--faults: rate 2 .* must be a probability/ },

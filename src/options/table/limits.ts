@@ -1,4 +1,4 @@
-import { fraction, nonNegativeNumber, option, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
+import { fraction, nonNegativeSeconds, option, positiveInt, positiveSeconds, readInt, readNumber } from '../define.js';
 
 /** When the run stops, how long each wait may last, and when a finished run counts as failed. */
 export const limitOptions = {
@@ -14,14 +14,14 @@ export const limitOptions = {
     group: 'limits',
     help: 'soft stop after this many seconds: no new turns, in-flight requests finish',
     read: readNumber,
-    schema: positiveNumber,
+    schema: positiveSeconds,
   }),
   benchmarkTimeoutSec: option({
     flags: '--benchmark-timeout-sec <s>',
     group: 'limits',
     help: 'hard deadline for the whole run: in-flight requests are aborted',
     read: readNumber,
-    schema: positiveNumber,
+    schema: positiveSeconds,
     default: 3600,
   }),
   requestTimeoutSec: option({
@@ -29,7 +29,7 @@ export const limitOptions = {
     group: 'limits',
     help: 'total time allowed for one request',
     read: readNumber,
-    schema: positiveNumber,
+    schema: positiveSeconds,
     default: 120,
   }),
   ttftTimeoutSec: option({
@@ -38,7 +38,7 @@ export const limitOptions = {
     help: 'time allowed until the first token',
     defaultText: 'the request timeout',
     read: readNumber,
-    schema: positiveNumber,
+    schema: positiveSeconds,
   }),
   idleTimeoutSec: option({
     flags: '--idle-timeout-sec <s>',
@@ -46,14 +46,14 @@ export const limitOptions = {
     help: 'silence allowed between chunks',
     defaultText: 'the request timeout',
     read: readNumber,
-    schema: positiveNumber,
+    schema: positiveSeconds,
   }),
   readyTimeoutSec: option({
     flags: '--ready-timeout-sec <s>',
     group: 'limits',
     help: 'wait this long for GET /v1/models to answer before starting',
     read: readNumber,
-    schema: nonNegativeNumber,
+    schema: nonNegativeSeconds,
     default: 60,
   }),
   stopGraceSec: option({
@@ -61,7 +61,7 @@ export const limitOptions = {
     group: 'limits',
     help: 'after Ctrl-C or SIGTERM, how long in-flight requests may finish before they are aborted',
     read: readNumber,
-    schema: nonNegativeNumber,
+    schema: nonNegativeSeconds,
     default: 3,
   }),
   maxErrorRate: option({

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { integer, nonNegativeNumber, option, parsedText, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
-import { parseDistributionFlagSpec } from '../values/distribution-spec.js';
+import { integer, MAX_SECONDS, nonNegativeNumber, option, parsedText, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
+import { checkSecondsSpec, parseDistributionFlagSpec } from '../values/distribution-spec.js';
 import { rampUpSchema } from '../values/ramp-up.js';
 
 /**
@@ -106,6 +106,6 @@ export const loadOptions = {
     group: 'load',
     help: 'open loop: pause before each next turn, seconds: a distribution, e.g. exponential:5 or uniform:2:8',
     defaultText: "the dataset's per-turn values, else none",
-    schema: parsedText((text) => parseDistributionFlagSpec(text, '')),
+    schema: parsedText((text) => checkSecondsSpec(parseDistributionFlagSpec(text, ''), MAX_SECONDS, '')),
   }),
 };

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { httpUrl, option, positiveNumber, readNumber, text } from '../define.js';
+import { httpUrl, option, positiveSeconds, readNumber, text } from '../define.js';
 import { headersSchema } from '../values/headers.js';
 
 /** The target server: where requests go, as whom, and what else is read from it. */
@@ -48,7 +48,7 @@ export const targetOptions = {
     group: 'target',
     help: 'seconds between /metrics scrapes during the run',
     read: readNumber,
-    schema: positiveNumber,
+    schema: positiveSeconds,
     default: 5,
   }),
 };

@@ -156,3 +156,20 @@ export function parseDistributionFlagSpec(text: string, where: string): Distribu
   });
   return parseDistributionSpec(obj, where);
 }
+
+/** The fields of a spec that are in its unit (seconds for --think-time): the rest (alpha, sigma, median_ratio) are shapes. */
+const SCALE_FIELDS = ['value', 'min', 'max', 'mean', 'average'] as const;
+
+/**
+ * A spec of seconds whose scale stays within `maxSeconds` (issue #35: past a year a pause is a slip, ms given for s):
+ * one ConfigError naming the field. A lognormal's `mean` is of the underlying normal: its scale is e^mean.
+ */
+export function checkSecondsSpec(spec: DistributionSpec, maxSeconds: number, where: string): DistributionSpec {
+  for (const key of SCALE_FIELDS) {
+    const field: unknown = (spec as unknown as Readonly<Record<string, unknown>>)[key];
+    const raw = typeof field === 'number' ? field : undefined;
+    const value = raw !== undefined && key === 'mean' && spec.distribution === 'lognormal' && 'sigma' in spec ? Math.exp(raw) : raw;
+    if (value !== undefined && value > maxSeconds) fail(where, `"${key}" must be at most ${maxSeconds.toLocaleString('en-US')} seconds (a year)${value === raw ? `, got ${shownValue(raw)}` : `: e^${raw} is ${value.toExponential(2)}`}`);
+  }
+  return spec;
+}

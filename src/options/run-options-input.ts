@@ -57,7 +57,7 @@ export interface RunOptionsInput {
   limitMaxTokens?: number | undefined;
   /** sampling temperature to send (`--temperature <t>`) */
   temperature?: number | undefined;
-  /** JSON object merged into every request body (`--extra-body <json>`) */
+  /** JSON object merged into every request body (not messages, input, prompt, model or stream: chatload sets those) (`--extra-body <json>`) */
   extraBody?: Record<string, unknown> | undefined;
   /** send ignore_eos: true (`--ignore-eos`) */
   ignoreEos?: boolean | undefined;

@@ -18,34 +18,18 @@ import { ChatClient } from '../../src/client/chat-client.js';
 import { ResponseCollector } from '../../src/client/response-collector.js';
 import { SseReader } from '../../src/client/sse-reader.js';
 import type { StreamResult } from '../../src/client/types.js';
-import { loadConversations, loadDataset } from '../../src/conversation/load.js';
+import { loadConversations } from '../../src/conversation/load.js';
 import { ERROR_KINDS } from '../../src/metrics/error-kinds.js';
-import { ConfigError, DatasetError } from '../../src/errors/index.js';
 import { chatRequest } from '../helpers/client-test-utils.js';
 import { startRawServer } from '../helpers/raw-server.js';
+import { loadOrOneLineError as loadOrError } from '../helpers/load-or-error.js';
 import { tempDir } from '../helpers/tmp.js';
 import { splitAt } from '../helpers/split-bytes.js';
 
 const dir = tempDir('fuzz');
-let fileCounter = 0;
-
-/** Loads `content` written as a file with `extension`; returns 'ok' or the one-line error, and fails on anything else. */
-async function loadOrOneLineError(content: string | Uint8Array, extension: '.json' | '.jsonl', bounds?: { totalTokens: number }): Promise<string> {
-  const path = join(dir, `f${fileCounter++}${extension}`);
-  writeFileSync(path, content);
-  try {
-    const { conversations } = await loadDataset(path, { bounds });
-    assert.ok(Array.isArray(conversations) && conversations.length > 0, 'a successful load has conversations');
-    for (const c of conversations) assert.equal(typeof c.id, 'string');
-    return 'ok';
-  } catch (error) {
-    assert.ok(error instanceof DatasetError || error instanceof ConfigError, `unexpected ${(error as Error)?.stack ?? String(error)}`);
-    assert.ok(!/[\r\n]/.test(error.message), `one line: ${JSON.stringify(error.message)}`);
-    assert.ok(error.message.startsWith(path), `names the file: ${error.message}`);
-    assert.equal(error.exitCode, 2);
-    return error.message;
-  }
-}
+/** Loads `content` as a file with `extension`: 'ok' or the one-line error (test/helpers/load-or-error.ts). */
+const loadOrOneLineError = (content: string | Uint8Array, extension: '.json' | '.jsonl', bounds?: { totalTokens: number }): Promise<string> =>
+  loadOrError(dir, content, extension, { bounds });
 
 const message = fc.record({ role: fc.constantFrom('user', 'assistant', 'system', 'tool', ''), content: fc.oneof(fc.string(), fc.integer(), fc.constant(null)) });
 const conversation = fc.record(

@@ -47,7 +47,7 @@ export const requestOptions = {
   extraBody: option({
     flags: '--extra-body <json>',
     group: 'requests',
-    help: 'JSON object merged into every request body',
+    help: 'JSON object merged into every request body (not messages, input, prompt, model or stream: chatload sets those)',
     read: readJson,
     schema: z.record(z.string(), z.unknown(), { error: 'expected a JSON object, e.g. \'{"top_p": 0.9}\'' }).superRefine((body, ctx) => {
       // Keys chatload itself sets from the conversation and the flags (issue #35): overriding them would send the same

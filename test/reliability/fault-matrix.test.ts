@@ -100,6 +100,21 @@ describe('fault matrix: HTTP status answers through a whole run', () => {
     }
   });
 
+  // Issue #35, item 3: a Retry-After past setTimeout's 2^31 ms fired after 1 ms, so a 30-day one was retried 5 times in
+  // 11 ms. The wait is honoured now, and the run's own deadline (--benchmark-timeout-sec) is what ends it.
+  test('429 with a 30-day Retry-After is not retried at once: the run waits, and its deadline ends the wait', { timeout: 30_000 }, async () => {
+    const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : jsonStatus(429, { 'retry-after': String(30 * 24 * 3600) })));
+    try {
+      const { result, records } = await runMatrixCase(server.url, { conversations: 1, userTurns: 2 }, { maxRetries: 5, benchmarkTimeoutSec: 1.5 });
+      assert.equal(server.requests.filter((r) => r.method === 'POST').length, 1, 'sent once: the retry waits for the 30 days');
+      assert.equal(result.engine.stopReason, 'benchmark_timeout');
+      assert.equal(records.length, 1);
+      assert.equal(records[0]!.http_status, 429);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('429 that persists past --max-retries is recorded as http_status 429, exit 1', { timeout: 30_000 }, async () => {
     const server = await startScriptedServer((request) => (request.method === 'GET' ? MODELS_RESPONSE : jsonStatus(429, { 'retry-after': '0' })));
     try {

@@ -291,7 +291,7 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
   if (isAgenticConfig(value)) {
     const config = parseAgenticConfig(value, file);
     if (options.counter === undefined) options.warn?.(`${file}: generating with the approximate tokenizer; pass --tokenizer for exact token counts`);
-    const agentic = await generateAgenticSessions(config, { counter: options.counter ?? defaultTokenCounter, seed: options.seed ?? 0 });
+    const agentic = await generateAgenticSessions(config, { counter: options.counter ?? defaultTokenCounter, seed: options.seed ?? 0, bounds: options.bounds });
     return { conversations: agentic.conversations, format: 'generate', agentic };
   }
   const config = parseGenerationConfig(value, file, dirname(file), options.bounds);

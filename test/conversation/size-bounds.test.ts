@@ -99,3 +99,21 @@ describe('loaded datasets are bounded', () => {
     assert.match(await refusal(file(lines, 'jsonl'), { totalChars: 200 }), /conversation 2: the dataset holds more than 200 characters \(the bound of a streamed dataset\)$/);
   });
 });
+
+// The fuzz of test/reliability/fuzz-traces.test.ts found agentic configs bounded by nothing: 4,992 sessions of up to
+// 46 parallel calls a step ran for minutes. The same bounds as a generate_conversations config now hold.
+describe('agentic generation configs are bounded', () => {
+  const agentic = (patch: Record<string, unknown>): string => JSON.stringify({ filetype: 'generate_agentic_sessions', preset: 'customer-service', ...patch });
+
+  test('sessions, messages per session and tokens in all, each one line naming the file and the field', async () => {
+    assert.match(await refusal(file(agentic({ num_sessions: 50 })), { generatedConversations: 10 }), /: num_sessions: 50 is over the bound of 10 sessions$/);
+    const manyCalls = agentic({ num_sessions: 1, user_turns: constant(1), steps_per_turn: constant(1), parallel_calls: constant(80) });
+    assert.match(await refusal(file(manyCalls), { generatedTurns: 60 }), /: session agent-0: more than 60 messages \(the bound of a generated conversation\); lower user_turns, steps_per_turn or parallel_calls$/);
+    assert.match(await refusal(file(agentic({ num_sessions: 200 })), { totalTokens: 5_000 }), /: [a-z_]+: the sessions come to more than 5,000 tokens in all \(the bound of a generated dataset\); lower num_sessions or the sizes$/);
+  });
+
+  test('within the bounds a preset generates as before', async () => {
+    const { conversations } = await loadDataset(file(agentic({ num_sessions: 2 })));
+    assert.equal(conversations.length, 2);
+  });
+});

@@ -152,7 +152,26 @@ function startInfo(plan: RunPlan, prepared: PreparedRun, connected: ConnectedRun
     requests: resumed !== undefined ? resumed.maxNumRequests : Math.min(maxRequests ?? Infinity, userTurns(dataset.conversations)),
     durationMs: plan.deadlines.durationMs,
     outputDir: prepared.outputDir,
+    load: loadLine(plan, dataset.traced === true),
   };
+}
+
+/**
+ * The load as the start line says it, with where a defaulted -p came from (issue #34: a first run against a server
+ * took 4 min 22 s at -p 1, the default, with no hint).
+ */
+function loadLine(plan: RunPlan, traced: boolean): string {
+  const { model, trace } = plan.load;
+  if (traced) return `the trace's timestamps${trace.speed === 1 ? '' : ` at ${trace.speed}x (--trace-speed)`}${trace.maxConcurrency === undefined ? '' : `, --max-concurrency ${trace.maxConcurrency}`}`;
+  if (model.type === 'open-sessions') {
+    const { ratePerSec, rampUp } = model.arrivals;
+    const cap = model.maxConcurrency === undefined ? '' : ` --max-concurrency ${model.maxConcurrency}`;
+    return `${rampUp === undefined ? `--session-rate ${ratePerSec}` : `--ramp-up linear:${rampUp.startPerSec}:${ratePerSec}:${rampUp.seconds}`}${cap}`;
+  }
+  const flags = `-p ${model.numClients} -k ${model.maxActiveConversations}`;
+  if (!plan.defaulted.includes('numClients')) return flags;
+  const demo = plan.target.url === undefined && plan.dataset.inputFile === undefined;
+  return `${flags} (${demo ? "the built-in demo's default; -p sets it" : `-p's default ${plan.target.url === undefined ? 'with -i' : 'against --url'}; the built-in demo uses 16`})`;
 }
 
 /** Everything the last step writes from. */

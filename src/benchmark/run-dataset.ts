@@ -3,6 +3,7 @@ import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
 import { writeConversations } from '../conversation/write.js';
+import { requestsHeld } from '../engine/active-conversation.js';
 import { ConfigError } from '../errors/index.js';
 import { optionsError } from '../options/run-options.js';
 import type { DatasetPlan, LoadPlan, RunPlan } from '../options/run-plan.js';
@@ -40,6 +41,17 @@ export function loadForDataset(load: LoadPlan, datasetPlan: DatasetPlan, dataset
     return load;
   }
   return { ...load, peakConcurrency: cap ?? 0, connections: cap ?? 4096 };
+}
+
+/**
+ * -n past what the dataset holds, said at the start (issue #34: it read as a promise of -n requests). The run then
+ * ends when the dataset is used up (early stop waits for -n: docs/LOAD-MODELS.md).
+ */
+export function warnBudgetPastDataset(load: LoadPlan, dataset: RunDataset, warn: (message: string) => void): void {
+  const n = load.maxNumRequests;
+  if (n === undefined) return;
+  const held = requestsHeld(dataset.conversations, load.maxTurns, load.warmupStep);
+  if (n > held) warn(`-n ${n}, but the dataset holds ${held} requests${load.warmupStep ? ' after the warmup step' : ''}: the run ends when they are sent`);
 }
 
 /** The run's dataset: the -i file (conversations, JSONL, ShareGPT, or a generation config generated in memory) or the demo. */

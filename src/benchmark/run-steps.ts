@@ -26,7 +26,7 @@ import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { resolveServedModel } from './model-check.js';
 import { Recorder } from './recorder.js';
 import { planResume, type ResumedRun } from './resume.js';
-import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset, type RunDataset } from './run-dataset.js';
+import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset, warnBudgetPastDataset, type RunDataset } from './run-dataset.js';
 import type { writeSync } from 'node:fs';
 import type { EngineInfo } from '../server-engine/detect.js';
 import type { EngineObserver } from '../engine/types.js';
@@ -62,6 +62,8 @@ export interface BenchmarkStartInfo {
   /** --duration in ms, when given: the run's progress is then its time. */
   durationMs: number | undefined;
   outputDir: string;
+  /** The load the run offers, as flags: `-p 1 -k 1 (-p's default against --url; the built-in demo uses 16)`. */
+  load: string;
 }
 
 /*
@@ -95,6 +97,7 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
   const counter = await resolveTokenCounter({ ...plan.dataset.tokenizer, warn: (message) => tokenizerWarnings.push(message) });
   const dataset = await loadRunDataset(plan.dataset, counter, warn);
   const datasetLoad = loadForDataset(plan.load, plan.dataset, dataset);
+  if (!plan.outputs.resume) warnBudgetPastDataset(datasetLoad, dataset, warn);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
   const imageParts = countImageParts(dataset.conversations);
   checkDatasetImages(imageParts, plan.request.endpoint, warn);

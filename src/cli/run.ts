@@ -59,7 +59,7 @@ function describeStart(info: BenchmarkStartInfo): string {
   const engine = info.engine.name === 'unknown' ? '' : ` (${info.engine.name}${info.engine.version === null ? '' : ` ${info.engine.version}`})`;
   const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : `${info.url}${engine}`;
   // The engine's version and the model's name may come from the server: escaped for the terminal.
-  return escapeControl(`chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; results in ${info.outputDir}`) + '\n';
+  return escapeControl(`chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; load ${info.load}; results in ${info.outputDir}`) + '\n';
 }
 
 /** A finished run's output: --json's object on stdout, the summary table (stdout, or stderr with --json), the files. */

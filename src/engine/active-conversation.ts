@@ -58,6 +58,21 @@ function stepsOf(conversation: Conversation, first: number): DatasetStep[] {
 }
 
 /**
+ * The requests a dataset holds: every conversation's steps up to --max-turns, its sub-agents' with them (all of
+ * them, even past a cut parent's last step: an upper bound then). What -n can reach; less the first turns when the
+ * warmup step sends them.
+ */
+export function requestsHeld(conversations: readonly Conversation[], maxTurns?: number, warmupStep = false): number {
+  let held = 0;
+  for (const c of conversations) {
+    const first = c.trace === undefined && c.messages[0]?.role === 'system' ? 1 : 0;
+    const steps = Math.min(stepsOf(c, first).length, maxTurns === undefined ? Infinity : Math.ceil(maxTurns / 2));
+    held += (warmupStep ? Math.max(0, steps - 1) : steps) + (c.forks === undefined ? 0 : requestsHeld(c.forks, maxTurns));
+  }
+  return held;
+}
+
+/**
  * A conversation being replayed: its history so far (system message, then every step's input with the answer that
  * was used for it), which step comes next, and the token counts of its last request (for the expected cache).
  * A step is one request: a user turn, or (with tool calls) the answer to a group of tool results; `nextTurn` counts

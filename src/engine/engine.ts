@@ -125,7 +125,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
 
     const loadModel = loadModelFor(load, remaining, part, traced);
     if (loadModel.type === 'fixed-clients' && remaining < loadModel.config.numClients && !stop.stopping.aborted) {
-      const earlyStop = loadModel.config.earlyStop ? ' and early stop ends the run at once (use --no-early-stop)' : '';
+      const earlyStop = loadModel.config.earlyStop && loadModel.config.untilBudget !== true ? ' and early stop ends the run at once (use --no-early-stop)' : '';
       warn(`only ${remaining} conversations for ${loadModel.config.numClients} clients: some clients have no work${earlyStop}`);
     }
     const durationMs = deadlines.durationMs;

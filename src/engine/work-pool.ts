@@ -53,6 +53,11 @@ export class WorkPool {
     return this.#budget.take();
   }
 
+  /** Requests taken from the -n budget so far (by every part sharing it). */
+  get requestsTaken(): number {
+    return this.#budget.taken;
+  }
+
   get budgetSpent(): boolean {
     return this.#budget.spent;
   }

@@ -162,23 +162,27 @@ export const PARSE_ONCE = { jitless: true } as const;
 
 /** The outcome of validating run options: typed options and the options as given (defaulted), or every problem. */
 export type RunOptionsCheck =
-  | { ok: true; options: RunOptions; given: Readonly<Record<string, unknown>> }
+  | { ok: true; options: RunOptions; given: Readonly<Record<string, unknown>>; defaulted: readonly string[] }
   | { ok: false; problems: OptionProblem[] };
 
 /**
  * Validates and defaults run options (the demo's defaults included) without throwing. `given` is what the caller
- * gave, with the defaults, in the form given (`--goodput ttft:200`, not the parsed SLO): what results.json records.
+ * gave, with the defaults, in the form given (`--goodput ttft:200`, not the parsed SLO): what results.json records;
+ * `defaulted` names its keys whose values are defaults (chatload's, or the built-in demo's), not the caller's.
  */
 export function checkRunOptions(input: RunOptionsInput): RunOptionsCheck {
   const withDemo = withDemoDefaults(input as Record<string, unknown>, RUN_OPTIONS);
   const parsed = runOptionsSchema.safeParse(withDemo, PARSE_ONCE);
   if (!parsed.success) return { ok: false, problems: problemsOf(parsed.error) };
   const given: Record<string, unknown> = {};
+  const defaulted: string[] = [];
   for (const [key, spec] of Object.entries(RUN_OPTIONS)) {
     const value = withDemo[key] ?? spec.default;
-    if (value !== undefined) given[key] = value;
+    if (value === undefined) continue;
+    given[key] = value;
+    if ((input as Record<string, unknown>)[key] === undefined) defaulted.push(key);
   }
-  return { ok: true, options: Object.freeze(parsed.data), given: Object.freeze(given) };
+  return { ok: true, options: Object.freeze(parsed.data), given: Object.freeze(given), defaulted: Object.freeze(defaulted) };
 }
 
 /** Validates and defaults run options. Throws one ConfigError that lists every problem. */

@@ -101,6 +101,8 @@ describe('chatload run: reference conventions', () => {
       const result = await runCli(['run', '-i', input, '--output-dir', join(dir, 'out')], { env: { OPENAI_BASE_URL: `${server.url}/v1` } });
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stderr, new RegExp(`against ${server.url.replace(/[.]/g, '\\.')}/v1`));
+      // The start line says the load, and where a defaulted -p came from (issue #34: -p 1 ran 4 minutes with no hint).
+      assert.match(result.stderr, /; load -p 1 -k 1 \(-p's default against --url; the built-in demo uses 16\); results in /);
       assert.equal(server.requests.filter((r) => r.method === 'POST').length, 2);
     } finally {
       await server.close();
@@ -121,6 +123,7 @@ describe('chatload run: a real run', () => {
         { env: { OPENAI_API_KEY: 'sk-env-SECRET-456' } },
       );
       assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stderr, /; load -p 2 -k 2; results in /, 'a given -p is said as given');
       assert.match(result.stdout, /ttft_ms/);
       assert.match(result.stdout, /completed/i);
       assert.ok(server.requests.some((r) => r.headers.authorization === `Bearer ${secret}`), 'the key is sent');

@@ -135,6 +135,22 @@ describe('run against the simulator', () => {
     assert.equal(drained.summary.completed, 1 + 5 * 4);
   });
 
+  // Issue #34: -p 8 -k 16 -n 150 over 38 conversations of 2-8 turns (190 in all) completed 136 with out_of_work: early
+  // stop ended the run when the first client ran out. With -n, early stop waits for it; past the dataset, it says so.
+  test('early stop waits for -n: exactly -n when the dataset holds them, a warning for the tail and for -n past the dataset', { timeout: 60_000 }, async () => {
+    const conversations = syntheticConversations({ count: 38, userTurns: (i) => 2 + ((i * 5) % 7) });
+    const held = conversations.reduce((n, c) => n + c.messages.filter((m) => m.role === 'user').length, 0);
+    const dir = tempDir('exact-n');
+    const inputFile = writeDataset(dir, conversations);
+    const exact = await runBenchmark({ url: sim.url, inputFile, numClients: 8, maxActiveConversations: 16, maxNumRequests: held - 5, outputDir: join(dir, 'a') });
+    assert.equal(exact.summary.completed, held - 5);
+    assert.equal(exact.engine.stopReason, 'max_requests');
+    assert.ok(exact.engine.warnings.some((w) => /^early stop waited for -n: a client ran out of conversations after \d+ requests, so the last \d+ ran with fewer than 8 clients busy$/.test(w)), exact.engine.warnings.join('\n'));
+    const past = await runBenchmark({ url: sim.url, inputFile, numClients: 8, maxActiveConversations: 16, maxNumRequests: held + 100, outputDir: join(dir, 'b') });
+    assert.equal(past.summary.completed, held);
+    assert.ok(past.warnings.includes(`-n ${held + 100}, but the dataset holds ${held} requests: the run ends when they are sent`), past.warnings.join('\n'));
+  });
+
   test('--warmup-step sends every first turn unmeasured, then measures from turn 2', { timeout: 30_000 }, async () => {
     const dir = tempDir('warmup');
     const conversations = syntheticConversations({ count: 4, userTurns: () => 3 });

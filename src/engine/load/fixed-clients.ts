@@ -16,8 +16,14 @@ export interface FixedClientsConfig {
   sampling: 'round_robin' | 'random';
   /** Per-client mean request rate (req/s), 0 for none. */
   requestRate: number;
-  /** Early stop: stop every client when the first one runs out of work. */
+  /**
+   * Early stop: stop every client when the first one runs out of work. With an -n budget (`untilBudget`) early stop
+   * waits for it instead: a client out of work stops, the others go on until -n requests are sent or the work is
+   * done, so -n is exact whenever the dataset holds that many requests (docs/LOAD-MODELS.md).
+   */
   earlyStop: boolean;
+  /** -n was given: early stop waits for the budget (see earlyStop). */
+  untilBudget?: boolean;
   seed: number;
   /** Global id of this part's first client (worker threads and shards number clients across the whole run). */
   clientIdOffset?: number;
@@ -35,10 +41,22 @@ export function describeFixedClients(config: FixedClientsConfig): string {
   return `fixed-clients: ${config.numClients} clients, ${config.maxActiveConversations} active conversations, ${config.sampling}${rate}`;
 }
 
+/** When the first client ran out of work while early stop waited for -n: the requests sent by then. */
+interface BudgetTail {
+  firstIdleAt?: number;
+}
+
+/** A client ran out of conversations: early stop ends the run, or, waiting for -n, notes when the tail began. */
+function outOfWork(config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, tail: BudgetTail): void {
+  if (!config.earlyStop) return;
+  if (config.untilBudget === true) tail.firstIdleAt ??= pool.requestsTaken;
+  else ctx.stop.stop('out_of_work');
+}
+
 /** Called when a client task dies of a bug: the run records it and carries on without that client. */
 export type CrashHandler = (what: string, error: unknown) => void;
 
-async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler, tail: BudgetTail): Promise<void> {
   const clientId = (config.clientIdOffset ?? 0) + localId;
   const rng = Rng.derive(config.seed, clientId + 1);
   const share = activeShare(localId, config);
@@ -56,7 +74,7 @@ async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnC
       active.push(next);
     }
     if (active.length === 0) {
-      if (config.earlyStop) ctx.stop.stop('out_of_work');
+      outOfWork(config, ctx, pool, tail);
       return;
     }
     if (meanGapMs > 0 && !(await sleep(nextSendAtMs - performance.now(), stopping))) return;
@@ -85,14 +103,22 @@ async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnC
 /** Runs the closed loop until every client stops. Resolves (never rejects) when all clients have ended. */
 export async function runFixedClients(config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
   const clients: Promise<void>[] = [];
+  const tail: BudgetTail = {};
   for (let id = 0; id < config.numClients; id++) {
     // The supervisor: a client that dies of a bug is recorded; the others go on, and nothing waits on it.
     clients.push(
-      runClient(id, config, ctx, pool, onCrash).catch((error: unknown) => {
+      runClient(id, config, ctx, pool, onCrash, tail).catch((error: unknown) => {
         onCrash(`client ${(config.clientIdOffset ?? 0) + id}`, error);
         if (config.earlyStop) ctx.stop.stop('out_of_work');
       }),
     );
   }
   await Promise.all(clients);
+  const after = tail.firstIdleAt === undefined ? 0 : pool.requestsTaken - tail.firstIdleAt;
+  if (after > 0 && config.numClients > 1) {
+    // The tail ran at less than the run's concurrency: said, since its latencies are not those of -p clients.
+    ctx.observer.onWarning?.(
+      `early stop waited for -n: a client ran out of conversations after ${tail.firstIdleAt} requests, so the last ${after} ran with fewer than ${config.numClients} clients busy`,
+    );
+  }
 }

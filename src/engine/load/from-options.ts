@@ -63,6 +63,7 @@ export function loadModelFor(load: LoadPlan, conversations: number, part?: { ind
       sampling: model.sampling,
       requestRate: model.requestRatePerSec,
       earlyStop: model.earlyStop,
+      untilBudget: load.maxNumRequests !== undefined,
       seed: load.seed,
       clientIdOffset: offsetOf(model.numClients, index, count),
     },

@@ -1,7 +1,7 @@
 // Reports read on a phone (issue #34, item 4): report.html, compare.html and sweep.html from a real sweep against the
 // built-in simulator, opened in headless Chromium at 420 px and at 1280 px wide.
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -43,9 +43,11 @@ describe('reports read on a phone (420 px) and on a desktop (1280 px)', { skip, 
   let sweep: SweepResult;
   const pages: Record<'report' | 'compare' | 'sweep' | 'errors', string> = { report: '', compare: '', sweep: '', errors: '' };
   let chromium: Awaited<ReturnType<typeof launchChromium>> | undefined;
+  let startedAt = 0;
 
   before(async () => {
     dir = tempDir('browser-phone');
+    startedAt = Date.now();
     // Three real load points against the built-in simulator, with injected 500s so the reports have error tables.
     sweep = await runSweep({ maxNumRequests: 24, simFaults: '500=0.15', maxErrorRate: 1, outputDir: join(dir, 'sweep') }, { kind: 'concurrency', values: [1, 2, 4] });
     const runs = [];
@@ -94,4 +96,22 @@ describe('reports read on a phone (420 px) and on a desktop (1280 px)', { skip, 
       assert.deepEqual(problems, []);
     });
   }
+
+  test('sweep.html names the server, the model and the date in its heading', { timeout: 30_000 }, async () => {
+    const results = JSON.parse(readFileSync(join(sweep.points[0]!.outputDir, 'results.json'), 'utf8')) as { model: string };
+    const { page } = await measured(420, pages.sweep);
+    const heading = await page.evaluate(() => {
+      const doc = (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document;
+      return { title: doc.querySelector('header h1')?.textContent ?? '', sub: doc.querySelector('header .sub')?.textContent ?? '' };
+    });
+    await page.close();
+    assert.equal(heading.title, `chatload sweep: ${results.model}`);
+    assert.match(heading.sub, /server embedded simulator/);
+    const date = /created (\S+)/.exec(heading.sub)?.[1];
+    assert.ok(date !== undefined, `a date in "${heading.sub}"`);
+    const when = Date.parse(date);
+    assert.ok(when >= Math.floor(startedAt / 1000) * 1000 && when <= Date.now(), `${date} is when the sweep ran`);
+    assert.equal(sweep.document.model, results.model);
+    assert.equal(sweep.document.created_at, date);
+  });
 });

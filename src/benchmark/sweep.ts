@@ -9,6 +9,7 @@ import { hasSlos } from '../metrics/goodput.js';
 import { writeJsonAtomic, writeTextAtomic } from '../store/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { prepareOutputDir, defaultOutputDir } from '../store/output-dir.js';
+import { redactSecrets } from '../store/redact.js';
 import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
 
 export type { SweepPoint } from '../metrics/sweep-point.js';
@@ -63,6 +64,8 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
   const outputDir = prepareOutputDir(checked.outputs.outputDir ?? defaultOutputDir());
   let simulator: RunningSimulator | undefined;
   const points: SweepPoint[] = [];
+  // What the page's heading names (issue #34): the server as every output shows it, the model its first run served, when.
+  const facts: SweepFacts = { url: checked.target.url === undefined ? 'embedded simulator' : redactSecrets(checked.target.url), model: null, createdAt: new Date().toISOString() };
   try {
     if (checked.target.url === undefined) {
       // It serves the model the run asks for, as in runBenchmark.
@@ -82,6 +85,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const target = plan.kind === 'search' ? plan.targetShare : 1;
       if (repeat <= 1) {
         const result = await runOnce(dir);
+        facts.model ??= result.model;
         const point: SweepPoint = { kind, value, outputDir: dir, summary: result.summary, perTurn: result.perTurn, prefixCache: result.prefixCache, meetsSlos: meets(result.summary, target), stopReason: result.engine.stopReason };
         points.push(point);
         hooks.onPoint?.(point);
@@ -91,6 +95,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const results = [];
       for (let i = 1; i <= repeat && (i === 1 || !hooks.signal?.aborted); i++) results.push(await runOnce(join(dir, `repeat-${i}`)));
       const first = results[0]!;
+      facts.model ??= first.model;
       const { repeatIntervals } = await import('../report/repeats.js'); // it loads the table library: only when repeating
       const intervals = repeatIntervals(results.map((r) => r.summary));
       const runs = results.map((r) => r.outputDir);
@@ -133,30 +138,45 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       }
     }
 
-    const files = { summary: join(outputDir, 'sweep.json'), html: join(outputDir, 'sweep.html') };
-    const ordered = [...points].sort((a, b) => a.value - b.value);
-    const pressure = plan.kind !== 'search' && plan.cachePressure !== undefined ? plan.cachePressure : undefined;
-    let cachePressure: SweepResult['cachePressure'] = null;
-    if (pressure !== undefined) {
-      const curve = cachePressureCurve(ordered);
-      const capacity = ordered.find((p) => p.prefixCache !== undefined)?.prefixCache?.model.capacity_tokens ?? null;
-      cachePressure = { curve, knee: cachePressureKnee(curve, pressure.share, capacity) };
-    }
-    const document = sweepDocument(plan, ordered, bestRate, cachePressure);
-    writeJsonAtomic(files.summary, document);
-    const { renderSweepHtml } = await import('../report/sweep-html.js'); // charts: slow to import, needed only here
-    writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate, cachePressure }));
-    return { plan, points, bestRate, cachePressure, outputDir, files, document };
+    return { plan, points, bestRate, outputDir, ...(await writeSweepFiles(outputDir, plan, points, bestRate, facts)) };
   } finally {
     await simulator?.close();
   }
 }
 
+/** The server (URL as shown, credentials redacted), the model it served and when the sweep started (ISO 8601). */
+interface SweepFacts {
+  url: string;
+  model: string | null;
+  createdAt: string;
+}
+
+/** Writes sweep.json and sweep.html from the points (in load order), with the cache curve when the plan asks for one. */
+async function writeSweepFiles(outputDir: string, plan: SweepPlan, points: readonly SweepPoint[], bestRate: number | null, facts: SweepFacts): Promise<Pick<SweepResult, 'files' | 'cachePressure' | 'document'>> {
+  const files = { summary: join(outputDir, 'sweep.json'), html: join(outputDir, 'sweep.html') };
+  const ordered = [...points].sort((a, b) => a.value - b.value);
+  const pressure = plan.kind !== 'search' && plan.cachePressure !== undefined ? plan.cachePressure : undefined;
+  let cachePressure: SweepResult['cachePressure'] = null;
+  if (pressure !== undefined) {
+    const curve = cachePressureCurve(ordered);
+    const capacity = ordered.find((p) => p.prefixCache !== undefined)?.prefixCache?.model.capacity_tokens ?? null;
+    cachePressure = { curve, knee: cachePressureKnee(curve, pressure.share, capacity) };
+  }
+  const document = sweepDocument(plan, ordered, bestRate, cachePressure, facts);
+  writeJsonAtomic(files.summary, document);
+  const { renderSweepHtml } = await import('../report/sweep-html.js'); // charts: slow to import, needed only here
+  writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate, cachePressure, server: facts.url, model: facts.model, createdAt: facts.createdAt }));
+  return { files, cachePressure, document };
+}
+
 /** sweep.json's document: the plan, each point's figures, and the cache curve (--cache-pressure, or --think-time's retention). */
-function sweepDocument(plan: SweepPlan, ordered: readonly SweepPoint[], bestRate: number | null, cachePressure: SweepResult['cachePressure']): Record<string, unknown> {
+function sweepDocument(plan: SweepPlan, ordered: readonly SweepPoint[], bestRate: number | null, cachePressure: SweepResult['cachePressure'], facts: SweepFacts): Record<string, unknown> {
   // sweep --think-time: the same curve read as retention, its knee the idle gap the cache stops holding a session at.
   const retention = plan.kind === 'think-time' ? cachePressure : null;
   return {
+    url: facts.url,
+    model: facts.model,
+    created_at: facts.createdAt,
     plan,
     best_rate: bestRate,
     points: ordered.map((p) => ({

@@ -82,7 +82,7 @@ const CSS = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 header { background: #1d2330; color: #fff; padding: 18px 28px 14px; }
-header h1 { margin: 0 0 4px; font-size: 22px; font-weight: 600; }
+header h1 { margin: 0 0 4px; font-size: 22px; font-weight: 600; overflow-wrap: break-word; }
 header .sub { margin: 0; color: #c9cfda; font-size: 13px; overflow-wrap: anywhere; }
 nav { padding: 8px 28px; background: #fff; border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 1; }
 nav a { color: #2b59c3; text-decoration: none; margin-right: 16px; font-size: 13px; }
@@ -91,17 +91,17 @@ section { margin-top: 26px; }
 h2 { font-size: 18px; margin: 0 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 18px 0 8px; }
 .cards { display: flex; flex-wrap: wrap; gap: 10px; margin-bottom: 14px; }
-.card { flex: 1 0 auto; min-width: 150px; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
+.card { flex: 1 0 auto; min-width: 150px; max-width: 100%; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
 .card .k { color: var(--muted); font-size: 12px; white-space: nowrap; }
 .card .v { font-size: 19px; font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .card.bad .v { color: var(--bad); }
-.card.wide .v { font-size: 15px; font-weight: 500; }
+.card.wide .v { font-size: 15px; font-weight: 500; white-space: normal; }
 .cmd { margin: 14px 0 0; background: #1d2330; color: #e6e9ef; border-radius: 6px; padding: 8px 12px; overflow-x: auto; }
 .cmd code { font: 12.5px/1.5 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
 .charts.full { grid-template-columns: 1fr; }
 table.kv th:first-child { width: 28%; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 14px; }
-figure.chart { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; min-width: 0; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(520px, 100%), 1fr)); gap: 14px; }
+figure.chart { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; min-width: 0; overflow-x: auto; }
 figure.chart figcaption { font-weight: 600; margin-bottom: 4px; }
 figure.chart svg { max-width: 100%; height: auto; }
 .note { color: var(--muted); font-size: 12px; margin: 4px 0 0; }
@@ -110,7 +110,7 @@ table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nu
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 thead th { background: #eef1f5; position: sticky; top: 0; }
 td.num, th.num { text-align: right; white-space: nowrap; }
-td.msg { overflow-wrap: anywhere; max-width: 60ch; }
+td.msg { overflow-wrap: anywhere; min-width: 24ch; max-width: 60ch; }
 td.bad, strong.bad { color: var(--bad); font-weight: 600; }
 td.good { color: #067647; font-weight: 600; }
 tbody tr:hover { background: #f3f6fb; }
@@ -118,8 +118,16 @@ tbody tr:hover { background: #f3f6fb; }
 .banner.bad { border-color: #f1a7a0; background: #fdecea; color: var(--bad); }
 .banner ul { margin: 4px 0 0; padding-left: 20px; }
 .muted { color: var(--muted); }
-pre.value { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; }
+pre.value { margin: 0; min-width: 16ch; white-space: pre-wrap; overflow-wrap: anywhere; font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; }
 footer { color: var(--muted); font-size: 12px; padding: 0 28px 24px; }
+@media (max-width: 600px) {
+  header { padding: 14px 12px 10px; }
+  nav { padding: 8px 12px; white-space: nowrap; overflow-x: auto; }
+  main { padding: 8px 12px 32px; }
+  footer { padding: 0 12px 20px; }
+  figure.chart { padding: 8px; }
+  figure.chart figure { margin: 0; }
+}
 `;
 
 /** A complete, self-contained HTML page: inline CSS, a CSP that forbids every fetch and script, no external resource. */

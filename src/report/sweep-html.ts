@@ -6,6 +6,7 @@ import type { SweepPoint } from '../metrics/sweep-point.js';
 import { cachePressureChart } from './cache-pressure-chart.js';
 import { fmtMeanInterval } from './repeats.js';
 import { lineChart, type SeriesPoint } from './charts.js';
+import { redactSecrets } from '../store/redact.js';
 import { chartFigure, escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
 
 /** The latency metrics charted against throughput, with their display names. */
@@ -76,13 +77,33 @@ function paretoChart(points: readonly SweepPoint[], unit: string): string | unde
   );
 }
 
+/** What a sweep page is of: its plan, the --search answer and the cache curve, and the server, model and date it names. */
+export interface SweepPageInfo {
+  /** describePlan's line, e.g. `clients: 1, 2, 4`. */
+  plan: string;
+  bestRate: number | null;
+  cachePressure?: { curve: CachePressurePoint[]; knee: CachePressureKnee } | null;
+  /** The server's URL as shown (credentials redacted; redacted again here), or `embedded simulator`. */
+  server?: string;
+  /** The model the server served; null or absent when no point ran. */
+  model?: string | null;
+  /** When the sweep started, ISO 8601. */
+  createdAt?: string;
+}
+
+/** The page's heading, as report.html's names a run: `chatload sweep: MODEL`, then server · plan · created DATE. */
+function sweepHeading(info: SweepPageInfo): { title: string; subtitle: string } {
+  const subtitle = [info.server === undefined ? undefined : `server ${redactSecrets(info.server)}`, info.plan, info.createdAt === undefined ? undefined : `created ${info.createdAt}`];
+  return { title: `chatload sweep${info.model ? `: ${info.model}` : ''}`, subtitle: subtitle.filter((x) => x !== undefined).join(' · ') };
+}
+
 /**
  * The sweep's self-contained HTML page: each load point linked to its own report, every latency metric against
  * achieved throughput with labelled points, the throughput-latency trade-off, and per-turn TTFT at each load. Same
- * rules as the run report: inline SVG, no script, no fetch. The page is a list of sections: another section (a prefix
- * cache chart, tool calls) is one more entry.
+ * rules as the run report: inline SVG, no script, no fetch; the heading names the server, model and date. The page is
+ * a list of sections: another section (a prefix cache chart, tool calls) is one more entry.
  */
-export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: string; bestRate: number | null; cachePressure?: { curve: CachePressurePoint[]; knee: CachePressureKnee } | null }): string {
+export function renderSweepHtml(points: readonly SweepPoint[], info: SweepPageInfo): string {
   const unit = points[0]?.kind === 'concurrency' ? 'clients' : points[0]?.kind === 'think-time' ? 's of think time' : 'sessions/s';
   const perTurn: SeriesPoint[] = [];
   const loads = points.map((p) => `${loadLabel(p)} ${unit}`);
@@ -144,8 +165,7 @@ export function renderSweepHtml(points: readonly SweepPoint[], info: { plan: str
   ];
   const page = pageSections(sections);
   return htmlPage({
-    title: 'chatload sweep',
-    subtitle: info.plan,
+    ...sweepHeading(info),
     nav: page.nav,
     body: page.body,
     footer: 'Each point is a full run in its own folder (results.json, requests.jsonl, report.html).',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runSweep } from '../../src/benchmark/sweep.js';
 import { ConfigError } from '../../src/errors/index.js';
+import { startSimulator } from '../../src/sim/index.js';
 import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -80,5 +81,30 @@ describe('sweep', () => {
       runSweep({ simProfile: 'cpu-tiny', outputDir: join(dir, 'x') }, { kind: 'search', minRate: 1, maxRate: 2, steps: 1, targetShare: 0.9 }),
       (e: unknown) => e instanceof ConfigError && /--goodput/.test(e.message),
     );
+  });
+
+  test('sweep.html and sweep.json name the server (its password redacted), the model and the date (issue #34)', { timeout: 60_000 }, async () => {
+    const dir = tempDir('sweep-heading');
+    const sim = await startSimulator({ profile: 'cpu-tiny' });
+    try {
+      const url = new URL(sim.url);
+      url.username = 'bench';
+      url.password = 'hunter2';
+      const before = Date.now();
+      const result = await runSweep({ url: url.href, inputFile: writeSyntheticDataset(dir, 4, 2), maxNumRequests: 2, outputDir: join(dir, 'out') }, { kind: 'concurrency', values: [1] });
+      const shown = url.href.replace('hunter2', '[redacted]');
+      const doc = JSON.parse(readFileSync(result.files.summary, 'utf8')) as { url: string; model: string; created_at: string };
+      const model = (JSON.parse(readFileSync(join(result.points[0]!.outputDir, 'results.json'), 'utf8')) as { model: string }).model;
+      assert.equal(doc.url, shown);
+      assert.equal(doc.model, model);
+      assert.ok(Date.parse(doc.created_at) >= Math.floor(before / 1000) * 1000 && Date.parse(doc.created_at) <= Date.now(), doc.created_at);
+      const html = readFileSync(result.files.html, 'utf8');
+      const header = /<header>([^]*?)<\/header>/.exec(html)?.[1] ?? '';
+      assert.ok(header.includes(`<h1>chatload sweep: ${model}</h1>`), header);
+      assert.ok(header.includes(`server ${shown} · clients: 1 · created ${doc.created_at}`), header);
+      assert.ok(!html.includes('hunter2'), 'the password is nowhere on the page');
+    } finally {
+      await sim.close();
+    }
   });
 });

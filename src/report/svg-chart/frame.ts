@@ -14,15 +14,25 @@ const LEGEND_STYLE = `<style>:where(.${CLASS}-swatches) { font-family: system-ui
 :where(.${CLASS}-swatches-wrap) { display: flex; align-items: center; min-height: 33px; flex-wrap: wrap; }
 :where(.${CLASS}-swatches-wrap .${CLASS}-swatch) { display: inline-flex; align-items: center; margin-right: 1em; }</style>`;
 
+/** The smallest font size a chart draws text at, in the SVG's units: point labels (ticks and axis labels are 11). */
+const SMALLEST_FONT = 10;
+
+/**
+ * The smallest size, in CSS pixels, chart text may be shown at. The SVG scales down with its box only until its smallest
+ * text reaches it (a min-width); below that the chart's box scrolls sideways (issue #34: reports read on a phone).
+ */
+export const MIN_TEXT_PX = 8;
+
 /**
  * The chart's `<svg>` around `body` (axes and marks): its size, a viewBox so it scales, the font (system-ui, 11 px),
- * `fill="currentColor"` so text follows the page's colour. With `legend` (series names and their colours, in legend
+ * `fill="currentColor"` so text follows the page's colour, and a min-width that keeps its text at MIN_TEXT_PX or more. With `legend` (series names and their colours, in legend
  * order), a `<figure>` holding an HTML legend of swatches above the SVG: a `span.svgc-swatch` per series, holding an
  * `<svg fill=COLOUR>` square and the name.
  */
 export function chartSvg(f: Frame, body: string, legend: { names: readonly string[]; colors: readonly string[] } | null): string {
+  const minWidth = Math.ceil((f.width * MIN_TEXT_PX) / SMALLEST_FONT);
   const svg =
-    `<svg class="${CLASS}" width="${f.width}" height="${f.height}" viewBox="0 0 ${f.width} ${f.height}" fill="currentColor" font-family="system-ui, sans-serif" font-size="10" text-anchor="middle" style="background:transparent;font-size:11px">` +
+    `<svg class="${CLASS}" width="${f.width}" height="${f.height}" viewBox="0 0 ${f.width} ${f.height}" fill="currentColor" font-family="system-ui, sans-serif" font-size="10" text-anchor="middle" style="background:transparent;font-size:11px;min-width:${minWidth}px">` +
     `${SVG_STYLE}${body}</svg>`;
   if (legend === null) return svg;
   let swatches = '';

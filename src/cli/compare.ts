@@ -6,6 +6,7 @@ import { ConfigError } from '../errors/index.js';
 import { loadRunData, REPORT_MAX_RECORDS, type RunData } from '../store/run-data.js';
 import { writeTextAtomic } from '../store/atomic-write.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { terminalWidth } from '../report/terminal-width.js';
 
 /** Records (count) kept per run at least, whatever the number of runs compared. */
 const MIN_RECORDS_PER_RUN = 1_000;
@@ -47,7 +48,7 @@ export function registerCompareCommand(program: Command): void {
         }
       }
       const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-      process.stdout.write(formatComparison(runs, { color, repeats }));
+      process.stdout.write(formatComparison(runs, { color, repeats, width: terminalWidth(process.stdout) }));
       if (flags.html !== undefined) {
         const path = resolve(flags.html);
         writeTextAtomic(path, renderCompareHtml(runs, { repeats }));

@@ -13,6 +13,8 @@ import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } fro
 import { onStopSignals } from './signals.js';
 import { liveObserver } from './live-observer.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { terminalWidth } from '../report/terminal-width.js';
+import { wrapText } from '../report/table-fit.js';
 
 const sweepAndRepeatOptions = { ...sweepOptions, ...repeatOptions };
 const sweepSchema = z.object(fieldsOf(sweepAndRepeatOptions)).strict();
@@ -74,7 +76,10 @@ export function registerSweepCommand(program: Command): void {
     const { quiet, progress, json, verbose, printContent } = terminalFlags(command);
     // --json: stdout carries one JSON object (sweep.json's document and the files) at the end; the point lines go to
     // stderr with the other human text.
-    const out = json ? process.stderr : process.stdout;
+    const stream = json ? process.stderr : process.stdout;
+    // A point's line is long: on a narrow terminal it breaks at its commas onto indented lines.
+    const width = terminalWidth(stream);
+    const out = { write: (text: string) => stream.write(wrapText(text, width)) };
     const live = new LiveView(process.stderr, progress);
     // Status lines go above the live panel, so none lands inside it.
     const say = (line: string): void => {

@@ -6,6 +6,7 @@ import { ConfigError } from '../errors/index.js';
 import { loadRunData, REPORT_MAX_RECORDS, type RunData } from '../store/run-data.js';
 import { writeTextAtomic } from '../store/atomic-write.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 import { terminalWidth } from '../report/terminal-width.js';
 
 /** Records (count) kept per run at least, whatever the number of runs compared. */
@@ -21,6 +22,7 @@ export function registerCompareCommand(program: Command): void {
   program
     .command('compare')
     .description(COMMAND_DESCRIPTIONS.compare)
+    .addHelpText('after', examplesText('compare'))
     .argument('<results-dirs...>', 'results directories (results.json and/or requests.jsonl), baseline first')
     .option('--html <file>', 'also write an HTML page with overlaid per-turn curves and distributions')
     .action(async (dirs: string[], flags: { html?: string }) => {

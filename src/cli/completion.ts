@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
 import { COMMAND_DESCRIPTIONS, type CommandName } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 
 /** How to load each command's registration (commands.ts's COMMAND_LOADERS, passed in: that module loads this one). */
 export type CommandLoaders = Readonly<Record<CommandName, () => Promise<(program: Command, setExitCode: (code: number) => void) => void>>>;
@@ -104,6 +105,7 @@ export function registerCompletionCommand(program: Command, loaders: CommandLoad
   program
     .command('completion')
     .description(COMMAND_DESCRIPTIONS.completion)
+    .addHelpText('after', examplesText('completion'))
     .argument('<shell>', 'bash or zsh')
     .action(async (shell: string) => {
       if (shell !== 'bash' && shell !== 'zsh') throw new ConfigError(`completion: expected bash or zsh, got ${JSON.stringify(shell)}`);

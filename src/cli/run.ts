@@ -16,6 +16,7 @@ import { liveObserver } from './live-observer.js';
 import { escapeControl } from '../util/control-chars.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 
 /** Why the run exits 1, and its most frequent error messages. */
 function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
@@ -105,7 +106,8 @@ const repeatSchema = z.object(fieldsOf(repeatOptions)).strict();
 export function registerRunCommand(program: Command, setExitCode: (code: number) => void): void {
   const command = program
     .command('run')
-    .description(COMMAND_DESCRIPTIONS.run);
+    .description(COMMAND_DESCRIPTIONS.run)
+    .addHelpText('after', examplesText('run'));
   addTableOptions(addRunOptions(command), repeatOptions);
   command.action(async () => {
     const flags = terminalFlags(command);

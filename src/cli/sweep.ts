@@ -13,6 +13,7 @@ import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } fro
 import { onStopSignals } from './signals.js';
 import { liveObserver } from './live-observer.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 import { terminalWidth } from '../report/terminal-width.js';
 import { wrapText } from '../report/table-fit.js';
 
@@ -66,7 +67,8 @@ function planOf(flags: SweepFlags, thinkTimes: number[] | undefined): SweepPlan 
 export function registerSweepCommand(program: Command): void {
   const command = program
     .command('sweep')
-    .description(COMMAND_DESCRIPTIONS.sweep);
+    .description(COMMAND_DESCRIPTIONS.sweep)
+    .addHelpText('after', examplesText('sweep'));
   addTableOptions(command, sweepOptions);
   addRunOptions(command);
   addTableOptions(command, repeatOptions);

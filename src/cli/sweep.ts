@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import * as z from 'zod';
 import { describePlan, runSweep, type SweepPlan } from '../benchmark/sweep.js';
 import { ConfigError } from '../errors/index.js';
@@ -63,15 +63,27 @@ function planOf(flags: SweepFlags, thinkTimes: number[] | undefined): SweepPlan 
   return { kind: 'search', minRate: flags.minRate, maxRate: flags.maxRate, steps: flags.searchSteps, targetShare: flags.sloShare };
 }
 
+/** What sweep --help says of the run options it takes but does not list. */
+const RUN_OPTIONS_NOTE = [
+  'Every `chatload run` option applies to each point (the server, the dataset,',
+  "the run's length, --goodput SLOs, --output-dir, --json, -q ...):",
+  'see `chatload run --help`.',
+  'With a list, --think-time sweeps the think time of open-loop sessions, e.g.',
+  '--session-rate 1 --think-time 0,5,30 (the cache retention curve).',
+].join('\n');
+
 /** Adds `chatload sweep`: the run options, plus the load points to sweep. */
 export function registerSweepCommand(program: Command): void {
   const command = program
     .command('sweep')
     .description(COMMAND_DESCRIPTIONS.sweep)
-    .addHelpText('after', examplesText('sweep'));
+    .addHelpText('after', `\n${RUN_OPTIONS_NOTE}\n${examplesText('sweep')}`);
   addTableOptions(command, sweepOptions);
   addRunOptions(command);
   addTableOptions(command, repeatOptions);
+  // --help names the sweep's own options and points to run's (~80, all accepted here): they stay parsed, unlisted.
+  const own = new Set([...Object.values(sweepOptions), ...Object.values(repeatOptions)].map((spec) => new Option(spec.flags).long));
+  for (const option of command.options) if (!own.has(option.long)) option.hideHelp();
   command.action(async () => {
     const plan = planOf(sweepFlags(command), thinkTimeAxis(command));
     const { input } = runOptionsFromCommand(command, process.env);

@@ -67,6 +67,15 @@ describe('chatload completion', () => {
     assert.deepEqual(complete(['chatload', 'run', '--num-cl']), ['--num-clients']);
     assert.ok(complete(['chatload', 'sweep', '--']).includes('--concurrency'), "sweep's own flags");
     assert.ok(complete(['chatload', 'compare', '--']).includes('--html'), "compare's flags, from commander");
+    // Issue #34: the subcommands of convert and trace, their flags, the words a flag takes, completion's shells.
+    assert.deepEqual(complete(['chatload', 'convert', '']), ['sharegpt', '--help']);
+    assert.deepEqual(complete(['chatload', 'trace', '']), ['stats', '--help']);
+    assert.deepEqual(complete(['chatload', 'convert', 'sharegpt', '--max-i']), ['--max-items']);
+    assert.deepEqual(complete(['chatload', 'trace', 'stats', '--kv']), ['--kv-cache-tokens']);
+    assert.deepEqual(complete(['chatload', 'run', '--endpoint', '']), ['chat', 'responses', 'completions']);
+    assert.deepEqual(complete(['chatload', 'sweep', '--progress', '']), ['auto', 'panel', 'plain', 'off']);
+    assert.deepEqual(complete(['chatload', 'run', '--progress', 'p']), ['panel', 'plain']);
+    assert.deepEqual(complete(['chatload', 'completion', '']), ['bash', 'zsh', 'fish']);
   });
 
   test('zsh: a native script that compinit registers, offering the commands and each command\'s flags (where zsh is installed: .ci/run installs it)', { timeout: 60_000 }, async () => {
@@ -93,12 +102,48 @@ describe('chatload completion', () => {
     assert.ok(offer(['chatload', '']).some((l) => l.startsWith('sweep:')), 'the commands, described');
     assert.ok(offer(['chatload', 'sweep', '--con']).some((l) => l.startsWith('--concurrency[')), "sweep's own flags");
     assert.ok(offer(['chatload', 'run', '-']).some((l) => l.startsWith('--num-clients[')), "run's flags");
+    assert.ok(offer(['chatload', 'run', '--endpoint', '']).some((l) => l.startsWith('--endpoint[') && l.endsWith(':value:(chat responses completions)')), "--endpoint's words");
+    assert.ok(offer(['chatload', 'convert', '']).some((l) => l.startsWith('sharegpt:')), "convert's subcommand, described");
+    assert.ok(offer(['chatload', 'trace', 'stats', '--']).some((l) => l.startsWith('--kv-cache-tokens[')), "trace stats' flags");
+    assert.ok(offer(['chatload', 'completion', '']).includes('1:shell:(bash zsh fish)'), "completion's shells");
+  });
+
+  test('fish: a native script (complete -c chatload) with the commands, subcommands, flags and their words; fish -n parses it where fish is installed', { timeout: 60_000 }, async () => {
+    const result = await runCli(['completion', 'fish']);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.split('\n');
+    assert.match(lines[0]!, /^# chatload fish completion/);
+    const has = (pattern: RegExp, what: string): void => assert.ok(lines.some((l) => pattern.test(l)), what);
+    has(/^complete -c chatload -n 'test \(count \(commandline -opc\)\) -eq 1' -f -a sweep -d '/, 'the commands, described');
+    has(/^complete -c chatload -n '__chatload_at convert' -f -a sharegpt -d '/, "convert's subcommand");
+    has(/^complete -c chatload -n '__chatload_at trace' -f -a stats -d '/, "trace's subcommand");
+    has(/^complete -c chatload -n '__chatload_on convert sharegpt' -l max-items -r -d '/, "convert sharegpt's flags");
+    has(/^complete -c chatload -n '__chatload_on run' -s p -l num-clients -r -d '/, 'a short and a long flag');
+    has(/^complete -c chatload -n '__chatload_on run' -l endpoint -x -a 'chat responses completions' -d '/, "--endpoint's words");
+    has(/^complete -c chatload -n '__chatload_on sweep' -l progress -x -a 'auto panel plain off' -d '/, "--progress's words");
+    has(/^complete -c chatload -n '__chatload_at completion' -f -a 'bash zsh fish'$/, "completion's shells");
+    // A help text's quote is escaped for fish's single quotes.
+    has(/-l image-dir -r -d 'folder of LLaVA-style items\\' "image" files/, 'quotes escaped');
+    if (spawnSync('fish', ['--version']).status !== 0) return;
+    const script = join(tempDir('fish-completion'), 'chatload.fish');
+    writeFileSync(script, result.stdout);
+    const parse = spawnSync('fish', ['-n', script], { encoding: 'utf8' });
+    assert.equal(parse.status, 0, parse.stderr);
+    const complete = (line: string): string[] => {
+      const out = spawnSync('fish', ['--no-config', '-c', `source ${script}; complete -C ${JSON.stringify(line)}`], { encoding: 'utf8' });
+      assert.equal(out.stderr, '');
+      return out.stdout.split('\n').filter((l) => l !== '').map((l) => l.split('\t')[0]!);
+    };
+    assert.deepEqual(complete('chatload convert '), ['sharegpt']);
+    assert.deepEqual(complete('chatload run --endpoint ').sort(), ['chat', 'completions', 'responses']);
+    assert.deepEqual(complete('chatload completion ').sort(), ['bash', 'fish', 'zsh']);
+    assert.deepEqual(complete('chatload trace stats --kv'), ['--kv-cache-tokens']);
   });
 
   test('another shell is a one-line error, exit 2', { timeout: 30_000 }, async () => {
-    const result = await runCli(['completion', 'fish']);
+    const result = await runCli(['completion', 'tcsh']);
     assert.equal(result.code, 2);
-    assert.equal(result.stderr.trim(), 'chatload: completion: expected bash or zsh, got "fish"');
+    assert.equal(result.stderr.trim(), 'chatload: completion: expected bash, zsh or fish, got "tcsh"');
   });
 });
 

@@ -67,7 +67,7 @@ export function formatRepeatIntervals(intervals: readonly RepeatInterval[], runs
     table.push([r.key, r.unit === 'fraction' ? '%' : r.unit, show(r.mean, r.unit), show(r.ci95_half_width, r.unit), rel, ...r.values.map((v) => show(v, r.unit))]);
   }
   const title = `chatload run --repeat ${runs}: mean and 95% confidence interval across the repetitions (Student t)`;
-  return `${wrapText(title, width)}\n${textTable(table, { head, fit: width === undefined ? undefined : { width, dropOrder } })}\n`;
+  return `${wrapText(title, width)}\n${textTable(table, { head, align: head.map((_, c) => (c < 2 ? 'left' : 'right')), fit: width === undefined ? undefined : { width, dropOrder } })}\n`;
 }
 
 /** One metric's mean with its interval, e.g. "28.1 ± 0.9" ("28.1" alone with one repetition; "-" without a value). */

@@ -31,7 +31,7 @@ describe('chatload run --json', () => {
 describe('chatload run --repeat', () => {
   test('runs the benchmark n times in repeat-i folders and writes each metric\'s interval to repeats.json', { timeout: 90_000 }, async () => {
     const dir = join(tempDir('cli-repeat'), 'out');
-    const result = await runCli(['run', '-n', '8', '--repeat', '2', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
+    const result = await runCli(['run', '-n', '6', '-p', '2', '--repeat', '2', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
     assert.equal(result.code, 0, result.stderr);
     const doc = JSON.parse(readFileSync(join(dir, 'repeats.json'), 'utf8')) as { repeat: number; runs: string[]; metrics: Array<{ key: string; values: Array<number | null>; mean: number | null; ci95_half_width: number | null }> };
     assert.equal(doc.repeat, 2);
@@ -42,6 +42,25 @@ describe('chatload run --repeat', () => {
     assert.ok(rate.values.every((v) => v !== null && v > 0));
     assert.ok(rate.ci95_half_width !== null && rate.ci95_half_width >= 0);
     assert.match(result.stdout, /chatload run --repeat 2: mean and 95% confidence interval/);
+    // Issue #34: a line per repetition and one table of intervals, not two full summaries.
+    const lines = result.stdout.split('\n');
+    assert.deepEqual(lines.filter((l) => l.startsWith('repetition ')).map((l) => l.replace(/:.*-> /, ' -> ')), [`repetition 1/2 -> ${join(dir, 'repeat-1')}`, `repetition 2/2 -> ${join(dir, 'repeat-2')}`]);
+    assert.match(lines[0]!, /^repetition 1\/2: completed 6, failed 0, [\d.]+ req\/s, TTFT p50 [\d.]+ ms, E2EL p50 [\d.]+ ms -> /);
+    assert.doesNotMatch(result.stdout, /^chatload run: /m, "no run's full summary");
+    assert.doesNotMatch(result.stdout, /per turn/);
+    assert.equal(lines.filter((l) => l.startsWith('┌')).length, 1, 'one table');
+    const row = lines.find((l) => l.startsWith('│ request_throughput '))!;
+    const cells = row.split('│').slice(1, -1).map((c) => c.trim());
+    assert.deepEqual(cells.slice(5), rate.values.map((v) => v!.toFixed(2)), "each run's value, as repeats.json has it");
+    assert.match(result.stderr, new RegExp(`chatload: wrote ${join(dir, 'repeats.json')}, ${join(dir, 'repeats.html')}`));
+    // repeats.html: self-contained like every report, the intervals and a link to each repetition's report.
+    const html = readFileSync(join(dir, 'repeats.html'), 'utf8');
+    assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none';/);
+    assert.doesNotMatch(html, /<script|\bsrc=|<link/i);
+    assert.match(html, /<title>chatload run --repeat 2: chatload-sim<\/title>/);
+    assert.match(html, /<th>request_throughput<\/th><td>req\/s<\/td><td class="num">[\d.]+<\/td><td class="num">[\d.]+<\/td>/);
+    assert.match(html, /<a href="repeat-1\/report\.html">report<\/a>/);
+    assert.match(html, /<a href="repeat-2\/report\.html">report<\/a>/);
   });
 });
 
@@ -186,6 +205,7 @@ describe('chatload sweep --repeat', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^concurrency 1 \(mean ± 95% CI of 2\): [\d.]+ ± [\d.]+ req\/s, TTFT p50 [\d.]+ ± [\d.]+ ms/m);
     for (const run of ['repeat-1', 'repeat-2']) assert.ok(existsSync(join(dir, '01-concurrency-1', run, 'results.json')));
+    for (const file of ['repeats.json', 'repeats.html']) assert.ok(existsSync(join(dir, '01-concurrency-1', file)), file);
     const refused = await runCli(['sweep', '--search', '--min-rate', '1', '--max-rate', '2', '--goodput', 'e2el:1000', '--repeat', '2']);
     assert.equal(refused.code, 2);
     assert.equal(refused.stderr.trim(), 'chatload: sweep --repeat: not with --search; repeat chosen rates with --session-rates LIST --repeat N');

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import * as z from 'zod';
 import { describePlan, runSweep, type SweepPlan } from '../benchmark/sweep.js';
+import { slosText, type Slos } from '../metrics/goodput.js';
 import { ConfigError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
@@ -61,6 +62,19 @@ function planOf(flags: SweepFlags, thinkTimes: number[] | undefined): SweepPlan 
     throw new ConfigError('sweep --search: give --min-rate and --max-rate with min < max (sessions/s)');
   }
   return { kind: 'search', minRate: flags.minRate, maxRate: flags.maxRate, steps: flags.searchSteps, targetShare: flags.sloShare };
+}
+
+/**
+ * The answer of --search, with the SLOs it searched against (e.g. `ttft <= 500 ms for 90% of requests`). When the
+ * highest rate tried, --max-rate, still met them, the search never found the limit: it says to raise --max-rate.
+ */
+export function searchLine(plan: Extract<SweepPlan, { kind: 'search' }>, bestRate: number | null, slos: Slos | undefined): string {
+  const against = slos === undefined ? 'the SLOs' : `the SLOs (${slosText(slos)} for at least ${Number((plan.targetShare * 100).toFixed(2))}% of requests)`;
+  if (bestRate === null) return `no rate met ${against}, not even --min-rate ${plan.minRate}/s: lower --min-rate\n`;
+  if (bestRate >= plan.maxRate) {
+    return `the highest rate tried, --max-rate ${plan.maxRate}/s, met ${against}: the server's limit is higher; raise --max-rate to find it\n`;
+  }
+  return `highest session rate that met ${against}: ${bestRate}/s\n`;
 }
 
 /** What sweep --help says of the run options it takes but does not list. */
@@ -131,9 +145,7 @@ export function registerSweepCommand(program: Command): void {
       });
       if (result.cachePressure !== null && plan.kind === 'think-time') out.write(`${retentionLine(result.cachePressure.knee)}\n`);
       else if (result.cachePressure !== null) out.write(`${cachePressureLine(result.cachePressure.knee, plan.kind === 'concurrency' ? 'concurrent conversations' : 'sessions/s')}\n`);
-      if (plan.kind === 'search') {
-        out.write(result.bestRate === null ? 'no rate met the SLOs, not even --min-rate\n' : `highest session rate that met the SLOs: ${result.bestRate}/s\n`);
-      }
+      if (plan.kind === 'search') out.write(searchLine(plan, result.bestRate, result.points[0]?.summary.goodput?.slos));
       if (json) process.stdout.write(`${JSON.stringify({ ...result.document, output_dir: result.outputDir, files: result.files })}\n`);
       say(`chatload: wrote ${result.files.summary}, ${result.files.html}\n`);
     } finally {

@@ -1,5 +1,6 @@
 import type { ClientHealth } from '../metrics/client-health.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
+import { slosText } from '../metrics/goodput.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { StatField, Stats } from '../metrics/stats.js';
@@ -155,7 +156,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
     row('server cache', `hit rate ${pct(rates.server_counters)} by its /metrics counters | ${pct(rates.response_usage)} by usage | ${pct(rates.client_expected)} possible by the history`);
   }
   if (s.goodput !== null) {
-    const slos = Object.entries(s.goodput.slos).map(([k, v]) => `${k.replace(/_ms$/, '')} <= ${v} ms`).join(', ');
+    const slos = slosText(s.goodput.slos);
     row('goodput', `${s.goodput.good_requests} requests met ${slos} (${percentText(s.goodput.share)}) | ${s.goodput.request_goodput.toFixed(3)} req/s`);
   }
   const lag = s.metrics.schedule_lag_ms;

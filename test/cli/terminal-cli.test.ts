@@ -38,3 +38,26 @@ describe('sweep --help', () => {
     assert.equal(parsed.stderr.trim(), 'chatload: sweep: give exactly one of --concurrency LIST, --session-rates LIST, --think-time LIST or --search');
   });
 });
+
+describe('sweep --search at --max-rate', () => {
+  test('generous SLOs and a low --max-rate: the answer says the limit is higher, to raise --max-rate, and shows the SLOs', { timeout: 90_000 }, async () => {
+    const dir = join(tempDir('cli-search-max'), 'out');
+    const result = await runCli(['sweep', '--search', '--min-rate', '0.5', '--max-rate', '1', '--goodput', 'ttft:60000', 'e2el:600000', '-n', '4', '--sim-profile', 'cpu-tiny', '--output-dir', dir], { timeoutMs: 80_000 });
+    assert.equal(result.code, 0, result.stderr);
+    const last = result.stdout.trimEnd().split('\n').at(-1)!;
+    assert.equal(
+      last,
+      "the highest rate tried, --max-rate 1/s, met the SLOs (ttft <= 60000 ms, e2el <= 600000 ms for at least 90% of requests): the server's limit is higher; raise --max-rate to find it",
+    );
+    assert.match(result.stdout, /^session-rate 1: .*goodput 100(\.0)?%$/m, 'the --max-rate point ran and met them');
+  });
+
+  test('the other answers name the SLOs too', async () => {
+    const { searchLine } = await import('../../src/cli/sweep.js');
+    const plan = { kind: 'search', minRate: 0.5, maxRate: 8, steps: 5, targetShare: 0.95 } as const;
+    const slos = { ttft_ms: 500 };
+    assert.equal(searchLine(plan, 2.75, slos), 'highest session rate that met the SLOs (ttft <= 500 ms for at least 95% of requests): 2.75/s\n');
+    assert.equal(searchLine(plan, null, slos), 'no rate met the SLOs (ttft <= 500 ms for at least 95% of requests), not even --min-rate 0.5/s: lower --min-rate\n');
+    assert.match(searchLine(plan, 8, slos), /--max-rate 8\/s, met the SLOs \(ttft <= 500 ms .*raise --max-rate/);
+  });
+});

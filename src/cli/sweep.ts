@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import * as z from 'zod';
 import { describePlan, runSweep, type SweepPlan } from '../benchmark/sweep.js';
-import { slosText, type Slos } from '../metrics/goodput.js';
+import { slosText, type Slos } from '../options/values/slos.js';
 import { ConfigError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';

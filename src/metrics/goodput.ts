@@ -9,13 +9,6 @@ export function hasSlos(slos: Slos | undefined): slos is Slos {
   return slos !== undefined && Object.keys(slos).length > 0;
 }
 
-/** The SLOs as a person reads them, e.g. `ttft <= 500 ms, e2el <= 10000 ms`. */
-export function slosText(slos: Slos): string {
-  return Object.entries(slos)
-    .map(([key, value]) => `${key.replace(/_ms$/, '')} <= ${String(value)} ms`)
-    .join(', ');
-}
-
 /**
  * Whether a request met every SLO, as vllm bench serve judges it: it completed, and each metric with an objective is
  * at most that objective (service latency, from the actual send). A request with one output token has no TPOT and

@@ -1,6 +1,6 @@
 import type { ClientHealth } from '../metrics/client-health.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
-import { slosText } from '../metrics/goodput.js';
+import { slosText } from '../options/values/slos.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { StatField, Stats } from '../metrics/stats.js';

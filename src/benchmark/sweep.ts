@@ -10,7 +10,8 @@ import { writeJsonAtomic, writeTextAtomic } from '../store/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { prepareOutputDir, defaultOutputDir } from '../store/output-dir.js';
 import { redactSecrets } from '../store/redact.js';
-import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
+import { runBenchmark, type BenchmarkHooks, type BenchmarkResult } from './run-benchmark.js';
+import type { RepeatInterval } from '../report/repeats.js';
 
 export type { SweepPoint } from '../metrics/sweep-point.js';
 
@@ -96,11 +97,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       for (let i = 1; i <= repeat && (i === 1 || !hooks.signal?.aborted); i++) results.push(await runOnce(join(dir, `repeat-${i}`)));
       const first = results[0]!;
       facts.model ??= first.model;
-      const { repeatIntervals } = await import('../report/repeats.js'); // it loads the table library: only when repeating
-      const intervals = repeatIntervals(results.map((r) => r.summary));
-      const runs = results.map((r) => r.outputDir);
-      // The same repeats.json as `run --repeat`, so `chatload compare` reads a point folder as a repeated run.
-      writeJsonAtomic(join(dir, 'repeats.json'), { repeat, completed_repetitions: results.length, runs, metrics: intervals });
+      const { intervals, runs } = await writeRepeats(dir, repeat, results);
       const allMeet = results.map((r) => meets(r.summary, target));
       const point: SweepPoint = {
         kind,
@@ -167,6 +164,23 @@ async function writeSweepFiles(outputDir: string, plan: SweepPlan, points: reado
   const { renderSweepHtml } = await import('../report/sweep-html.js'); // charts: slow to import, needed only here
   writeTextAtomic(files.html, renderSweepHtml(ordered, { plan: describePlan(plan), bestRate, cachePressure, server: facts.url, model: facts.model, createdAt: facts.createdAt }));
   return { files, cachePressure, document };
+}
+
+/**
+ * A repeated point's repeats.json and repeats.html, as `run --repeat` writes them (so `chatload compare` reads a point
+ * folder as a repeated run): each key metric's mean and 95% interval across the repetitions.
+ */
+async function writeRepeats(dir: string, repeat: number, results: readonly BenchmarkResult[]): Promise<{ intervals: RepeatInterval[]; runs: string[] }> {
+  // They load the table library and the page: only when repeating.
+  const { repeatIntervals } = await import('../report/repeats.js');
+  const { renderRepeatsHtml } = await import('../report/repeats-html.js');
+  const intervals = repeatIntervals(results.map((r) => r.summary));
+  const runs = results.map((r) => r.outputDir);
+  writeJsonAtomic(join(dir, 'repeats.json'), { repeat, completed_repetitions: results.length, runs, metrics: intervals });
+  const pages = results.map((r) => ({ dir: r.outputDir, html: r.files.html }));
+  const first = results[0]!;
+  writeTextAtomic(join(dir, 'repeats.html'), renderRepeatsHtml({ intervals, repeat, runs: pages, dir, model: first.model, server: first.url, date: new Date() }));
+  return { intervals, runs };
 }
 
 /** sweep.json's document: the plan, each point's figures, and the cache curve (--cache-pressure, or --think-time's retention). */

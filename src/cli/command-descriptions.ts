@@ -22,7 +22,7 @@ export const COMMAND_DESCRIPTIONS = {
   trace:
     'Production traces (Mooncake, Bailian): `trace stats FILE` prints ISL/OSL distributions, the request rate over time and the theoretical prefix-cache hit ratio. See docs/DATASETS.md.',
   completion:
-    'Print a shell completion script: eval "$(chatload completion bash)" in ~/.bashrc, or zsh in ~/.zshrc.',
+    'Print a shell completion script: eval "$(chatload completion bash)" in ~/.bashrc, zsh in ~/.zshrc; fish: save it in ~/.config/fish/completions/chatload.fish.',
 } as const;
 
 /** A command's name. */

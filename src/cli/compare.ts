@@ -6,6 +6,8 @@ import { ConfigError } from '../errors/index.js';
 import { loadRunData, REPORT_MAX_RECORDS, type RunData } from '../store/run-data.js';
 import { writeTextAtomic } from '../store/atomic-write.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
+import { terminalWidth } from '../report/terminal-width.js';
 
 /** Records (count) kept per run at least, whatever the number of runs compared. */
 const MIN_RECORDS_PER_RUN = 1_000;
@@ -20,6 +22,7 @@ export function registerCompareCommand(program: Command): void {
   program
     .command('compare')
     .description(COMMAND_DESCRIPTIONS.compare)
+    .addHelpText('after', examplesText('compare'))
     .argument('<results-dirs...>', 'results directories (results.json and/or requests.jsonl), baseline first')
     .option('--html <file>', 'also write an HTML page with overlaid per-turn curves and distributions')
     .action(async (dirs: string[], flags: { html?: string }) => {
@@ -47,7 +50,7 @@ export function registerCompareCommand(program: Command): void {
         }
       }
       const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-      process.stdout.write(formatComparison(runs, { color, repeats }));
+      process.stdout.write(formatComparison(runs, { color, repeats, width: terminalWidth(process.stdout) }));
       if (flags.html !== undefined) {
         const path = resolve(flags.html);
         writeTextAtomic(path, renderCompareHtml(runs, { repeats }));

@@ -7,6 +7,7 @@ import { ConfigError, DatasetError } from '../errors/index.js';
 import { utf8Lines } from '../util/utf8-text.js';
 import { integer, positiveInt } from './parse.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 import { statInputFile } from '../util/input-file.js';
 
 /** Flags of `chatload convert sharegpt`, as commander parses them: the conversion's filters, the seed always given. */
@@ -67,10 +68,11 @@ export async function convertShareGpt(input: string, output: string, flags: Conv
 
 /** Adds `chatload convert sharegpt IN OUT`. */
 export function registerConvertCommand(program: Command): void {
-  const convert = program.command('convert').description(COMMAND_DESCRIPTIONS.convert);
+  const convert = program.command('convert').description(COMMAND_DESCRIPTIONS.convert).addHelpText('after', examplesText('convert'));
   convert
     .command('sharegpt')
     .description('Convert a ShareGPT file (JSON list or JSONL) to the reference conversation format (.json) or JSONL (.jsonl).')
+    .addHelpText('after', examplesText('convert sharegpt'))
     .argument('<input>', 'ShareGPT file')
     .argument('<output>', 'output file: .json or .jsonl')
     .option('--seed <n>', 'seed for choosing conversations when there are more than --max-items', integer, 0)

@@ -10,6 +10,7 @@ import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { generateOptions } from '../options/table/generate.js';
 import { problemLines } from './run-options.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 import { prepareOutputFile } from '../store/output-dir.js';
 
 /** Flags of `chatload generate`, as commander parses them. */
@@ -83,7 +84,8 @@ function generateFlags(command: Command): GenerateFlags {
 export function registerGenerateCommand(program: Command): void {
   const command = program
     .command('generate')
-    .description(COMMAND_DESCRIPTIONS.generate);
+    .description(COMMAND_DESCRIPTIONS.generate)
+    .addHelpText('after', examplesText('generate'));
   addTableOptions(command, generateOptions);
   command.action(async () => {
     await runGenerate(generateFlags(command));

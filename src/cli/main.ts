@@ -3,6 +3,7 @@ import { ExitCode, isChatloadError } from '../errors/index.js';
 import { escapeControl } from '../util/control-chars.js';
 import { chatloadVersion } from '../util/version.js';
 import { missingCommand } from './missing-command.js';
+import { examplesText } from './examples.js';
 import { COMMAND_DESCRIPTIONS, COMMAND_LOADERS, COMMAND_NAMES } from './commands.js';
 import type { CommandName } from './command-descriptions.js';
 
@@ -15,6 +16,7 @@ export async function buildProgram(run: CommandName | undefined, setExitCode: (c
   const program = new Command('chatload')
     .description('Multi-turn LLM serving benchmark for OpenAI-compatible servers (vLLM, SGLang, llama.cpp, ...), with a built-in serving simulator.')
     .version(chatloadVersion(), '-V, --version')
+    .addHelpText('after', examplesText('chatload'))
     .exitOverride()
     // Commander's usage errors can carry a second line ("Did you mean ...?"): every error stays on one line.
     // Commander's usage errors ("error: unknown option …", with a second line "Did you mean …?") are said in

@@ -2,12 +2,14 @@ import type { Command } from 'commander';
 import { DEFAULT_MERGE_MAX_RECORDS, mergeRuns } from '../benchmark/merge.js';
 import { positiveInt } from './parse.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 
 /** Adds `chatload merge DIR... -o OUT [--max-records N]`. */
 export function registerMergeCommand(program: Command): void {
   program
     .command('merge')
     .description(COMMAND_DESCRIPTIONS.merge)
+    .addHelpText('after', examplesText('merge'))
     .argument('<dirs...>', 'results folders to merge')
     .requiredOption('-o, --output-dir <dir>', 'folder for the merged requests.jsonl, results.json and report.html')
     .option(

@@ -4,6 +4,7 @@ import { loadRunData } from '../store/run-data.js';
 import { REPORT_FILES, writeReportsFor } from '../report/write-reports.js';
 import { join, resolve } from 'node:path';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 
 /** The flags of `chatload report`, as commander parses them. */
 interface ReportFlags {
@@ -24,6 +25,7 @@ export function registerReportCommand(program: Command): void {
   program
     .command('report')
     .description(COMMAND_DESCRIPTIONS.report)
+    .addHelpText('after', examplesText('report'))
     .argument('<results-dir>', 'a run\'s output folder holding results.json and/or requests.jsonl')
     .option('-e, --excel [file]', `also write the Excel workbook (default: <results-dir>/${REPORT_FILES.excel})`)
     .option('--csv [file]', `also write the per-request records as CSV (default: <results-dir>/${REPORT_FILES.csv})`)

@@ -9,6 +9,7 @@ import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, PARSE_ONCE, problemsOf } from '../options/run-options.js';
 import { repeatOptions } from '../options/table/outputs.js';
 import { writeJsonAtomic } from '../store/results-json.js';
+import { writeTextAtomic } from '../store/atomic-write.js';
 import { defaultOutputDir } from '../store/output-dir.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
@@ -16,6 +17,9 @@ import { liveObserver } from './live-observer.js';
 import { escapeControl } from '../util/control-chars.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
+import { terminalWidth } from '../report/terminal-width.js';
+import { fmtNum } from '../report/html-util.js';
 
 /** Why the run exits 1, and its most frequent error messages. */
 function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
@@ -62,10 +66,14 @@ function describeStart(info: BenchmarkStartInfo): string {
   return escapeControl(`chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; load ${info.load}; results in ${info.outputDir}`) + '\n';
 }
 
+/** Where the summary table goes: stdout, or stderr with --json (stdout then carries the one JSON object). */
+function tableStreamOf(flags: TerminalFlags): NodeJS.WriteStream {
+  return flags.json ? process.stderr : process.stdout;
+}
+
 /** A finished run's output: --json's object on stdout, the summary table (stdout, or stderr with --json), the files. */
 async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (line: string) => void): Promise<void> {
-  // --json: stdout carries the one JSON object; the table goes to stderr with the other human text.
-  const tableStream = flags.json ? process.stderr : process.stdout;
+  const tableStream = tableStreamOf(flags);
   const color = tableStream.isTTY === true && !process.env.NO_COLOR;
   if (flags.json) process.stdout.write(`${JSON.stringify(jsonSummary(result))}\n`);
   if (!flags.json || !flags.quiet) {
@@ -82,11 +90,39 @@ async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (
           cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
           prefixCache: result.prefixCache,
         },
-        { color },
+        { color, width: terminalWidth(tableStream) },
       )}\n`,
     );
   }
   say(`chatload: wrote ${Object.values(result.files).join(', ')}\n`);
+}
+
+/**
+ * --repeat: one repetition's line in place of its full summary (the table of intervals follows the series), e.g.
+ * `repetition 1/3: completed 8, failed 0, 3.21 req/s, TTFT p50 41.20 ms, E2EL p50 412.00 ms -> out/repeat-1`.
+ */
+function repetitionLine(index: number, repeat: number, result: BenchmarkResult): string {
+  const s = result.summary;
+  const figures = `completed ${s.completed}, failed ${s.failed}, ${fmtNum(s.request_throughput)} req/s, TTFT p50 ${fmtNum(s.metrics.ttft_ms?.p50)} ms, E2EL p50 ${fmtNum(s.metrics.e2el_ms?.p50)} ms`;
+  return escapeControl(`repetition ${index}/${repeat}: ${figures} -> ${result.outputDir}`) + '\n';
+}
+
+/** After --repeat's series: repeats.json and repeats.html in `baseDir`, and the one table of intervals. */
+async function finishRepeats(baseDir: string, repeat: number, results: readonly BenchmarkResult[], flags: TerminalFlags, say: (line: string) => void): Promise<void> {
+  // The table library and the page: loaded at the end.
+  const { formatRepeatIntervals, repeatIntervals } = await import('../report/repeats.js');
+  const { renderRepeatsHtml } = await import('../report/repeats-html.js');
+  const intervals = repeatIntervals(results.map((r) => r.summary));
+  const file = join(baseDir, 'repeats.json');
+  const runs = results.map((r) => r.outputDir);
+  writeJsonAtomic(file, { repeat, completed_repetitions: results.length, runs, metrics: intervals });
+  const html = join(baseDir, 'repeats.html');
+  const first = results[0]!;
+  const pages = results.map((r) => ({ dir: r.outputDir, html: r.files.html }));
+  writeTextAtomic(html, renderRepeatsHtml({ intervals, repeat, runs: pages, dir: baseDir, model: first.model, server: first.url, date: new Date() }));
+  const tableStream = tableStreamOf(flags);
+  if (!flags.json || !flags.quiet) tableStream.write(formatRepeatIntervals(intervals, results.length, terminalWidth(tableStream)));
+  say(`chatload: wrote ${file}, ${html}\n`);
 }
 
 /** --repeat, validated (one ConfigError naming the flag). */
@@ -105,7 +141,8 @@ const repeatSchema = z.object(fieldsOf(repeatOptions)).strict();
 export function registerRunCommand(program: Command, setExitCode: (code: number) => void): void {
   const command = program
     .command('run')
-    .description(COMMAND_DESCRIPTIONS.run);
+    .description(COMMAND_DESCRIPTIONS.run)
+    .addHelpText('after', examplesText('run'));
   addTableOptions(addRunOptions(command), repeatOptions);
   command.action(async () => {
     const flags = terminalFlags(command);
@@ -147,17 +184,13 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
         });
         live.stop();
         results.push(result);
-        await printResult(result, flags, say);
+        // --repeat: a line per repetition (--json still prints each one's object), then one table of intervals.
+        if (repeat === 1) await printResult(result, flags, say);
+        else if (flags.json) process.stdout.write(`${JSON.stringify(jsonSummary(result))}\n`);
+        if (repeat > 1 && (!flags.json || !flags.quiet)) tableStreamOf(flags).write(repetitionLine(i, repeat, result));
         if (result.exitCode !== ExitCode.ok) break; // a failed or interrupted repetition ends the series
       }
-      if (repeat > 1 && results.length > 0) {
-        const { formatRepeatIntervals, repeatIntervals } = await import('../report/repeats.js'); // the table library: at the end
-        const intervals = repeatIntervals(results.map((r) => r.summary));
-        const file = join(baseDir, 'repeats.json');
-        writeJsonAtomic(file, { repeat, completed_repetitions: results.length, runs: results.map((r) => r.outputDir), metrics: intervals });
-        (flags.json ? process.stderr : process.stdout).write(formatRepeatIntervals(intervals, results.length));
-        say(`chatload: wrote ${file}\n`);
-      }
+      if (repeat > 1 && results.length > 0) await finishRepeats(baseDir, repeat, results, flags, say);
       const last = results.at(-1);
       if (last !== undefined) {
         // Why the exit code is 1 is printed even with -q: a quiet run that fails must still say why.

@@ -4,6 +4,7 @@ import { ConfigError } from '../errors/index.js';
 import { DEFAULT_MODEL_NAME, parseSimConfigOverrides, profiles, startSimulator, type SimConfig } from '../sim/index.js';
 import { onStopSignals } from './signals.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 import { statInputFile } from '../util/input-file.js';
 import { prepareOutputFile } from '../store/output-dir.js';
 
@@ -95,6 +96,7 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description(COMMAND_DESCRIPTIONS.serve)
+    .addHelpText('after', examplesText('serve'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', portNumber, 8000)
     .option('--profile <name>', `engine profile: ${Object.keys(profiles).join(', ')}`, 'h100-8b')

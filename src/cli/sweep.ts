@@ -1,6 +1,7 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import * as z from 'zod';
 import { describePlan, runSweep, type SweepPlan } from '../benchmark/sweep.js';
+import { slosText, type Slos } from '../options/values/slos.js';
 import { ConfigError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
@@ -13,6 +14,9 @@ import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags } fro
 import { onStopSignals } from './signals.js';
 import { liveObserver } from './live-observer.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
+import { terminalWidth } from '../report/terminal-width.js';
+import { wrapText } from '../report/table-fit.js';
 
 const sweepAndRepeatOptions = { ...sweepOptions, ...repeatOptions };
 const sweepSchema = z.object(fieldsOf(sweepAndRepeatOptions)).strict();
@@ -60,21 +64,50 @@ function planOf(flags: SweepFlags, thinkTimes: number[] | undefined): SweepPlan 
   return { kind: 'search', minRate: flags.minRate, maxRate: flags.maxRate, steps: flags.searchSteps, targetShare: flags.sloShare };
 }
 
+/**
+ * The answer of --search, with the SLOs it searched against (e.g. `ttft <= 500 ms for 90% of requests`). When the
+ * highest rate tried, --max-rate, still met them, the search never found the limit: it says to raise --max-rate.
+ */
+export function searchLine(plan: Extract<SweepPlan, { kind: 'search' }>, bestRate: number | null, slos: Slos | undefined): string {
+  const against = slos === undefined ? 'the SLOs' : `the SLOs (${slosText(slos)} for at least ${Number((plan.targetShare * 100).toFixed(2))}% of requests)`;
+  if (bestRate === null) return `no rate met ${against}, not even --min-rate ${plan.minRate}/s: lower --min-rate\n`;
+  if (bestRate >= plan.maxRate) {
+    return `the highest rate tried, --max-rate ${plan.maxRate}/s, met ${against}: the server's limit is higher; raise --max-rate to find it\n`;
+  }
+  return `highest session rate that met ${against}: ${bestRate}/s\n`;
+}
+
+/** What sweep --help says of the run options it takes but does not list. */
+const RUN_OPTIONS_NOTE = [
+  'Every `chatload run` option applies to each point (the server, the dataset,',
+  "the run's length, --goodput SLOs, --output-dir, --json, -q ...):",
+  'see `chatload run --help`.',
+  'With a list, --think-time sweeps the think time of open-loop sessions, e.g.',
+  '--session-rate 1 --think-time 0,5,30 (the cache retention curve).',
+].join('\n');
+
 /** Adds `chatload sweep`: the run options, plus the load points to sweep. */
 export function registerSweepCommand(program: Command): void {
   const command = program
     .command('sweep')
-    .description(COMMAND_DESCRIPTIONS.sweep);
+    .description(COMMAND_DESCRIPTIONS.sweep)
+    .addHelpText('after', `\n${RUN_OPTIONS_NOTE}\n${examplesText('sweep')}`);
   addTableOptions(command, sweepOptions);
   addRunOptions(command);
   addTableOptions(command, repeatOptions);
+  // --help names the sweep's own options and points to run's (~80, all accepted here): they stay parsed, unlisted.
+  const own = new Set([...Object.values(sweepOptions), ...Object.values(repeatOptions)].map((spec) => new Option(spec.flags).long));
+  for (const option of command.options) if (!own.has(option.long)) option.hideHelp();
   command.action(async () => {
     const plan = planOf(sweepFlags(command), thinkTimeAxis(command));
     const { input } = runOptionsFromCommand(command, process.env);
     const { quiet, progress, json, verbose, printContent } = terminalFlags(command);
     // --json: stdout carries one JSON object (sweep.json's document and the files) at the end; the point lines go to
     // stderr with the other human text.
-    const out = json ? process.stderr : process.stdout;
+    const stream = json ? process.stderr : process.stdout;
+    // A point's line is long: on a narrow terminal it breaks at its commas onto indented lines.
+    const width = terminalWidth(stream);
+    const out = { write: (text: string) => stream.write(wrapText(text, width)) };
     const live = new LiveView(process.stderr, progress);
     // Status lines go above the live panel, so none lands inside it.
     const say = (line: string): void => {
@@ -112,9 +145,7 @@ export function registerSweepCommand(program: Command): void {
       });
       if (result.cachePressure !== null && plan.kind === 'think-time') out.write(`${retentionLine(result.cachePressure.knee)}\n`);
       else if (result.cachePressure !== null) out.write(`${cachePressureLine(result.cachePressure.knee, plan.kind === 'concurrency' ? 'concurrent conversations' : 'sessions/s')}\n`);
-      if (plan.kind === 'search') {
-        out.write(result.bestRate === null ? 'no rate met the SLOs, not even --min-rate\n' : `highest session rate that met the SLOs: ${result.bestRate}/s\n`);
-      }
+      if (plan.kind === 'search') out.write(searchLine(plan, result.bestRate, result.points[0]?.summary.goodput?.slos));
       if (json) process.stdout.write(`${JSON.stringify({ ...result.document, output_dir: result.outputDir, files: result.files })}\n`);
       say(`chatload: wrote ${result.files.summary}, ${result.files.html}\n`);
     } finally {

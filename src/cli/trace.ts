@@ -7,6 +7,7 @@ import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { traceStatsOptions } from '../options/table/trace.js';
 import { formatTraceStats, traceStats } from '../synth/trace-stats.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { examplesText } from './examples.js';
 import { problemLines } from './run-options.js';
 
 const statsSchema = z.object(fieldsOf(traceStatsOptions)).strict();
@@ -34,11 +35,12 @@ export async function runTraceStats(file: string, flags: TraceStatsFlags, out: (
 
 /** Adds `chatload trace` and its subcommand `stats`. */
 export function registerTraceCommand(program: Command): void {
-  const trace = program.command('trace').description(COMMAND_DESCRIPTIONS.trace);
+  const trace = program.command('trace').description(COMMAND_DESCRIPTIONS.trace).addHelpText('after', examplesText('trace'));
   const stats = trace
     .command('stats')
     .argument('<file>', 'a Mooncake or Bailian trace (JSONL)')
-    .description('ISL/OSL distributions, request rate over time and the theoretical prefix-cache hit ratio of a trace (from its hash_ids alone)');
+    .description('ISL/OSL distributions, request rate over time and the theoretical prefix-cache hit ratio of a trace (from its hash_ids alone)')
+    .addHelpText('after', examplesText('trace stats'));
   addTableOptions(stats, traceStatsOptions);
   stats.exitOverride();
   stats.action(async (file: string) => {

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import * as z from 'zod';
 import { flagHelp, HELP_GROUPS, type HelpGroup, type OptionSpec, type OptionTable } from './define.js';
 import type { OptionProblem } from './run-options.js';
 
@@ -18,10 +19,33 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+/** The values an option's schema allows when it is a list of words (e.g. --endpoint's chat, responses, completions). */
+const CHOICES = new WeakMap<Option, readonly string[]>();
+
+/**
+ * The words `option` takes, when its table entry's schema is an enum: for shell completion. (Commander's own
+ * choices() would check them too, in its words: the schema checks every value, so only this list is kept.)
+ */
+export function optionChoices(option: Option): readonly string[] | undefined {
+  return CHOICES.get(option);
+}
+
+/** The words of an enum schema, looking through the optional and default wrappers `option()` puts around it. */
+function enumValues(schema: z.ZodType): string[] | undefined {
+  let inner: unknown = schema;
+  for (let depth = 0; depth < 4 && inner !== undefined; depth++) {
+    if (inner instanceof z.ZodEnum) return inner.options.map(String);
+    inner = (inner as { def?: { innerType?: unknown } }).def?.innerType;
+  }
+  return undefined;
+}
+
 /** The commander options of one table entry: its flag, and its negation if it has one. */
 function commanderOptions(spec: OptionSpec, table: OptionTable): Option[] {
   return flagHelp(spec, table).map(({ flags, help }, i) => {
     const option = new Option(flags, help).helpGroup(groupHeading(spec.group));
+    const choices = i === 0 ? enumValues(spec.field) : undefined;
+    if (choices !== undefined) CHOICES.set(option, choices);
     if (i === 0 && spec.env !== undefined) option.env(spec.env);
     if (spec.required === true) option.makeOptionMandatory();
     if (spec.repeatable === true) option.argParser(collect);

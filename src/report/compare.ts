@@ -8,6 +8,7 @@ import { flagNameOf } from '../options/command-line.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
 import type { RunData } from '../store/run-data.js';
 import { cdfOfSorted, sortedLatencySamples } from './series.js';
+import { wrapText } from './table-fit.js';
 import { textTable } from './text-table.js';
 import { chatloadVersion } from '../util/version.js';
 
@@ -167,7 +168,7 @@ function deltaTexts(row: ComparisonRow, base: number | null, value: number | nul
  * (Δ, absolute; percentage points for ratios) and the relative change (%). With colour, better changes are green and
  * worse ones red (ANSI), decided by the caller.
  */
-export function formatComparison(runs: readonly RunData[], options: { color: boolean; repeats?: ReadonlyArray<readonly RepeatInterval[] | undefined> }): string {
+export function formatComparison(runs: readonly RunData[], options: { color: boolean; repeats?: ReadonlyArray<readonly RepeatInterval[] | undefined>; width?: number }): string {
   const labels = runLabels(runs);
   const rows = compareRuns(runs, options.repeats);
   const head = ['metric', 'unit', labels[0]!];
@@ -195,9 +196,14 @@ export function formatComparison(runs: readonly RunData[], options: { color: boo
   });
   const diffs = configDifferences(runs).map((d) => `  ${d.flag}: ${d.values.map((v, i) => `${labels[i]} ${v}`).join(' | ')}`);
   const diffText = diffs.length === 0 ? '  none (same options)' : diffs.join('\n');
+  // To fit a terminal: the unit goes first, then each run's absolute change, then its relative one (the last run's first).
+  const later = Array.from({ length: runs.length - 1 }, (_, i) => 3 + 3 * (runs.length - 2 - i));
+  const fit = options.width === undefined ? undefined : { width: options.width, dropOrder: [1, ...later.map((c) => c + 1), ...later.map((c) => c + 2)] };
+  const w = options.width;
   return (
-    `chatload compare (baseline: ${labels[0]}; a change is coloured only beyond both runs' 95% noise band)\n${textTable(table, { head, align: ['left', 'left', ...new Array<'right'>(head.length - 2).fill('right')], color: options.color })}\n${notes.join('\n')}\n` +
-    `options that differ:\n${diffText}\n`
+    `${wrapText(`chatload compare (baseline: ${labels[0]}; a change is coloured only beyond both runs' 95% noise band)`, w)}\n` +
+    `${textTable(table, { head, align: ['left', 'left', ...new Array<'right'>(head.length - 2).fill('right')], color: options.color, fit })}\n` +
+    `${wrapText(`${notes.join('\n')}\noptions that differ:\n${diffText}`, w)}\n`
   );
 }
 

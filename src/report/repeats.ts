@@ -1,5 +1,6 @@
 import type { Summary } from '../metrics/summary.js';
 import { fmtNum } from './html-util.js';
+import { wrapText } from './table-fit.js';
 import { textTable } from './text-table.js';
 
 /** Two-sided 95% Student t quantiles by degrees of freedom 1..30 (beyond: 1.96). */
@@ -55,15 +56,18 @@ export function repeatIntervals(summaries: readonly Summary[]): RepeatInterval[]
 }
 
 /** The intervals as a terminal table: metric, mean ± half-width (and as % of the mean), each run's value. */
-export function formatRepeatIntervals(intervals: readonly RepeatInterval[], runs: number): string {
+export function formatRepeatIntervals(intervals: readonly RepeatInterval[], runs: number, width?: number): string {
   const head = ['metric', 'unit', 'mean', '± 95% CI', '±%', ...Array.from({ length: runs }, (_, i) => `#${i + 1}`)];
+  // To fit a terminal: each run's own value goes first (the last run's first; repeats.json keeps them), then ±% and the unit.
+  const dropOrder = [...Array.from({ length: runs }, (_, i) => 4 + runs - i), 4, 1];
   const table: string[][] = [];
   const show = (v: number | null, unit: string): string => (v === null ? '-' : unit === 'fraction' ? `${(v * 100).toFixed(2)}%` : fmtNum(v));
   for (const r of intervals) {
     const rel = r.mean !== null && r.ci95_half_width !== null && r.mean !== 0 ? `${((r.ci95_half_width / Math.abs(r.mean)) * 100).toFixed(1)}%` : '-';
     table.push([r.key, r.unit === 'fraction' ? '%' : r.unit, show(r.mean, r.unit), show(r.ci95_half_width, r.unit), rel, ...r.values.map((v) => show(v, r.unit))]);
   }
-  return `chatload run --repeat ${runs}: mean and 95% confidence interval across the repetitions (Student t)\n${textTable(table, { head })}\n`;
+  const title = `chatload run --repeat ${runs}: mean and 95% confidence interval across the repetitions (Student t)`;
+  return `${wrapText(title, width)}\n${textTable(table, { head, align: head.map((_, c) => (c < 2 ? 'left' : 'right')), fit: width === undefined ? undefined : { width, dropOrder } })}\n`;
 }
 
 /** One metric's mean with its interval, e.g. "28.1 ± 0.9" ("28.1" alone with one repetition; "-" without a value). */

@@ -1,9 +1,11 @@
 import type { ClientHealth } from '../metrics/client-health.js';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
+import { slosText } from '../options/values/slos.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { StatField, Stats } from '../metrics/stats.js';
 import { answersAfterReasoning, SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
+import { wrapText } from './table-fit.js';
 import { textTable } from './text-table.js';
 
 /** What formatSummary prints. */
@@ -53,7 +55,25 @@ export function missesText(t: Pick<RunPrefixCache['totals'], 'misses'>): string 
 /** How to print: colour is decided once, by the caller (TTY and NO_COLOR), never here. */
 export interface TerminalOptions {
   color: boolean;
+  /**
+   * The terminal's width in columns (terminalWidth): tables drop their least important columns to fit it and long
+   * lines break onto indented continuation lines. Without it nothing is fitted (output to a file or a pipe).
+   */
+  width?: number;
 }
+
+/** The metrics table's columns, least important first: the ones dropped to fit a narrow terminal (metric, p50 and p99 stay). */
+const METRIC_DROP_ORDER = ['p25', 'p75', 'std', 'min', 'p99.9', 'count', 'p90', 'max', 'mean'];
+/** The per-turn table's, likewise (turn, ttft p50 and ttft p99 stay). */
+const PER_TURN_DROP_ORDER = ['expected mean', 'cached mean', 'ttft p90', 'input mean', 'answer p50', 'failed', 'e2el p50', 'n', 'tpot p50', 'hit ratio'];
+
+/** The indexes of `names` in `head`, in the order of `names` (names not in the header skipped). */
+export function dropOrderOf(head: readonly string[], names: readonly string[]): number[] {
+  return names.map((name) => head.indexOf(name)).filter((c) => c >= 0);
+}
+
+/** A header row's label and its padding: its continuation lines start under its value. */
+const HEADER_INDENT = 17;
 
 /** Per-turn tables longer than this show their first and last PER_TURN_EDGE_ROWS turns only. */
 const PER_TURN_MAX_ROWS = 40;
@@ -92,9 +112,10 @@ const NO_COLOR: Palette = { bold: plain, dim: plain, red: plain, yellow: plain, 
 export function formatSummary(input: TerminalSummaryInput, options: TerminalOptions): string {
   const p = options.color ? COLOR : NO_COLOR;
   const reasoning = answersAfterReasoning(input.summary.metrics);
-  const parts = [formatHeader(input, p), formatMetricsTable(input.summary, p, reasoning)];
-  if (input.perTurn.length > 0) parts.push(formatPerTurnTable(input.perTurn, p, reasoning));
-  if (input.clientHealth !== null) parts.push(formatClientHealth(input.clientHealth, p));
+  const width = options.width;
+  const parts = [wrapText(formatHeader(input, p), width, () => HEADER_INDENT), formatMetricsTable(input.summary, p, reasoning, width)];
+  if (input.perTurn.length > 0) parts.push(formatPerTurnTable(input.perTurn, p, reasoning, width));
+  if (input.clientHealth !== null) parts.push(wrapText(formatClientHealth(input.clientHealth, p), width));
   return `${parts.join('\n\n')}\n`;
 }
 
@@ -135,7 +156,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
     row('server cache', `hit rate ${pct(rates.server_counters)} by its /metrics counters | ${pct(rates.response_usage)} by usage | ${pct(rates.client_expected)} possible by the history`);
   }
   if (s.goodput !== null) {
-    const slos = Object.entries(s.goodput.slos).map(([k, v]) => `${k.replace(/_ms$/, '')} <= ${v} ms`).join(', ');
+    const slos = slosText(s.goodput.slos);
     row('goodput', `${s.goodput.good_requests} requests met ${slos} (${percentText(s.goodput.share)}) | ${s.goodput.request_goodput.toFixed(3)} req/s`);
   }
   const lag = s.metrics.schedule_lag_ms;
@@ -158,7 +179,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
 }
 
 /** `reasoning`: the model reasoned first, so the time to the answer (ttft_content_ms) gets its row after TTFT. */
-function formatMetricsTable(s: Summary, p: Palette, reasoning: boolean): string {
+function formatMetricsTable(s: Summary, p: Palette, reasoning: boolean, width: number | undefined): string {
   const head = ['metric', 'count', 'mean', 'std', 'min', 'p25', 'p50', 'p75', 'p90', 'p99', 'p99.9', 'max'];
   const table: string[][] = [];
   const rows = reasoning ? METRIC_ROWS.flatMap((m) => (m === 'ttft_ms' ? [m, 'ttft_content_ms' as const] : [m])) : METRIC_ROWS;
@@ -184,10 +205,11 @@ function formatMetricsTable(s: Summary, p: Palette, reasoning: boolean): string 
       num(stats.max),
     ]);
   }
-  return textTable(table, { head, align: ['left', ...new Array<'right'>(head.length - 1).fill('right')], color: p.color });
+  const fit = width === undefined ? undefined : { width, dropOrder: dropOrderOf(head, METRIC_DROP_ORDER) };
+  return textTable(table, { head, align: ['left', ...new Array<'right'>(head.length - 1).fill('right')], color: p.color, fit });
 }
 
-function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette, reasoning: boolean): string {
+function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette, reasoning: boolean, width: number | undefined): string {
   const head = ['turn', 'n', 'failed', 'ttft p50', 'ttft p90', 'ttft p99', ...(reasoning ? ['answer p50'] : []), 'tpot p50', 'e2el p50', 'input mean', 'cached mean'];
   head.push('expected mean', 'hit ratio');
   const table: string[][] = [];
@@ -217,7 +239,8 @@ function formatPerTurnTable(perTurn: readonly TurnSummary[], p: Palette, reasoni
       t.cache_hit_ratio === null ? '-' : percentText(t.cache_hit_ratio),
     ]);
   }
-  return `${p.bold('per turn')} (latencies ms, tokens)\n${textTable(table, { head, align: new Array<'right'>(head.length).fill('right'), color: p.color })}`;
+  const fit = width === undefined ? undefined : { width, dropOrder: dropOrderOf(head, PER_TURN_DROP_ORDER) };
+  return `${p.bold('per turn')} (latencies ms, tokens)\n${textTable(table, { head, align: new Array<'right'>(head.length).fill('right'), color: p.color, fit })}`;
 }
 
 function formatClientHealth(h: ClientHealth, p: Palette): string {

@@ -31,7 +31,7 @@ describe('chatload run --json', () => {
 describe('chatload run --repeat', () => {
   test('runs the benchmark n times in repeat-i folders and writes each metric\'s interval to repeats.json', { timeout: 90_000 }, async () => {
     const dir = join(tempDir('cli-repeat'), 'out');
-    const result = await runCli(['run', '-n', '8', '--repeat', '2', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
+    const result = await runCli(['run', '-n', '6', '-p', '2', '--repeat', '2', '--sim-profile', 'cpu-tiny', '--output-dir', dir]);
     assert.equal(result.code, 0, result.stderr);
     const doc = JSON.parse(readFileSync(join(dir, 'repeats.json'), 'utf8')) as { repeat: number; runs: string[]; metrics: Array<{ key: string; values: Array<number | null>; mean: number | null; ci95_half_width: number | null }> };
     assert.equal(doc.repeat, 2);
@@ -42,6 +42,25 @@ describe('chatload run --repeat', () => {
     assert.ok(rate.values.every((v) => v !== null && v > 0));
     assert.ok(rate.ci95_half_width !== null && rate.ci95_half_width >= 0);
     assert.match(result.stdout, /chatload run --repeat 2: mean and 95% confidence interval/);
+    // Issue #34: a line per repetition and one table of intervals, not two full summaries.
+    const lines = result.stdout.split('\n');
+    assert.deepEqual(lines.filter((l) => l.startsWith('repetition ')).map((l) => l.replace(/:.*-> /, ' -> ')), [`repetition 1/2 -> ${join(dir, 'repeat-1')}`, `repetition 2/2 -> ${join(dir, 'repeat-2')}`]);
+    assert.match(lines[0]!, /^repetition 1\/2: completed 6, failed 0, [\d.]+ req\/s, TTFT p50 [\d.]+ ms, E2EL p50 [\d.]+ ms -> /);
+    assert.doesNotMatch(result.stdout, /^chatload run: /m, "no run's full summary");
+    assert.doesNotMatch(result.stdout, /per turn/);
+    assert.equal(lines.filter((l) => l.startsWith('┌')).length, 1, 'one table');
+    const row = lines.find((l) => l.startsWith('│ request_throughput '))!;
+    const cells = row.split('│').slice(1, -1).map((c) => c.trim());
+    assert.deepEqual(cells.slice(5), rate.values.map((v) => v!.toFixed(2)), "each run's value, as repeats.json has it");
+    assert.match(result.stderr, new RegExp(`chatload: wrote ${join(dir, 'repeats.json')}, ${join(dir, 'repeats.html')}`));
+    // repeats.html: self-contained like every report, the intervals and a link to each repetition's report.
+    const html = readFileSync(join(dir, 'repeats.html'), 'utf8');
+    assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none';/);
+    assert.doesNotMatch(html, /<script|\bsrc=|<link/i);
+    assert.match(html, /<title>chatload run --repeat 2: chatload-sim<\/title>/);
+    assert.match(html, /<th>request_throughput<\/th><td>req\/s<\/td><td class="num">[\d.]+<\/td><td class="num">[\d.]+<\/td>/);
+    assert.match(html, /<a href="repeat-1\/report\.html">report<\/a>/);
+    assert.match(html, /<a href="repeat-2\/report\.html">report<\/a>/);
   });
 });
 
@@ -67,6 +86,15 @@ describe('chatload completion', () => {
     assert.deepEqual(complete(['chatload', 'run', '--num-cl']), ['--num-clients']);
     assert.ok(complete(['chatload', 'sweep', '--']).includes('--concurrency'), "sweep's own flags");
     assert.ok(complete(['chatload', 'compare', '--']).includes('--html'), "compare's flags, from commander");
+    // Issue #34: the subcommands of convert and trace, their flags, the words a flag takes, completion's shells.
+    assert.deepEqual(complete(['chatload', 'convert', '']), ['sharegpt', '--help']);
+    assert.deepEqual(complete(['chatload', 'trace', '']), ['stats', '--help']);
+    assert.deepEqual(complete(['chatload', 'convert', 'sharegpt', '--max-i']), ['--max-items']);
+    assert.deepEqual(complete(['chatload', 'trace', 'stats', '--kv']), ['--kv-cache-tokens']);
+    assert.deepEqual(complete(['chatload', 'run', '--endpoint', '']), ['chat', 'responses', 'completions']);
+    assert.deepEqual(complete(['chatload', 'sweep', '--progress', '']), ['auto', 'panel', 'plain', 'off']);
+    assert.deepEqual(complete(['chatload', 'run', '--progress', 'p']), ['panel', 'plain']);
+    assert.deepEqual(complete(['chatload', 'completion', '']), ['bash', 'zsh', 'fish']);
   });
 
   test('zsh: a native script that compinit registers, offering the commands and each command\'s flags (where zsh is installed: .ci/run installs it)', { timeout: 60_000 }, async () => {
@@ -93,12 +121,48 @@ describe('chatload completion', () => {
     assert.ok(offer(['chatload', '']).some((l) => l.startsWith('sweep:')), 'the commands, described');
     assert.ok(offer(['chatload', 'sweep', '--con']).some((l) => l.startsWith('--concurrency[')), "sweep's own flags");
     assert.ok(offer(['chatload', 'run', '-']).some((l) => l.startsWith('--num-clients[')), "run's flags");
+    assert.ok(offer(['chatload', 'run', '--endpoint', '']).some((l) => l.startsWith('--endpoint[') && l.endsWith(':value:(chat responses completions)')), "--endpoint's words");
+    assert.ok(offer(['chatload', 'convert', '']).some((l) => l.startsWith('sharegpt:')), "convert's subcommand, described");
+    assert.ok(offer(['chatload', 'trace', 'stats', '--']).some((l) => l.startsWith('--kv-cache-tokens[')), "trace stats' flags");
+    assert.ok(offer(['chatload', 'completion', '']).includes('1:shell:(bash zsh fish)'), "completion's shells");
+  });
+
+  test('fish: a native script (complete -c chatload) with the commands, subcommands, flags and their words; fish -n parses it where fish is installed', { timeout: 60_000 }, async () => {
+    const result = await runCli(['completion', 'fish']);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.split('\n');
+    assert.match(lines[0]!, /^# chatload fish completion/);
+    const has = (pattern: RegExp, what: string): void => assert.ok(lines.some((l) => pattern.test(l)), what);
+    has(/^complete -c chatload -n 'test \(count \(commandline -opc\)\) -eq 1' -f -a sweep -d '/, 'the commands, described');
+    has(/^complete -c chatload -n '__chatload_at convert' -f -a sharegpt -d '/, "convert's subcommand");
+    has(/^complete -c chatload -n '__chatload_at trace' -f -a stats -d '/, "trace's subcommand");
+    has(/^complete -c chatload -n '__chatload_on convert sharegpt' -l max-items -r -d '/, "convert sharegpt's flags");
+    has(/^complete -c chatload -n '__chatload_on run' -s p -l num-clients -r -d '/, 'a short and a long flag');
+    has(/^complete -c chatload -n '__chatload_on run' -l endpoint -x -a 'chat responses completions' -d '/, "--endpoint's words");
+    has(/^complete -c chatload -n '__chatload_on sweep' -l progress -x -a 'auto panel plain off' -d '/, "--progress's words");
+    has(/^complete -c chatload -n '__chatload_at completion' -f -a 'bash zsh fish'$/, "completion's shells");
+    // A help text's quote is escaped for fish's single quotes.
+    has(/-l image-dir -r -d 'folder of LLaVA-style items\\' "image" files/, 'quotes escaped');
+    if (spawnSync('fish', ['--version']).status !== 0) return;
+    const script = join(tempDir('fish-completion'), 'chatload.fish');
+    writeFileSync(script, result.stdout);
+    const parse = spawnSync('fish', ['-n', script], { encoding: 'utf8' });
+    assert.equal(parse.status, 0, parse.stderr);
+    const complete = (line: string): string[] => {
+      const out = spawnSync('fish', ['--no-config', '-c', `source ${script}; complete -C ${JSON.stringify(line)}`], { encoding: 'utf8' });
+      assert.equal(out.stderr, '');
+      return out.stdout.split('\n').filter((l) => l !== '').map((l) => l.split('\t')[0]!);
+    };
+    assert.deepEqual(complete('chatload convert '), ['sharegpt']);
+    assert.deepEqual(complete('chatload run --endpoint ').sort(), ['chat', 'completions', 'responses']);
+    assert.deepEqual(complete('chatload completion ').sort(), ['bash', 'fish', 'zsh']);
+    assert.deepEqual(complete('chatload trace stats --kv'), ['--kv-cache-tokens']);
   });
 
   test('another shell is a one-line error, exit 2', { timeout: 30_000 }, async () => {
-    const result = await runCli(['completion', 'fish']);
+    const result = await runCli(['completion', 'tcsh']);
     assert.equal(result.code, 2);
-    assert.equal(result.stderr.trim(), 'chatload: completion: expected bash or zsh, got "fish"');
+    assert.equal(result.stderr.trim(), 'chatload: completion: expected bash, zsh or fish, got "tcsh"');
   });
 });
 
@@ -141,6 +205,7 @@ describe('chatload sweep --repeat', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^concurrency 1 \(mean ± 95% CI of 2\): [\d.]+ ± [\d.]+ req\/s, TTFT p50 [\d.]+ ± [\d.]+ ms/m);
     for (const run of ['repeat-1', 'repeat-2']) assert.ok(existsSync(join(dir, '01-concurrency-1', run, 'results.json')));
+    for (const file of ['repeats.json', 'repeats.html']) assert.ok(existsSync(join(dir, '01-concurrency-1', file)), file);
     const refused = await runCli(['sweep', '--search', '--min-rate', '1', '--max-rate', '2', '--goodput', 'e2el:1000', '--repeat', '2']);
     assert.equal(refused.code, 2);
     assert.equal(refused.stderr.trim(), 'chatload: sweep --repeat: not with --search; repeat chosen rates with --session-rates LIST --repeat N');

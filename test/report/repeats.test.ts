@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { summarize } from '../../src/metrics/summary.js';
+import { fmtNum } from '../../src/report/html-util.js';
 import { fmtMeanInterval, repeatIntervals, t95, formatRepeatIntervals } from '../../src/report/repeats.js';
+import { renderRepeatsHtml } from '../../src/report/repeats-html.js';
 import { syntheticRecords } from '../helpers/report-fixtures.js';
 
 describe('repeatIntervals (--repeat)', () => {
@@ -41,5 +43,26 @@ describe('repeatIntervals (--repeat)', () => {
     assert.equal(fmtMeanInterval([interval([null])], 'k'), '-');
     assert.equal(fmtMeanInterval([interval([0.5, 0.5], 'fraction')], 'k'), '50.0% ± 90.0%');
     assert.equal(fmtMeanInterval([], 'missing'), '-');
+  });
+
+  test('repeats.html: the intervals, each run\'s value and its report link; a server\'s text is escaped; no script, CSP none', () => {
+    const intervals = repeatIntervals([1, 1.2].map((scale) => summarize(syntheticRecords({ latencyScale: scale }))));
+    const html = renderRepeatsHtml({
+      intervals,
+      repeat: 3,
+      runs: [{ dir: '/r/out/repeat-1', html: '/r/out/repeat-1/report.html' }, { dir: '/r/out/repeat-2' }],
+      dir: '/r/out',
+      model: '<script>alert(1)</script>',
+      server: 'http://x/"><img src=x>',
+      date: new Date('2025-01-02T03:04:05Z'),
+    });
+    assert.doesNotMatch(html, /<script|<img/);
+    assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+    assert.match(html, /content="default-src 'none';/);
+    const ttft = intervals.find((r) => r.key === 'ttft p50')!;
+    assert.ok(html.includes(`<th>ttft p50</th><td>ms</td><td class="num">${fmtNum(ttft.mean)}</td><td class="num">${fmtNum(ttft.ci95_half_width)}</td>`));
+    assert.match(html, /<li>#1: repeat-1 \(<a href="repeat-1\/report\.html">report<\/a>\)<\/li><li>#2: repeat-2<\/li>/);
+    assert.match(html, /2 of 3 repetitions finished/);
+    assert.match(html, /2025-01-02T03:04:05\.000Z/);
   });
 });

@@ -114,7 +114,7 @@ export const repeatOptions = {
   repeat: option({
     flags: '--repeat <n>',
     group: 'outputs',
-    help: "run the benchmark n times, into --output-dir's repeat-1 … repeat-n (sweep: each point's folder's; not with --search), and print each key metric's mean with a 95% confidence interval across them (repeats.json)",
+    help: "run the benchmark n times, into --output-dir's repeat-1 … repeat-n (sweep: each point's folder's; not with --search), a line per run, then one table of each key metric's mean with its 95% confidence interval across them (repeats.json, repeats.html)",
     read: readInt,
     schema: z.number({ error: REPEAT_EXPECTED }).int(REPEAT_EXPECTED).min(1, REPEAT_EXPECTED).max(1000, REPEAT_EXPECTED),
     default: 1,

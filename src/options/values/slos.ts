@@ -21,3 +21,10 @@ export function parseSlos(items: readonly string[]): Slos {
   }
   return slos;
 }
+
+/** The SLOs as a person reads them, e.g. `ttft <= 500 ms, e2el <= 10000 ms`. */
+export function slosText(slos: Slos): string {
+  return Object.entries(slos)
+    .map(([key, value]) => `${key.replace(/_ms$/, '')} <= ${String(value)} ms`)
+    .join(', ');
+}

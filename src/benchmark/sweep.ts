@@ -10,8 +10,8 @@ import { writeJsonAtomic, writeTextAtomic } from '../store/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { prepareOutputDir, defaultOutputDir } from '../store/output-dir.js';
 import { redactSecrets } from '../store/redact.js';
-import { runBenchmark, type BenchmarkHooks, type BenchmarkResult } from './run-benchmark.js';
-import type { RepeatInterval } from '../report/repeats.js';
+import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
+import { writeRepeats } from './repeats.js';
 
 export type { SweepPoint } from '../metrics/sweep-point.js';
 
@@ -166,22 +166,6 @@ async function writeSweepFiles(outputDir: string, plan: SweepPlan, points: reado
   return { files, cachePressure, document };
 }
 
-/**
- * A repeated point's repeats.json and repeats.html, as `run --repeat` writes them (so `chatload compare` reads a point
- * folder as a repeated run): each key metric's mean and 95% interval across the repetitions.
- */
-async function writeRepeats(dir: string, repeat: number, results: readonly BenchmarkResult[]): Promise<{ intervals: RepeatInterval[]; runs: string[] }> {
-  // They load the table library and the page: only when repeating.
-  const { repeatIntervals } = await import('../report/repeats.js');
-  const { renderRepeatsHtml } = await import('../report/repeats-html.js');
-  const intervals = repeatIntervals(results.map((r) => r.summary));
-  const runs = results.map((r) => r.outputDir);
-  writeJsonAtomic(join(dir, 'repeats.json'), { repeat, completed_repetitions: results.length, runs, metrics: intervals });
-  const pages = results.map((r) => ({ dir: r.outputDir, html: r.files.html }));
-  const first = results[0]!;
-  writeTextAtomic(join(dir, 'repeats.html'), renderRepeatsHtml({ intervals, repeat, runs: pages, dir, model: first.model, server: first.url, date: new Date() }));
-  return { intervals, runs };
-}
 
 /** sweep.json's document: the plan, each point's figures, and the cache curve (--cache-pressure, or --think-time's retention). */
 function sweepDocument(plan: SweepPlan, ordered: readonly SweepPoint[], bestRate: number | null, cachePressure: SweepResult['cachePressure'], facts: SweepFacts): Record<string, unknown> {

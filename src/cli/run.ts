@@ -8,9 +8,8 @@ import * as z from 'zod';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, PARSE_ONCE, problemsOf } from '../options/run-options.js';
 import { repeatOptions } from '../options/table/outputs.js';
-import { writeJsonAtomic } from '../store/results-json.js';
-import { writeTextAtomic } from '../store/atomic-write.js';
 import { defaultOutputDir } from '../store/output-dir.js';
+import { writeRepeats } from '../benchmark/repeats.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
 import { liveObserver } from './live-observer.js';
@@ -109,20 +108,11 @@ function repetitionLine(index: number, repeat: number, result: BenchmarkResult):
 
 /** After --repeat's series: repeats.json and repeats.html in `baseDir`, and the one table of intervals. */
 async function finishRepeats(baseDir: string, repeat: number, results: readonly BenchmarkResult[], flags: TerminalFlags, say: (line: string) => void): Promise<void> {
-  // The table library and the page: loaded at the end.
-  const { formatRepeatIntervals, repeatIntervals } = await import('../report/repeats.js');
-  const { renderRepeatsHtml } = await import('../report/repeats-html.js');
-  const intervals = repeatIntervals(results.map((r) => r.summary));
-  const file = join(baseDir, 'repeats.json');
-  const runs = results.map((r) => r.outputDir);
-  writeJsonAtomic(file, { repeat, completed_repetitions: results.length, runs, metrics: intervals });
-  const html = join(baseDir, 'repeats.html');
-  const first = results[0]!;
-  const pages = results.map((r) => ({ dir: r.outputDir, html: r.files.html }));
-  writeTextAtomic(html, renderRepeatsHtml({ intervals, repeat, runs: pages, dir: baseDir, model: first.model, server: first.url, date: new Date() }));
+  const { intervals, files } = await writeRepeats(baseDir, repeat, results);
+  const { formatRepeatIntervals } = await import('../report/repeats.js'); // the table library: at the end
   const tableStream = tableStreamOf(flags);
   if (!flags.json || !flags.quiet) tableStream.write(formatRepeatIntervals(intervals, results.length, terminalWidth(tableStream)));
-  say(`chatload: wrote ${file}, ${html}\n`);
+  say(`chatload: wrote ${files.json}, ${files.html}\n`);
 }
 
 /** --repeat, validated (one ConfigError naming the flag). */

@@ -16,6 +16,7 @@ import { liveObserver } from './live-observer.js';
 import { escapeControl } from '../util/control-chars.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { counted } from '../util/plural.js';
 
 /** Why the run exits 1, and its most frequent error messages. */
 function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
@@ -59,7 +60,7 @@ function describeStart(info: BenchmarkStartInfo): string {
   const engine = info.engine.name === 'unknown' ? '' : ` (${info.engine.name}${info.engine.version === null ? '' : ` ${info.engine.version}`})`;
   const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : `${info.url}${engine}`;
   // The engine's version and the model's name may come from the server: escaped for the terminal.
-  return escapeControl(`chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; results in ${info.outputDir}`) + '\n';
+  return escapeControl(`chatload: ${counted(info.conversations, 'conversation')} from ${info.dataset} against ${server}, model ${info.model}; results in ${info.outputDir}`) + '\n';
 }
 
 /** A finished run's output: --json's object on stdout, the summary table (stdout, or stderr with --json), the files. */
@@ -120,7 +121,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     if (plan.outputs.generateOnly) {
       const written = await writeRunDataset(plan, (message) => say(`chatload: warning: ${message}\n`));
       if (written.stats !== undefined) say(`${written.stats}\n`);
-      say(`chatload: wrote ${written.conversations.length} conversations from ${written.source} to ${written.file}\n`);
+      say(`chatload: wrote ${counted(written.conversations.length, 'conversation')} from ${written.source} to ${written.file}\n`);
       return;
     }
     const stop = new AbortController();

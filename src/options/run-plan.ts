@@ -216,6 +216,8 @@ export interface RunPlan {
   readonly simulator: SimulatorPlan;
   /** The options as given, with their defaults, secrets included: what results.json records (redacted). */
   readonly config: Readonly<Record<string, unknown>>;
+  /** Warnings about options given that do less than they say (optionNotes): the run says them at its start. */
+  readonly notes: readonly string[];
 }
 
 const ms = (seconds: number): number => seconds * 1000;
@@ -252,7 +254,7 @@ export function isRunPlan(value: unknown): value is RunPlan {
 }
 
 /** The plan of validated options; `config` is what results.json records (the options as given). */
-export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>): RunPlan {
+export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>, notes: readonly string[] = []): RunPlan {
   const model = loadModelOf(o);
   const open = model.type === 'open-sessions';
   const plan: RunPlan = deepFreeze({
@@ -320,6 +322,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
     simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },
     config,
+    notes: [...notes],
   });
   plans.add(plan);
   return plan;
@@ -329,7 +332,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>)
 export function planRun(input: RunOptionsInput): RunPlan {
   const check = checkRunOptions(input);
   if (!check.ok) throw optionsError(check.problems.map((p) => formatProblem(p)));
-  return planOf(check.options, check.given);
+  return planOf(check.options, check.given, check.notes);
 }
 
 /** Values that may still be the caller's own objects (zod copies only the outer level): frozen shallowly, never deeply. */

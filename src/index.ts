@@ -4,7 +4,7 @@
  * @example
  * import { startSimulator, runBenchmark } from 'chatload';
  * const sim = await startSimulator({ profile: 'cpu-tiny' });
- * const result = await runBenchmark({ url: sim.url, numClients: 4, maxNumRequests: 100, outputDir: 'out' });
+ * const result = await runBenchmark({ url: sim.url, numClients: 4, maxNumRequests: 100, outputDir: 'out', overwrite: true });
  * console.log(result.summary.metrics.ttft_ms?.p50);
  * await sim.close();
  */

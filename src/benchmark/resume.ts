@@ -68,7 +68,7 @@ export async function planResume(requestsFile: string, dataset: readonly Convers
       resumed.datasetIndices.push(index);
       if (point === undefined || point.turnsDone === 0) return;
       if (!active.canResumeAt(point.turnsDone)) {
-        throw new ConfigError(`--resume: conversation ${index} (id ${JSON.stringify(point.id)}) has no recorded answer to replay for its first ${point.turnsDone} turns (the server's answers are not kept on disk)`);
+        throw new ConfigError(`--resume: conversation ${index} (id ${JSON.stringify(point.id)}) has no recorded answer to replay for its first ${point.turnsDone === 1 ? 'turn' : `${point.turnsDone} turns`} (the server's answers are not kept on disk)`);
       }
       resumed.resumePoints.set(index, point);
     }

@@ -97,6 +97,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     warnings.push(message);
     hooks.observer?.onWarning?.(message);
   };
+  for (const note of plan.notes) warn(note);
   const prepared = await prepareRun(plan, hooks, warn);
   const open: RunResources = {};
   try {

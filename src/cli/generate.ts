@@ -12,6 +12,7 @@ import { problemLines } from './run-options.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { examplesText } from './examples.js';
 import { prepareOutputFile } from '../store/output-dir.js';
+import { counted } from '../util/plural.js';
 
 /** Flags of `chatload generate`, as commander parses them. */
 export interface GenerateFlags {
@@ -48,7 +49,7 @@ export async function runGenerate(
     await writeConversations(flags.outputFile, dataset.conversations);
     const exactness = a.maxDrift === 0 ? 'every message exact' : `messages within ±${a.maxDrift} token(s)`;
     err(
-      `chatload generate: ${dataset.conversations.length} agentic sessions, ${a.subAgents} sub-agents, ${a.steps} steps, ` +
+      `chatload generate: ${counted(dataset.conversations.length, 'agentic session')}, ${counted(a.subAgents, 'sub-agent')}, ${counted(a.steps, 'step')}, ` +
         `context up to ${a.maxContextTokens} tokens (${counter.tokenizer.name}, ${exactness}) in ${((performance.now() - started) / 1000).toFixed(2)} s -> ${flags.outputFile}\n`,
     );
     return;
@@ -62,7 +63,7 @@ export async function runGenerate(
   const tokens = dataset.generated.userTurns.reduce((n, turns) => n + turns.reduce((m, t) => m + t.actual, 0), 0);
   const exactness = dataset.generated.maxDrift === 0 ? 'every user turn exact' : `user turns within ±${dataset.generated.maxDrift} token(s)`;
   err(
-    `chatload generate: ${dataset.conversations.length} conversations, ${userTurns} user turns, ${tokens} user tokens ` +
+    `chatload generate: ${counted(dataset.conversations.length, 'conversation')}, ${counted(userTurns, 'user turn')}, ${counted(tokens, 'user token')} ` +
       `(${counter.tokenizer.name}, ${exactness}) in ${seconds.toFixed(2)} s -> ${flags.outputFile}\n`,
   );
   if (flags.printStats === true || dataset.printStats === true) out(`${formatStats(datasetStats(dataset.conversations, counter.tokenizer))}\n`);

@@ -3,6 +3,7 @@ import { DEFAULT_MERGE_MAX_RECORDS, mergeRuns } from '../benchmark/merge.js';
 import { positiveInt } from './parse.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { examplesText } from './examples.js';
+import { counted } from '../util/plural.js';
 
 /** Adds `chatload merge DIR... -o OUT [--max-records N]`. */
 export function registerMergeCommand(program: Command): void {
@@ -21,6 +22,6 @@ export function registerMergeCommand(program: Command): void {
     .action(async (dirs: string[], flags: { outputDir: string; maxRecords: number }) => {
       const result = await mergeRuns(dirs, flags.outputDir, { maxRecords: flags.maxRecords });
       const mode = result.mode === 'histogram' ? ' (histogram mode: percentiles within 0.1%; see warnings in results.json)' : '';
-      process.stdout.write(`merged ${result.records} records from ${result.runs} runs into ${result.outputDir}${mode}\n`);
+      process.stdout.write(`merged ${counted(result.records, 'record')} from ${counted(result.runs, 'run')} into ${result.outputDir}${mode}\n`);
     });
 }

@@ -19,6 +19,7 @@ import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { examplesText } from './examples.js';
 import { terminalWidth } from '../report/terminal-width.js';
 import { fmtNum } from '../report/html-util.js';
+import { counted } from '../util/plural.js';
 
 /** Why the run exits 1, and its most frequent error messages. */
 function failureLines(result: BenchmarkResult, maxErrorRate: number): string {
@@ -62,7 +63,7 @@ function describeStart(info: BenchmarkStartInfo): string {
   const engine = info.engine.name === 'unknown' ? '' : ` (${info.engine.name}${info.engine.version === null ? '' : ` ${info.engine.version}`})`;
   const server = info.embeddedSimulator ? `the built-in simulator at ${info.url}` : `${info.url}${engine}`;
   // The engine's version and the model's name may come from the server: escaped for the terminal.
-  return escapeControl(`chatload: ${info.conversations} conversations from ${info.dataset} against ${server}, model ${info.model}; load ${info.load}; results in ${info.outputDir}`) + '\n';
+  return escapeControl(`chatload: ${counted(info.conversations, 'conversation')} from ${info.dataset} against ${server}, model ${info.model}; load ${info.load}; results in ${info.outputDir}`) + '\n';
 }
 
 /** Where the summary table goes: stdout, or stderr with --json (stdout then carries the one JSON object). */
@@ -147,7 +148,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     if (plan.outputs.generateOnly) {
       const written = await writeRunDataset(plan, (message) => say(`chatload: warning: ${message}\n`));
       if (written.stats !== undefined) say(`${written.stats}\n`);
-      say(`chatload: wrote ${written.conversations.length} conversations from ${written.source} to ${written.file}\n`);
+      say(`chatload: wrote ${counted(written.conversations.length, 'conversation')} from ${written.source} to ${written.file}\n`);
       return;
     }
     const stop = new AbortController();

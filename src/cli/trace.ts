@@ -5,7 +5,7 @@ import { DatasetError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';
 import { traceStatsOptions } from '../options/table/trace.js';
-import { formatTraceStats, traceStats } from '../synth/trace-stats.js';
+import { formatTraceStats, traceStats, traceStatsJson } from '../synth/trace-stats.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { examplesText } from './examples.js';
 import { problemLines } from './run-options.js';
@@ -30,7 +30,7 @@ export async function runTraceStats(file: string, flags: TraceStatsFlags, out: (
     throw new DatasetError({ file }, `not a Mooncake or Bailian trace (read as ${dataset.format}); name the format with --input-format`);
   }
   const stats = traceStats(dataset.conversations, flags.kvCacheTokens);
-  out(flags.json ? `${JSON.stringify(stats, null, 2)}\n` : `${formatTraceStats(stats, file)}\n`);
+  out(flags.json ? `${JSON.stringify(traceStatsJson(stats), null, 2)}\n` : `${formatTraceStats(stats, file)}\n`);
 }
 
 /** Adds `chatload trace` and its subcommand `stats`. */

@@ -228,6 +228,28 @@ async function firstChar(file: string): Promise<string> {
   }
 }
 
+/**
+ * The first row of a file that must be a trace (`trace stats`, format detected), or one line saying the file is none:
+ * a dataset of conversations, pretty-printed JSON or a generation config is no syntax error here but the wrong file.
+ */
+function firstTraceRow(line: string, file: string): unknown {
+  const notATrace = (why: string): DatasetError => new DatasetError({ file }, `not a Mooncake or Bailian trace (${why})`);
+  const listed = 'a JSON list, as a dataset of conversations is; a trace is JSONL, one request a line';
+  if (line.trim().startsWith('[')) throw notATrace(listed);
+  let value: unknown;
+  try {
+    value = parseJsonWithLocation(line, file);
+  } catch (error) {
+    // Nested past the bound, it is that bound's error (the place is what helps), as for any JSONL row.
+    if (nestingPast(line, MAX_NESTING) !== undefined) throw error;
+    throw notATrace('its first line is not one whole JSON object; a trace is JSONL, one request a line');
+  }
+  if (detectTraceFormat(value) === undefined) {
+    throw notATrace('its first row has no hash_ids and input_length, nor chat_id and parent_chat_id; name the format with --input-format if it is one');
+  }
+  return value;
+}
+
 async function loadJsonLines(file: string, options: LoadOptions): Promise<LoadedDataset> {
   const bounds = sizeBounds(options.bounds);
   const lines = utf8Lines(file, { ...utf8Options(options), maxLineChars: bounds.itemChars });
@@ -237,7 +259,8 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
   for await (const line of lines) {
     lineNumber += 1;
     if (line.trim() === '') continue;
-    const value = parseJsonWithLocation(line, file, lineNumber - 1);
+    const firstOfTraceOnly = options.traceOnly === true && options.trace?.format === undefined && trace === undefined;
+    const value = firstOfTraceOnly ? firstTraceRow(line, file) : parseJsonWithLocation(line, file, lineNumber - 1);
     if (trace !== undefined) {
       trace.add(value, lineNumber);
       continue;
@@ -252,10 +275,6 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
         trace = new TraceReader(file, format, options.trace);
         trace.add(value, lineNumber);
         continue;
-      }
-      if (options.traceOnly === true) {
-        await lines.return(undefined);
-        throw new DatasetError({ file, line: lineNumber }, 'not a Mooncake or Bailian trace (no hash_ids and input_length, nor chat_id and parent_chat_id); name the format with --input-format');
       }
     }
     sink.add(value, lineNumber, line.length);

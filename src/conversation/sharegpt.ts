@@ -3,6 +3,7 @@ import { messageText } from '../tokenizer/content.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import { imageDataUrl, itemImages, placeImages } from './sharegpt-images.js';
 import type { Conversation } from './types.js';
+import { counted } from '../util/plural.js';
 
 /** ShareGPT speaker names and the chat role each maps to. */
 const ROLE_OF: Record<string, ChatMessage['role']> = {
@@ -192,8 +193,8 @@ export function describeShareGptReport(report: ShareGptReport): string {
   const dropped = Object.entries(report.dropped)
     .filter(([, n]) => n > 0)
     .map(([why, n]) => `${n} ${why}`);
-  const parts = [`kept ${report.kept} conversations from ${report.items} items`];
-  if (report.mergedParts > 0) parts.push(`merged ${report.mergedParts} split parts`);
+  const parts = [`kept ${counted(report.kept, 'conversation')} from ${counted(report.items, 'item')}`];
+  if (report.mergedParts > 0) parts.push(`merged ${counted(report.mergedParts, 'split part')}`);
   if (report.truncated > 0) parts.push(`cut ${report.truncated} to --max-turns`);
   parts.push(dropped.length === 0 ? 'dropped none' : `dropped ${dropped.join(', ')}`);
   return parts.join('; ');

@@ -2,6 +2,7 @@ import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import type { Conversation, TraceSession, TraceTurn } from './types.js';
 import { MAX_WAIT_SEC } from './size-bounds.js';
+import { counted } from '../util/plural.js';
 
 /*
  * Production traces (docs/DATASETS.md): Mooncake's JSONL (one request a line: `timestamp` ms, `input_length`,
@@ -86,7 +87,7 @@ function checkCoverage(turn: TraceTurn, blockSize: number, at: DatasetLocation):
   if (turn.hashIds.length < blocks) {
     throw new DatasetError(
       at,
-      `hash_ids: expected at least ${blocks} ids for input_length ${turn.inputLength} at ${blockSize} tokens a block, got ${turn.hashIds.length} (is --trace-block-size right?)`,
+      `hash_ids: expected at least ${counted(blocks, 'id')} for input_length ${turn.inputLength} at ${blockSize} tokens a block, got ${turn.hashIds.length} (is --trace-block-size right?)`,
     );
   }
   if (turn.inputLength === 0) throw fieldError(at, 'input_length', 'an integer >= 1', 0);

@@ -11,6 +11,7 @@ import type { TurnContext } from './turn.js';
 import type { ConversationCounts, EngineInput, EngineResult } from './types.js';
 import { runWarmup } from './warmup.js';
 import { WorkPool } from './work-pool.js';
+import { counted, wasWere } from '../util/plural.js';
 
 /** The run's stop reason: an early stop that found nothing left anywhere is simply completion. */
 export function finalStopReason(reason: StopReason | undefined, counts: ConversationCounts): StopReason {
@@ -21,7 +22,8 @@ export function finalStopReason(reason: StopReason | undefined, counts: Conversa
 /** The warning for conversations a stop left unfinished, if any. */
 export function unfinishedWarning(counts: ConversationCounts, reason: StopReason): string | undefined {
   if (counts.unfinished === 0) return undefined;
-  return `${counts.unfinished} conversations were started but not finished when the run stopped (${reason}); they are counted as unfinished`;
+  const n = counts.unfinished;
+  return `${counted(n, 'conversation')} ${wasWere(n)} started but not finished when the run stopped (${reason}); ${n === 1 ? 'it is' : 'they are'} counted as unfinished`;
 }
 
 /** Formats a crash for the run's warnings: one line, the error's own message. */
@@ -126,7 +128,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     const loadModel = loadModelFor(load, remaining, part, traced);
     if (loadModel.type === 'fixed-clients' && remaining < loadModel.config.numClients && !stop.stopping.aborted) {
       const earlyStop = loadModel.config.earlyStop && loadModel.config.untilBudget !== true ? ' and early stop ends the run at once (use --no-early-stop)' : '';
-      warn(`only ${remaining} conversations for ${loadModel.config.numClients} clients: some clients have no work${earlyStop}`);
+      warn(`only ${counted(remaining, 'conversation')} for ${counted(loadModel.config.numClients, 'client')}: some clients have no work${earlyStop}`);
     }
     const durationMs = deadlines.durationMs;
     if (durationMs !== undefined) timers.push(setLongTimeout(() => stop.stop('duration'), durationMs));
@@ -142,7 +144,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       const unfinished = unfinishedWarning(counts, stopReason);
       if (unfinished !== undefined) warn(unfinished);
     }
-    if (answerMismatches > 0) warn(`--verify-output: ${answerMismatches} answers differ from the dataset's`);
+    if (answerMismatches > 0) warn(`--verify-output: ${counted(answerMismatches, 'answer')} ${answerMismatches === 1 ? 'differs' : 'differ'} from the dataset's`);
     return {
       stopReason,
       loadModel: describeLoadModel(loadModel),

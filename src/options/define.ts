@@ -102,9 +102,20 @@ export const nonNegativeSeconds = nonNegativeNumber.max(MAX_SECONDS, AT_MOST_A_Y
 export const fraction = numberExpected('expected a fraction in [0, 1]').min(0, 'expected a fraction in [0, 1]').max(1, 'expected a fraction in [0, 1]');
 /** A non-empty string. */
 export const text = z.string().min(1, 'expected a non-empty value');
+/**
+ * For a URL given without its scheme (`localhost:8000`, which parses with the scheme "localhost:", or
+ * `10.0.0.5:8000/v1`), what to write instead: `, got "localhost:8000": did you mean http://localhost:8000?`.
+ */
+function schemeHint(input: unknown): string {
+  // A scheme mistyped (`http//x`, `https:/x`) has no one right fix: the plain message says what is expected.
+  if (typeof input !== 'string' || input.includes('://') || /^https?\b/i.test(input.trim()) || !/^[\w.-]+(:\d+)?(\/|$)/.test(input.trim())) return '';
+  const withScheme = `http://${input.trim()}`;
+  return URL.canParse(withScheme) ? `, got ${JSON.stringify(input)}: did you mean ${withScheme}?` : '';
+}
+
 /** An http:// or https:// URL. */
 export const httpUrl = z
-  .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
+  .url({ protocol: /^https?$/, error: (issue) => `expected an http:// or https:// URL${schemeHint(issue.input)}` })
   // Port 0 asks the OS for any free port when listening; as a server's address it reaches nothing (issue #35).
   // (zod runs the refinement even after the URL check failed: an unparsable one is left to that check's message.)
   .refine((url) => !URL.canParse(url) || new URL(url).port !== '0', { error: 'port 0 is no server\'s port; expected the port the server listens on' });

@@ -22,5 +22,5 @@ export function concurrencyBound(): { max: number; why: string } {
 /** The most worker threads this machine's cores can use, and why. */
 export function workersBound(): { max: number; why: string } {
   const cores = availableParallelism();
-  return { max: Math.max(1, cores * WORKERS_PER_CORE), why: `${WORKERS_PER_CORE} per core on this machine's ${cores} cores; more threads only contend for them` };
+  return { max: Math.max(1, cores * WORKERS_PER_CORE), why: `${WORKERS_PER_CORE} per core on this machine's ${cores === 1 ? 'one core' : `${cores} cores`}; more threads only contend for them` };
 }

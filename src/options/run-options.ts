@@ -162,7 +162,7 @@ export const PARSE_ONCE = { jitless: true } as const;
 
 /** The outcome of validating run options: typed options and the options as given (defaulted), or every problem. */
 export type RunOptionsCheck =
-  | { ok: true; options: RunOptions; given: Readonly<Record<string, unknown>>; defaulted: readonly string[] }
+  | { ok: true; options: RunOptions; given: Readonly<Record<string, unknown>>; defaulted: readonly string[]; notes: readonly string[] }
   | { ok: false; problems: OptionProblem[] };
 
 /**
@@ -182,7 +182,23 @@ export function checkRunOptions(input: RunOptionsInput): RunOptionsCheck {
     given[key] = value;
     if ((input as Record<string, unknown>)[key] === undefined) defaulted.push(key);
   }
-  return { ok: true, options: Object.freeze(parsed.data), given: Object.freeze(given), defaulted: Object.freeze(defaulted) };
+  return { ok: true, options: Object.freeze(parsed.data), given: Object.freeze(given), defaulted: Object.freeze(defaulted), notes: Object.freeze(optionNotes(input)) };
+}
+
+/**
+ * Options given that do less than they say, yet something (so not refused as crossChecks refuses a flag that would
+ * change nothing): warnings a run says at its start. Judged on the input as given, so a default (or the demo's
+ * 16 clients) is never named.
+ */
+export function optionNotes(input: RunOptionsInput): string[] {
+  const notes: string[] = [];
+  if (input.numClients !== undefined && isOpenLoop(input)) {
+    const by = input.sessionRate !== undefined ? '--session-rate' : '--ramp-up';
+    // -p still sizes the warmup step (engine.ts), whatever the load model.
+    const what = input.warmupStep === true ? "sets only --warmup-step's concurrency" : 'is ignored';
+    notes.push(`-p/--num-clients ${input.numClients} ${what} with ${by}: sessions arrive at its rate, each with its own requests (--max-concurrency caps those in flight)`);
+  }
+  return notes;
 }
 
 /** Validates and defaults run options. Throws one ConfigError that lists every problem. */

@@ -218,6 +218,8 @@ export interface RunPlan {
   readonly config: Readonly<Record<string, unknown>>;
   /** The keys of `config` whose values are defaults (chatload's, or the built-in demo's), not the caller's. */
   readonly defaulted: readonly string[];
+  /** Warnings about options given that do less than they say (optionNotes): the run says them at its start. */
+  readonly notes: readonly string[];
 }
 
 const ms = (seconds: number): number => seconds * 1000;
@@ -254,7 +256,7 @@ export function isRunPlan(value: unknown): value is RunPlan {
 }
 
 /** The plan of validated options; `config` is what results.json records (the options as given). */
-export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>, defaulted: readonly string[] = []): RunPlan {
+export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>, extra: { defaulted?: readonly string[]; notes?: readonly string[] } = {}): RunPlan {
   const model = loadModelOf(o);
   const open = model.type === 'open-sessions';
   const plan: RunPlan = deepFreeze({
@@ -322,7 +324,8 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
     simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },
     config,
-    defaulted,
+    defaulted: extra.defaulted ?? [],
+    notes: [...(extra.notes ?? [])],
   });
   plans.add(plan);
   return plan;
@@ -332,7 +335,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
 export function planRun(input: RunOptionsInput): RunPlan {
   const check = checkRunOptions(input);
   if (!check.ok) throw optionsError(check.problems.map((p) => formatProblem(p)));
-  return planOf(check.options, check.given, check.defaulted);
+  return planOf(check.options, check.given, { defaulted: check.defaulted, notes: check.notes });
 }
 
 /** Values that may still be the caller's own objects (zod copies only the outer level): frozen shallowly, never deeply. */

@@ -5,6 +5,7 @@ import { sortAscending } from '../metrics/stats.js';
 import { dotsAndLinesChart, lineChart, ninesChart, stackedBarChart, type SeriesPoint, type StackedBar } from './charts.js';
 import { chartFigure } from './html-util.js';
 import { cdfOfSorted, ninesOfSorted, positiveOf, sortedLatencySamples, timeSeries } from './series.js';
+import { counted } from '../util/plural.js';
 
 /** A uniform sample of a run's records (RunData.sampled): how many records it holds and how many the run has. */
 export interface RecordSample {
@@ -164,7 +165,7 @@ export function distributionCharts(records: readonly RequestRecord[], sample: Re
         `${id}-cdf`,
         `${name}: distribution (CDF, ms${log ? ', log scale' : ''})`,
         lineChart(points, { xLabel: `${name.split(' ')[0]} (ms${log ? ', log' : ''})`, yLabel: 'fraction of values ≤ x', yPercent: true, xLog: log }),
-        `${values.length} values from ${OPTIONAL_DISTRIBUTIONS.some(([k]) => k.replace('_ms', '') === id) ? '' : 'completed, '}non-warmup requests` +
+        `${counted(values.length, 'value')} from ${OPTIONAL_DISTRIBUTIONS.some(([k]) => k.replace('_ms', '') === id) ? '' : 'completed, '}non-warmup requests` +
           (sample === null ? '.' : ` of ${sampleText(sample)}.`),
       ),
     );

@@ -12,6 +12,7 @@ import { commandLineOf, flagNameOf } from '../options/command-line.js';
 import { prefixCacheHtml } from './prefix-cache-html.js';
 import type { RunData } from '../store/run-data.js';
 import { chatloadVersion } from '../util/version.js';
+import { counted } from '../util/plural.js';
 
 /** Rows of the metrics table, in order, with their unit. */
 const METRIC_ROWS = [
@@ -103,7 +104,9 @@ function chartGrid(figures: readonly string[], empty: string): string {
 function banners(data: RunData): string {
   const parts: string[] = [];
   if (!data.finished) {
-    parts.push(`<div class="banner bad"><strong>This run did not finish.</strong> ${escapeHtml(data.warnings[0] ?? '')}</div>`);
+    // The first warning says why, and starts with the same words (store/run-data.ts): said once.
+    const why = (data.warnings[0] ?? '').replace(/^The run did not finish: /, '');
+    parts.push(`<div class="banner bad"><strong>This run did not finish:</strong> ${escapeHtml(why)}</div>`);
   }
   const rest = data.finished ? data.warnings : data.warnings.slice(1);
   const health = data.clientHealth?.warnings ?? [];
@@ -171,7 +174,7 @@ function metricsTable(s: Summary): string {
   });
   const tokenNote =
     `Tokens: input ${s.total_input_tokens}, output ${s.total_output_tokens}, cached ${s.total_cached_tokens} ` +
-    `(${s.cached_tokens_known} requests reporting), expected cached ${s.total_expected_cached_tokens}. ` +
+    `(${counted(s.cached_tokens_known, 'request')} reporting), expected cached ${s.total_expected_cached_tokens}. ` +
     'Latencies in ms over completed non-warmup requests; std is the sample std (ddof 1); p99 needs 100 values and p99.9 1,000 (else -).';
   return `${htmlTable(['metric', ...STATS_COLUMNS.map((c) => c.replace('_', '.'))], rows)}<p class="note">${escapeHtml(tokenNote)}</p>`;
 }

@@ -1,5 +1,6 @@
 import { fmtPercent } from './html-util.js';
 import type { LivePercentiles, LiveSnapshot } from './live-model.js';
+import { counted } from '../util/plural.js';
 
 /** Widest progress bar (characters); narrower terminals get a shorter one. */
 const MAX_BAR = 30;
@@ -66,7 +67,7 @@ export function panelLines(s: LiveSnapshot, columns: number): string[] {
     const barWidth = Math.max(0, Math.min(MAX_BAR, width - label.length - 2));
     lines.push(barWidth >= 5 ? `[${bar(progress.fraction, barWidth)}]${label}` : label.trim());
   } else {
-    lines.push(`${s.done} requests`);
+    lines.push(counted(s.done, 'request'));
   }
   const queued = s.queued === null ? '' : ` · queued ${s.queued}`;
   lines.push(`in flight ${s.inFlight ?? '-'}${queued} · ${s.requestRate.toFixed(1)} req/s · ${s.outputTokenRate.toFixed(0)} tok/s (last 10 s)`);
@@ -79,7 +80,7 @@ export function panelLines(s: LiveSnapshot, columns: number): string[] {
 /** One line of the same figures for logs (--progress plain, or stderr not a TTY), printed every 10 s. */
 export function plainLine(s: LiveSnapshot): string {
   const progress = progressOf(s);
-  const where = progress === null ? `${s.done} requests` : `${progress.text} (${(progress.fraction * 100).toFixed(0)}%)`;
+  const where = progress === null ? counted(s.done, 'request') : `${progress.text} (${(progress.fraction * 100).toFixed(0)}%)`;
   const eta = progress?.etaMs === null || progress === null ? '' : `, ETA ${seconds(progress.etaMs)}`;
   const head = s.heading === undefined ? '' : `${s.heading} | `;
   return (

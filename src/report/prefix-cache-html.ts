@@ -1,6 +1,7 @@
 import { MISS_CAUSES, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtPercent, htmlTable } from './html-util.js';
+import { counted } from '../util/plural.js';
 
 /**
  * The report's "Prefix cache" section: per turn, the server's hit ratio against the expected-cache model's (with its
@@ -62,7 +63,7 @@ function semanticsHtml(p: RunPrefixCache): string {
     s === undefined
       ? ''
       : ` Semantics of ${escapeHtml(s.engine)}: ${s.block_size}-token units, a prompt shared with others ${s.shared_from === 'end' ? 'once its request ends' : 'once computed'}` +
-        `${s.slots === null ? '' : `, ${s.slots} slots`} (${escapeHtml(s.sources.join('; '))}).`;
+        `${s.slots === null ? '' : `, ${counted(s.slots, 'slot')}`} (${escapeHtml(s.sources.join('; '))}).`;
   const warm = p.totals.warm_start_tokens > 0 ? ` The server's cache was warm: ${p.totals.warm_start_tokens} cached tokens came from before the run and are left out of efficiency.` : '';
   const comparable = p.comparable === false ? ` <strong>Efficiency not comparable:</strong> ${escapeHtml(p.not_comparable ?? '')}.` : '';
   return `<p>Counted in ${ids}.${semantics}${warm}${comparable}</p>`;

@@ -7,6 +7,7 @@ import type { StatField, Stats } from '../metrics/stats.js';
 import { answersAfterReasoning, SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
 import { wrapText } from './table-fit.js';
 import { textTable } from './text-table.js';
+import { counted } from '../util/plural.js';
 
 /** What formatSummary prints. */
 export interface TerminalSummaryInput {
@@ -146,7 +147,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
   const hit =
     s.cache_hit_ratio === null
       ? 'hit ratio n/a (server reports no cached tokens)'
-      : `hit ratio ${percentText(s.cache_hit_ratio)} (${s.total_cached_tokens} cached tokens, ${s.cached_tokens_known} requests reporting)`;
+      : `hit ratio ${percentText(s.cache_hit_ratio)} (${counted(s.total_cached_tokens, 'cached token')}, ${counted(s.cached_tokens_known, 'request')} reporting)`;
   const efficiency = s.cache_efficiency === null ? 'efficiency n/a' : `efficiency ${percentText(s.cache_efficiency)} of expected`;
   row('cache', `${hit} | ${efficiency} | expected ${s.total_expected_cached_tokens} tokens`);
   if (input.prefixCache !== undefined) row('prefix cache', prefixCacheLine(input.prefixCache));
@@ -157,7 +158,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
   }
   if (s.goodput !== null) {
     const slos = slosText(s.goodput.slos);
-    row('goodput', `${s.goodput.good_requests} requests met ${slos} (${percentText(s.goodput.share)}) | ${s.goodput.request_goodput.toFixed(3)} req/s`);
+    row('goodput', `${counted(s.goodput.good_requests, 'request')} met ${slos} (${percentText(s.goodput.share)}) | ${s.goodput.request_goodput.toFixed(3)} req/s`);
   }
   const lag = s.metrics.schedule_lag_ms;
   if (lag !== null) {

@@ -1,5 +1,6 @@
 import { answered, jsonOf, ProbeHttp, type ProbeAnswer, type ProbeFailure } from './probe.js';
 import { engineDisplayName, ENGINE_PROFILES, type EngineName } from './profiles.js';
+import { counted } from '../util/plural.js';
 
 /** Whether --reset-prefix-cache emptied the cache, and what the server said (one line, secrets removed). */
 export interface CacheResetResult {
@@ -80,7 +81,7 @@ async function eraseSlots(
     const erased = (jsonOf(result as ProbeAnswer) as { n_erased?: unknown } | undefined)?.n_erased;
     if (typeof erased === 'number' && Number.isFinite(erased)) erasedTokens += erased;
   }
-  return { ok: true, detail: `erased ${ids.length} slot${ids.length === 1 ? '' : 's'} (${erasedTokens} cached tokens)` };
+  return { ok: true, detail: `erased ${counted(ids.length, 'slot')} (${counted(erasedTokens, 'cached token')})` };
 }
 
 /** The run's warning when the reset did not happen; it names the detected engine. */

@@ -2,6 +2,7 @@ import { request } from '../util/undici.js';
 import { splitUrlTextCredentials } from '../client/url-credentials.js';
 import { engineDisplayName, type EngineName } from '../server-engine/profiles.js';
 import { metricPrefixes, readServerMetrics, type ServerMetricsReading, type ServerMetricsSnapshot } from './parse.js';
+import { counted } from '../util/plural.js';
 
 /** One scrape during the run: when (ms since the scraper started) and what the gauges said. */
 export interface ServerMetricsSample {
@@ -129,7 +130,7 @@ export class MetricsScraper {
       return `--scrape-metrics: GET ${this.#url} has no prefix-cache counters for ${engine}, so the server's cache hit rate is unknown (the gauges were read)`;
     }
     if (this.#lastFamilies === null) {
-      return `--scrape-metrics: every GET ${this.#url} failed (${this.#scrapes} tries; last: ${this.#lastError ?? 'no answer'}), so the server's counters are unknown`;
+      return `--scrape-metrics: every GET ${this.#url} failed (${counted(this.#scrapes, 'try', 'tries')}; last: ${this.#lastError ?? 'no answer'}), so the server's counters are unknown`;
     }
     const seen = metricPrefixes(this.#lastFamilies);
     return (

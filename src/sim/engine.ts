@@ -3,6 +3,7 @@ import type { SimConfig } from './config.js';
 import { EngineRejection, EngineRequest, type EngineObserver, type EngineRequestListener, type EngineRequestSpec, type EngineStats } from './engine-types.js';
 import { KvCache, ROOT_BLOCK_HASH, blockHash } from './kv-cache.js';
 import { APPROX_VOCABULARY, chooseWord, mix3, type WordVocabulary } from './words.js';
+import { counted } from '../util/plural.js';
 
 /*
  * The simulated continuous-batching engine (vLLM v1's scheduler, simplified). Pure logic over a Clock: one timer
@@ -155,7 +156,7 @@ export class Engine {
       );
     }
     if (config.max_waiting !== null && this.numWaiting >= config.max_waiting) {
-      throw new EngineRejection(503, `The server is overloaded: ${this.numWaiting} requests are already waiting (max_waiting ${config.max_waiting}).`);
+      throw new EngineRejection(503, `The server is overloaded: ${counted(this.numWaiting, 'request')} ${this.numWaiting === 1 ? 'is' : 'are'} already waiting (max_waiting ${config.max_waiting}).`);
     }
     const id = this.#nextId++;
     const hash = spec.promptHash ?? promptHash(spec.promptIds);

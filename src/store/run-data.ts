@@ -10,6 +10,7 @@ import type { Summary } from '../metrics/summary.js';
 import { Rng } from '../synth/rng.js';
 import { redactSecrets } from './redact.js';
 import { streamRequestsJsonl } from './requests-jsonl.js';
+import { counted } from '../util/plural.js';
 
 /** File names inside a results directory. */
 export const RESULTS_FILE = 'results.json';
@@ -137,7 +138,7 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
   if (doc === null) {
     warnings.push(
       `The run did not finish: ${RESULTS_FILE} is missing, so these figures are summarized from the ` +
-        `${total} records in ${REQUESTS_FILE} (requests in flight when it stopped are not included).`,
+        `${counted(total, 'record')} in ${REQUESTS_FILE} (requests in flight when it stopped are not included).`,
     );
     if (sampled) warnings.push(...samplingWarnings(total, records.length, { summaryFromResults: false, perTurnFromResults: false }));
     return { ...common, finished: false, clientHealth: null, config: {}, facts: {}, conversations: {}, warnings };

@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors/index.js';
 import { DecodingApproxTokenizer } from '../tokenizer/approx.js';
 import type { Tokenizer } from '../tokenizer/types.js';
+import { counted } from '../util/plural.js';
 
 /** Paragraph chunks are joined up to about this many characters before encoding (bounds BPE work per call). */
 const CHUNK_CHARS = 8_000;
@@ -45,7 +46,7 @@ export class TokenStream {
     this.tokenizer = tokenizer;
     const all: number[] = [];
     for (const text of texts) for (const chunk of chunks(text)) for (const id of tokenizer.encode(chunk)) all.push(id);
-    if (all.length < 16) throw new ConfigError(`the text files hold only ${all.length} tokens; the generator needs a corpus of at least a few sentences`);
+    if (all.length < 16) throw new ConfigError(`the text files hold only ${counted(all.length, 'token')}; the generator needs a corpus of at least a few sentences`);
     // Approximate-tokenizer ids are 32-bit hashes; real vocabularies fit an Int32Array.
     this.#ids = all.some((id) => id > 0x7fffffff) ? Uint32Array.from(all) : Int32Array.from(all);
   }

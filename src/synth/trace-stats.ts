@@ -1,6 +1,7 @@
 import type { Conversation } from '../conversation/types.js';
 import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { describe, type Stats } from '../metrics/stats.js';
+import { counted } from '../util/plural.js';
 
 /*
  * `chatload trace stats`: what a production trace asks of a server, from the trace alone (AIPerf's analyze-trace):
@@ -124,6 +125,48 @@ export function traceStats(conversations: readonly Conversation[], kvCacheTokens
   return stats;
 }
 
+/** Cache hits as `--json` prints them. */
+export interface CacheHitsJson {
+  input_tokens: number;
+  hit_tokens: number;
+  hit_ratio: number;
+}
+
+/** What `trace stats --json` prints: TraceStats with snake_case keys, as results.json and every other JSON of chatload. */
+export interface TraceStatsJson {
+  format: 'mooncake' | 'bailian';
+  block_size: number;
+  requests: number;
+  sessions: number;
+  duration_sec: number;
+  mean_rate_per_sec: number;
+  input_length: Stats | null;
+  output_length: Stats | null;
+  rate: Array<{ start_sec: number; requests: number; per_sec: number }>;
+  infinite: CacheHitsJson;
+  bounded?: CacheHitsJson & { kv_cache_tokens: number };
+}
+
+const hitsJson = (h: CacheHits): CacheHitsJson => ({ input_tokens: h.inputTokens, hit_tokens: h.hitTokens, hit_ratio: h.hitRatio });
+
+/** The statistics for `trace stats --json`. */
+export function traceStatsJson(stats: TraceStats): TraceStatsJson {
+  const json: TraceStatsJson = {
+    format: stats.format,
+    block_size: stats.blockSize,
+    requests: stats.requests,
+    sessions: stats.sessions,
+    duration_sec: stats.durationSec,
+    mean_rate_per_sec: stats.meanRatePerSec,
+    input_length: stats.inputLength,
+    output_length: stats.outputLength,
+    rate: stats.rate.map((b) => ({ start_sec: b.startSec, requests: b.requests, per_sec: b.perSec })),
+    infinite: hitsJson(stats.infinite),
+  };
+  if (stats.bounded !== undefined) json.bounded = { ...hitsJson(stats.bounded), kv_cache_tokens: stats.bounded.kvCacheTokens };
+  return json;
+}
+
 function fmt(n: number | undefined, digits = 0): string {
   return n === undefined ? '-' : n.toFixed(digits);
 }
@@ -137,7 +180,7 @@ function statsLine(name: string, s: Stats | null): string {
 export function formatTraceStats(stats: TraceStats, source: string): string {
   const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
   const lines = [
-    `${source}: ${stats.format} trace, ${stats.requests} requests in ${stats.sessions} sessions over ${stats.durationSec.toFixed(1)} s (${stats.meanRatePerSec.toFixed(2)} req/s), ${stats.blockSize} tokens a block`,
+    `${source}: ${stats.format} trace, ${counted(stats.requests, 'request')} in ${counted(stats.sessions, 'session')} over ${stats.durationSec.toFixed(1)} s (${stats.meanRatePerSec.toFixed(2)} req/s), ${stats.blockSize} tokens a block`,
     statsLine('input tokens', stats.inputLength),
     statsLine('output tokens', stats.outputLength),
     `  prefix cache   theoretical hit ratio ${pct(stats.infinite.hitRatio)} (${stats.infinite.hitTokens} of ${stats.infinite.inputTokens} input tokens, unbounded cache)`,

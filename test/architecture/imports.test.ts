@@ -27,7 +27,7 @@ interface Layer {
  */
 const LAYERS: readonly Layer[] = [
   { folder: 'errors', why: 'the error hierarchy and exit codes: the bottom', may: [] },
-  { folder: 'util', why: "helpers that know no part: UTF-8 text reading, module workers, the version, redactText, undici's Agent and request", may: ['errors'] },
+  { folder: 'util', why: "helpers that know no part: UTF-8 text reading, module workers, the version, redactText, undici's Agent and request, counted nouns", may: ['errors'] },
   {
     folder: 'prefix-cache',
     why: "a prefix cache's block-hash chain and LRU block pool over generic keys: shared by the simulator, the expected-cache model and trace stats",

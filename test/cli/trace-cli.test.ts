@@ -22,13 +22,22 @@ describe('chatload trace', { timeout: 90_000 }, () => {
     assert.match(r.stdout, /request rate over time/);
   });
 
-  test('--kv-cache-tokens adds the LRU-bounded ratio; --json prints the same numbers', async () => {
+  test('--kv-cache-tokens adds the LRU-bounded ratio; --json prints the same numbers, with snake_case keys', async () => {
     const r = await runCli(['trace', 'stats', MOONCAKE, '--kv-cache-tokens', '1024', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const stats = JSON.parse(r.stdout) as { requests: number; infinite: { hitTokens: number }; bounded: { hitTokens: number; kvCacheTokens: number } };
+    const stats = JSON.parse(r.stdout) as { requests: number; sessions: number; block_size: number; infinite: { hit_tokens: number; input_tokens: number }; bounded: { hit_tokens: number; kv_cache_tokens: number } };
     assert.equal(stats.requests, 10);
-    assert.equal(stats.bounded.kvCacheTokens, 1024);
-    assert.ok(stats.bounded.hitTokens < stats.infinite.hitTokens, `a 2-block cache keeps less than an unbounded one`);
+    assert.equal(stats.bounded.kv_cache_tokens, 1024);
+    assert.ok(stats.bounded.hit_tokens < stats.infinite.hit_tokens, `a 2-block cache keeps less than an unbounded one`);
+    // Every key at every depth, as results.json's (issue #34, item 7).
+    const keys = (value: unknown): string[] =>
+      Array.isArray(value) ? value.flatMap(keys) : typeof value === 'object' && value !== null ? Object.entries(value).flatMap(([k, v]) => [k, ...keys(v)]) : [];
+    const all = keys(stats);
+    assert.ok(all.includes('mean_rate_per_sec') && all.includes('start_sec') && all.includes('per_sec'), all.join(' '));
+    assert.deepEqual(all.filter((k) => /[A-Z]/.test(k)), [], 'no camelCase key');
+    const text = await runCli(['trace', 'stats', MOONCAKE, '--kv-cache-tokens', '1024']);
+    assert.match(text.stdout, new RegExp(`${stats.requests} requests in ${stats.sessions} sessions .* ${stats.block_size} tokens a block`));
+    assert.match(text.stdout, new RegExp(`\\(${stats.infinite.hit_tokens} of ${stats.infinite.input_tokens} input tokens`));
   });
 
   test('a file that is no trace, and a bad flag, exit 2 with one line', async () => {
@@ -36,7 +45,17 @@ describe('chatload trace', { timeout: 90_000 }, () => {
     writeFileSync(file, `${JSON.stringify({ id: 'a', messages: [{ role: 'user', content: 'hi' }] })}\n`);
     const notrace = await runCli(['trace', 'stats', file]);
     assert.equal(notrace.code, 2);
-    assert.match(notrace.stderr, /^chatload: .*not a Mooncake or Bailian trace/);
+    assert.equal(notrace.stderr, `chatload: ${file}: not a Mooncake or Bailian trace (its first row has no hash_ids and input_length, nor chat_id and parent_chat_id; name the format with --input-format if it is one)\n`);
+    // A dataset of conversations (a JSON list, pretty-printed as generate writes it) and a generation config: the
+    // wrong file, said in one line, not a JSON syntax error of its first line (issue #34, item 7).
+    const list = join(tempDir('trace-notrace'), 'conversations.json');
+    writeFileSync(list, JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }] }], null, 2));
+    const listed = await runCli(['trace', 'stats', list]);
+    assert.equal(listed.code, 2);
+    assert.equal(listed.stderr, `chatload: ${list}: not a Mooncake or Bailian trace (a JSON list, as a dataset of conversations is; a trace is JSONL, one request a line)\n`);
+    const config = await runCli(['trace', 'stats', join(FIXTURES, 'generate_multi_turn.json')]);
+    assert.equal(config.code, 2);
+    assert.match(config.stderr, /^chatload: \S+generate_multi_turn\.json: not a Mooncake or Bailian trace \(its first line is not one whole JSON object; a trace is JSONL, one request a line\)\n$/);
     const flag = await runCli(['trace', 'stats', BAILIAN, '--kv-cache-tokens', 'lots']);
     assert.equal(flag.code, 2);
     assert.equal(flag.stderr.trim().split('\n').length, 1, flag.stderr);
@@ -45,7 +64,7 @@ describe('chatload trace', { timeout: 90_000 }, () => {
   test('run replays a trace; its expected cached tokens are what trace stats predicts', async () => {
     const dir = tempDir('trace-cli');
     const stats = await runCli(['trace', 'stats', BAILIAN, '--json']);
-    const predicted = (JSON.parse(stats.stdout) as { infinite: { hitTokens: number } }).infinite.hitTokens;
+    const predicted = (JSON.parse(stats.stdout) as { infinite: { hit_tokens: number } }).infinite.hit_tokens;
     const run = await runCli(['run', '-i', BAILIAN, '--trace-speed', '4', '--output-dir', dir]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /schedule\s+lag p50/);

@@ -19,7 +19,7 @@ describe('chatload convert sharegpt', { timeout: 60_000 }, () => {
     writeFileSync(join(dir, 'in.json'), JSON.stringify(items, null, 2));
     const r = await runCli(['convert', 'sharegpt', join(dir, 'in.json'), join(dir, 'out.json'), '--min-content-len', '3', '--min-turns', '2']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /kept 2 conversations from 5 items; merged 1 split parts; dropped 1 a message shorter than --min-content-len, 1 no user message/);
+    assert.match(r.stderr, /kept 2 conversations from 5 items; merged 1 split part; dropped 1 a message shorter than --min-content-len, 1 no user message/);
     const out = await loadConversations(join(dir, 'out.json'));
     assert.deepEqual(out.map((c) => c.id), ['a', 'd']);
     assert.equal(out[0]!.messages.length, 4);

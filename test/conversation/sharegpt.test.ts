@@ -69,7 +69,7 @@ describe('ShareGPT conversion', () => {
     const loaded = await loadDataset(join(dir, 's.json'), { warn: (w) => warnings.push(w) });
     assert.equal(loaded.format, 'sharegpt');
     assert.equal(loaded.conversations.length, 4);
-    assert.match(warnings[0]!, /ShareGPT: kept 4 conversations from 7 items; merged 1 split parts; dropped 1 no user message, 1 an unknown speaker/);
+    assert.match(warnings[0]!, /ShareGPT: kept 4 conversations from 7 items; merged 1 split part; dropped 1 no user message, 1 an unknown speaker/);
     writeFileSync(join(dir, 's.jsonl'), sample.map((s) => JSON.stringify(s)).join('\n'));
     assert.equal((await loadDataset(join(dir, 's.jsonl'))).conversations.length, 4);
   });

@@ -1,10 +1,11 @@
 // Install anywhere (issue 18, part 3): the package as a user gets it. NETWORK: this file installs from the npm
 // registry (the tarball's optional dependency, @huggingface/hub), as CI can; every step is bounded and the temp
-// folders are removed. It packs the dist/ that `npm test`'s pretest built (`npm pack --ignore-scripts`: the
-// package's "prepack" would rebuild dist/ under the other test files running beside this one).
+// folders are removed. The tarball is what `npm pack` makes, its "prepack" and "postpack" included (the build, then
+// tools/pack-manifest.mjs), run in a copy of the checkout: the prepack's build there leaves alone the dist/ that the
+// other test files beside this one run.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ensureDist } from '../helpers/dist.js';
@@ -15,6 +16,10 @@ const ROOT = REPO_ROOT;
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
 /** The installed size limit with default features (issue 18). */
 const MAX_INSTALLED_BYTES = 40 * 1024 * 1024;
+/** The lifecycle scripts npm runs (and warns about) when it installs a package. */
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
+/** What the README's Install section says the install weighs, in MB: `~N MB installed`. */
+const README_MB = Number(/~(\d+) MB installed/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))?.[1]);
 
 interface Ran {
   code: number | null;
@@ -39,12 +44,29 @@ function run(command: string, args: readonly string[], options: { cwd: string; t
   });
 }
 
+/** The bytes under `path` as `du --apparent-size --bytes` counts them: files, folders and links themselves. */
 function bytesUnder(path: string): number {
-  const stat = statSync(path);
+  const stat = lstatSync(path);
   if (!stat.isDirectory()) return stat.size;
-  let total = 0;
+  let total = stat.size;
   for (const entry of readdirSync(path)) total += bytesUnder(join(path, entry));
   return total;
+}
+
+/**
+ * A copy of the checkout as a clone has it after `npm ci`: what `npm pack` reads and what its prepack builds from,
+ * with the built dist/ (tsc's incremental state included, so the prepack's tsc has little to do) and node_modules
+ * linked, not copied.
+ */
+function copyOfCheckout(to: string): string {
+  ensureDist();
+  mkdirSync(to, { recursive: true });
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'docs', 'src', 'tools', 'dist']) {
+    cpSync(join(ROOT, entry), join(to, entry), { recursive: true });
+  }
+  rmSync(join(to, 'dist', '.build-lock'), { recursive: true, force: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(to, 'node_modules'));
+  return to;
 }
 
 const work = tempDir('pack-install');
@@ -54,30 +76,40 @@ describe('the packed tarball, installed into an empty folder with --omit=dev', {
   const app = join(work, 'app');
   let tarball = '';
 
-  test('npm pack ships the prebuilt bundle, the types, the LICENSE and no sources', { timeout: 120_000 }, async () => {
-    assert.equal(PKG.scripts.prepack, 'npm run build', 'the package is built before it is packed');
-    ensureDist();
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, timeoutMs: 110_000 });
+  test('npm pack ships the prebuilt bundle, the types, the LICENSE, no sources and no install script', { timeout: 150_000 }, async () => {
+    assert.match(PKG.scripts.prepack ?? '', /^npm run build && /, 'the package is built before it is packed');
+    const checkout = copyOfCheckout(join(work, 'checkout'));
+    const before = readFileSync(join(checkout, 'package.json'), 'utf8');
+    const packed = await run('npm', ['pack', '--json', '--loglevel=warn', '--pack-destination', work], { cwd: checkout, timeoutMs: 140_000 });
     assert.equal(packed.code, 0, packed.stderr);
-    const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    assert.equal(readFileSync(join(checkout, 'package.json'), 'utf8'), before, "postpack put the checkout's package.json back, byte for byte");
+    assert.ok(!existsSync(join(checkout, 'package.json.unpacked')));
+    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
     tarball = join(work, info!.filename);
     const files = info!.files.map((f) => f.path);
     for (const wanted of ['LICENSE', 'README.md', 'bin/chatload.js', 'dist/bundle/chatload.js', 'dist/bundle/index.js', 'dist/bundle/part-worker.js', 'dist/bundle/worker.js', 'dist/bundle/THIRD-PARTY-LICENSES.txt', 'dist/index.d.ts']) {
       assert.ok(files.includes(wanted), `${wanted} is in the tarball`);
     }
-    assert.deepEqual(files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('dist-test/') || /^dist\/(?!bundle\/).*\.js$/.test(f)), [], 'no sources, tests or unbundled JS');
+    assert.deepEqual(files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('dist-test/') || f.startsWith('tools/') || /^dist\/(?!bundle\/).*\.js$/.test(f)), [], 'no sources, tests, tools or unbundled JS');
+    const shipped = await run('tar', ['-xzOf', tarball, 'package/package.json'], { cwd: work, timeoutMs: 30_000 });
+    const scripts = (JSON.parse(shipped.stdout) as { scripts?: Record<string, string> }).scripts ?? {};
+    assert.deepEqual(INSTALL_SCRIPTS.filter((name) => name in scripts), [], 'the packed package.json declares no install script');
+    assert.ok('prepare' in PKG.scripts, "the checkout's package.json keeps prepare: a clone's npm ci builds dist/");
   });
 
-  test('npm install --omit=dev: no build step, under 40 MB', { timeout: 240_000 }, async () => {
+  test('npm install --omit=dev: no warning, no build step, the size the README says, under 40 MB', { timeout: 240_000 }, async () => {
     assert.ok(tarball, 'packed');
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'try-chatload', private: true, type: 'module' }));
-    const installed = await run('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', tarball], { cwd: app, timeoutMs: 230_000 });
+    // --loglevel=warn: warnings shown whatever the npm that runs the tests was given, notices (an update check) not.
+    const installed = await run('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=warn', tarball], { cwd: app, timeoutMs: 230_000 });
     assert.equal(installed.code, 0, installed.stderr);
+    assert.doesNotMatch(installed.stderr, /warn/i, 'npm printed no warning');
     const size = bytesUnder(join(app, 'node_modules'));
-    // The figure for docs/PERFORMANCE.md ("Installed size").
-    console.log(`installed node_modules: ${(size / 1024 / 1024).toFixed(1)} MB (chatload ${(bytesUnder(join(app, 'node_modules', 'chatload')) / 1024 / 1024).toFixed(1)} MB)`);
+    // The figure for the README's Install section and docs/PERFORMANCE.md ("Installed size"): du -sh --apparent-size.
+    console.log(`installed node_modules: ${(size / 1e6).toFixed(1)} MB (chatload ${(bytesUnder(join(app, 'node_modules', 'chatload')) / 1e6).toFixed(1)} MB)`);
     assert.ok(size < MAX_INSTALLED_BYTES, `installed size ${size} bytes is under 40 MB`);
+    assert.ok(Math.abs(size / 1e6 - README_MB) <= 1, `the README says ~${README_MB} MB installed; measured ${(size / 1e6).toFixed(1)} MB`);
   });
 
   test('chatload --version, and a short run against the embedded simulator', { timeout: 120_000 }, async () => {

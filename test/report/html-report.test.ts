@@ -77,7 +77,10 @@ describe('HTML report', { timeout: 30_000 }, () => {
       assert.ok(data.perTurn.length > 0);
       const written = await writeRunReports(dir, { html: true });
       const html = readFileSync(written.html!, 'utf8');
-      assert.match(html, /This run did not finish/);
+      // Said once (issue #34, item 7: it read "This run did not finish. The run did not finish: ...").
+      assert.match(html, new RegExp(`<strong>This run did not finish:</strong> results\\.json is missing, so these figures are summarized from the ${records.length} records in requests\\.jsonl`));
+      const banner = /<div class="banner bad">.*?<\/div>/.exec(html)?.[0] ?? '';
+      assert.equal(banner.match(/did not finish/gi)?.length, 1, `the banner says it once: ${banner}`);
       assert.match(html, /data-chart="ttft-per-turn"/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import type { ActiveConversation } from '../active-conversation.js';
 import { sleep } from '../sleep.js';
 import { runTurn, type TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
+import { counted } from '../../util/plural.js';
 
 /**
  * `fixed-clients`: the reference's closed loop (-p/-k). N clients, each with one request in flight, each
@@ -38,7 +39,7 @@ export function activeShare(clientId: number, config: FixedClientsConfig): numbe
 /** One line describing the load model, for logs and results. */
 export function describeFixedClients(config: FixedClientsConfig): string {
   const rate = config.requestRate > 0 ? `, ${config.requestRate} req/s per client` : '';
-  return `fixed-clients: ${config.numClients} clients, ${config.maxActiveConversations} active conversations, ${config.sampling}${rate}`;
+  return `fixed-clients: ${counted(config.numClients, 'client')}, ${counted(config.maxActiveConversations, 'active conversation')}, ${config.sampling}${rate}`;
 }
 
 /** When the first client ran out of work while early stop waited for -n: the requests sent by then. */

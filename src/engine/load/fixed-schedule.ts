@@ -6,6 +6,7 @@ import type { TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
 import type { CrashHandler } from './fixed-clients.js';
 import { runSessionTurns, SessionsInFlight } from './session-turns.js';
+import { counted } from '../../util/plural.js';
 
 /**
  * `fixed-schedule`: a production trace replayed at its timestamps (Mooncake, Bailian). An open loop: each session
@@ -27,7 +28,7 @@ export interface FixedScheduleConfig {
 
 /** One line describing the load model. */
 export function describeFixedSchedule(config: FixedScheduleConfig): string {
-  const cap = config.maxConcurrency === undefined ? '' : `, at most ${config.maxConcurrency} requests in flight`;
+  const cap = config.maxConcurrency === undefined ? '' : `, at most ${counted(config.maxConcurrency, 'request')} in flight`;
   return `fixed-schedule: the trace's timestamps${config.speed === 1 ? '' : ` at ${config.speed}x speed`}${cap}`;
 }
 

@@ -7,6 +7,7 @@ import type { TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
 import type { CrashHandler } from './fixed-clients.js';
 import { runSessionTurns, SessionsInFlight } from './session-turns.js';
+import { counted } from '../../util/plural.js';
 
 /**
  * `open-sessions`: users arrive on their own schedule (--session-rate, --burstiness, --ramp-up), each replaying one
@@ -33,7 +34,7 @@ export function arrivalScheduleFor(config: Pick<OpenSessionsConfig, 'arrivals' |
 
 /** One line describing the load model. */
 export function describeOpenSessions(config: OpenSessionsConfig): string {
-  const cap = config.maxConcurrency === undefined ? '' : `, at most ${config.maxConcurrency} requests in flight`;
+  const cap = config.maxConcurrency === undefined ? '' : `, at most ${counted(config.maxConcurrency, 'request')} in flight`;
   return `open-sessions: ${describeArrivals(config.arrivals)}${cap}`;
 }
 

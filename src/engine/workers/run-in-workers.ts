@@ -10,6 +10,7 @@ import { ownsConversation, RequestBudget } from '../partition.js';
 import { StopController, type StopReason } from '../stop.js';
 import type { EngineInput, EngineObserver, EngineResult } from '../types.js';
 import type { CoordinatorMessage, PartMessage, PartWorkerData } from './protocol.js';
+import { counted, wasWere } from '../../util/plural.js';
 
 /** How long the parts get to load before the coordinator gives up on one (ms). */
 const READY_TIMEOUT_MS = 60_000;
@@ -178,7 +179,7 @@ function followPart(
     const fail = (why: string): void => {
       if (settled) return;
       settled = true;
-      const lost = said.inFlight > 0 ? `; ${said.inFlight} requests in flight were lost with it` : '';
+      const lost = said.inFlight > 0 ? `; ${counted(said.inFlight, 'request')} in flight ${wasWere(said.inFlight)} lost with it` : '';
       warn(`worker ${index} failed (${why}); its conversations that had not ended are counted as failed${lost}, and the other workers carried on`);
       run.markReady();
       resolve({ done: undefined, said });

@@ -18,7 +18,7 @@ import { tempDir } from '../helpers/tmp.js';
 const sessions = (count: number): object[] => oneShapeConversations(count, 'retention test');
 
 test('sweep --think-time: the cache holds sessions with no idle gap and loses them at 2 s between turns; the model\'s capacity curve falls with it', { timeout: 180_000 }, async () => {
-  const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: 400, step_base_ms: 10, max_num_batched_tokens: 16384 } });
+  const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: 520, step_base_ms: 10, max_num_batched_tokens: 16384 } });
   const dir = tempDir('retention');
   try {
     const inputFile = writeDataset(dir, sessions(16));

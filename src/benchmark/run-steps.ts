@@ -38,6 +38,8 @@ export interface BenchmarkHooks {
   signal?: AbortSignal;
   /** Called before waiting for the server to answer (at most `timeoutMs`, --ready-timeout-sec): a countdown to show. */
   onWaitingForServer?(info: { url: string; timeoutMs: number }): void;
+  /** Called after each readiness attempt that failed and will be retried, with its cause (`connect ECONNREFUSED ...`). */
+  onServerNotReady?(cause: string): void;
   /** Called once the server is ready, before the first request. */
   onStart?(info: BenchmarkStartInfo): void;
   /** A generation config with `print_stats`: the dataset's distributions as text, to print. */
@@ -179,7 +181,7 @@ export async function connectAndProbe(plan: RunPlan, prepared: PreparedRun, hook
   if (client.apiKeyReplacedByUrl) warn('the URL carries credentials, sent as Basic auth; the API key (--api-key or OPENAI_API_KEY) is not sent');
   const workers = workerCount(plan.scale.workers, prepared.load.peakConcurrency, open.simulator !== undefined);
   hooks.onWaitingForServer?.({ url: shownUrl, timeoutMs: plan.deadlines.readyMs });
-  const models: ModelInfo[] = await client.waitReady(plan.deadlines.readyMs, hooks.signal);
+  const models: ModelInfo[] = await client.waitReady(plan.deadlines.readyMs, hooks.signal, (cause) => hooks.onServerNotReady?.(cause));
   const base = normalizeBaseUrl(url)!; // the client validated it
   const rootUrl = `${base.origin}${base.pathname}`;
   const metricsUrl = scrapeUrl(target, url);

@@ -6,6 +6,7 @@ import { planOf, type RunPlan } from '../options/run-plan.js';
 import { terminalOptions } from '../options/table/outputs.js';
 import { ConfigError } from '../errors/index.js';
 import type { ProgressMode } from '../report/progress.js';
+import { isSecretKey } from '../store/redact.js';
 
 /** A Kubernetes Indexed Job gives each pod JOB_COMPLETION_INDEX; CHATLOAD_SHARD_COUNT (the Job's completions) says of how many. */
 export function shardFromEnv(env: NodeJS.ProcessEnv): string | undefined {
@@ -43,6 +44,15 @@ export function terminalFlags(command: Command): TerminalFlags {
 }
 
 /**
+ * A flag's text as an error may quote it: never a secret's (--api-key), and a URL's user and password as
+ * `[redacted]` (`-u ftp://user:pw@host` is refused for its scheme, and its password must not reach the terminal).
+ */
+function shownText(key: string, text: string | undefined): string | undefined {
+  if (text === undefined || isSecretKey(key)) return undefined;
+  return text.replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?[^/@\s]*@/i, '$1[redacted]@');
+}
+
+/**
  * The problems of a table, in the table's order, each `--flag: problem`, naming an environment variable that gave
  * the value, and the text given where the problem is what was expected of it (`expected a whole number, got "1e6"`).
  */
@@ -50,7 +60,7 @@ export function problemLines(problems: readonly OptionProblem[], table: OptionTa
   const order = Object.keys(table);
   const rank = (p: OptionProblem): number => (p.key === undefined ? -1 : order.indexOf(p.key));
   const named = (p: OptionProblem): OptionProblem => {
-    const text = p.key === undefined ? undefined : given.texts[p.key];
+    const text = p.key === undefined ? undefined : shownText(p.key, given.texts[p.key]);
     return text === undefined || !p.message.startsWith('expected') || p.message.includes(' got ') ? p : { ...p, message: `${p.message}, got ${JSON.stringify(text)}` };
   };
   return [...problems].sort((a, b) => rank(a) - rank(b)).map((p) => formatProblem(named(p), table, (key) => (given.fromEnv[key] === undefined ? '' : ` (from ${given.fromEnv[key]})`)));

@@ -167,6 +167,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
         const result = await runBenchmark(runInput, {
           signal: stop.signal,
           onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
+          onServerNotReady: (cause) => live.serverNotReady(cause),
           onStart: (info) => {
             say(describeStart(info));
             live.start({ totalRequests: info.requests, durationMs: info.durationMs, rampUpMs: rampUpMsOf(plan) });

@@ -123,6 +123,7 @@ export function registerSweepCommand(program: Command): void {
         signal: stop.signal,
         onPointStart: (p) => live.setHeading(`point ${p.index}${p.atMost ? ` (of at most ${p.total})` : `/${p.total}`}: ${p.kind} ${p.value}`),
         onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
+          onServerNotReady: (cause) => live.serverNotReady(cause),
         onStart: (info) => live.start({ totalRequests: info.requests, durationMs: info.durationMs }),
         observer: liveObserver(live, { verbose, printContent }, say),
         onPoint: (p) => {

@@ -1,10 +1,9 @@
 import type { LookupFunction } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { onAbort } from '../util/abort-listeners.js';
 import { headerSecrets } from '../util/redact-text.js';
 import { Agent, dispatch, request, type AgentOptions } from '../util/undici.js';
-import { ChatloadError, ConfigError, ExitCode, ServerUnreachableError } from '../errors/index.js';
+import { ConfigError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
 import { contentCodings, decodingSink } from './content-encoding.js';
 import { Exchange, type BodyControl, type BodySink } from './exchange.js';
@@ -14,6 +13,7 @@ import { ENDPOINTS, type ApiEndpoint, type EndpointName } from './endpoints/inde
 import { ResponseCollector, excerpt } from './response-collector.js';
 import { splitUrlCredentials, splitUrlTextCredentials } from './url-credentials.js';
 import { RequestTimer } from './request-timer.js';
+import { readinessNetworkError, readinessStatusError, waitUntilReady } from './readiness.js';
 import { DrainingResponses } from './draining.js';
 import { staleConnectionFailure, watchConnectionReuse, type StaleConnectionFailure } from './stale-connections.js';
 import type { TimeoutKind } from './request-timer.js';
@@ -51,11 +51,6 @@ export interface ChatClientOptions {
   endpoint?: EndpointName;
 }
 
-/** First and largest pause (ms) between `waitReady` polls. */
-const READY_POLL_FIRST_MS = 100;
-const READY_POLL_MAX_MS = 1_000;
-/** The least time (ms) worth a further readiness attempt. */
-const READY_MIN_ATTEMPT_MS = 50;
 /**
  * A stale connection found idle for less than this (ms) means the server closes connections right after its
  * responses (llama-server after every stream), not at a keep-alive timeout (seconds: 5 s in cpp-httplib and uvicorn,
@@ -162,6 +157,11 @@ export class ChatClient {
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       headers[name.toLowerCase()] = value;
       this.#secrets.push(...headerSecrets(value));
+    }
+    // undici refuses such a header on every request, and a GET with one never settled (issue #34): refused here, unshown.
+    for (const [name, value] of Object.entries(headers)) {
+      // eslint-disable-next-line no-control-regex -- control characters are what this finds
+      if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) throw new ConfigError(`the ${name} header holds a control character (a line break?): give its value alone`);
     }
     this.#headers = headers;
     this.#apiKeyReplacedByUrl =
@@ -332,43 +332,13 @@ export class ChatClient {
     return this.#listModels(this.#requestTimeoutMs, signal);
   }
 
-  /** Polls GET /v1/models until it answers 200 or `timeoutMs` passes (then ServerUnreachableError with the last cause). */
-  async waitReady(timeoutMs: number, signal?: AbortSignal): Promise<ModelInfo[]> {
-    const deadlineMs = performance.now() + timeoutMs;
-    let pauseMs = READY_POLL_FIRST_MS;
-    let lastError: unknown;
-    // Ctrl-C or SIGTERM while waiting (a plain abort): the run was interrupted (exit 130), not a failure of chatload's
-    // (issue #35). A caller's own reason is theirs, thrown as it is.
-    const interrupted = (): unknown => {
-      const reason: unknown = signal?.reason;
-      if (reason instanceof Error && reason.name !== 'AbortError') return reason;
-      return new ChatloadError(`interrupted while waiting for ${this.#displayUrl} to answer`, { exitCode: ExitCode.interrupted });
-    };
-    for (;;) {
-      if (signal?.aborted) throw interrupted();
-      const remainingMs = deadlineMs - performance.now();
-      // An attempt with almost no time left can only time out, and its "no answer" would hide the real cause
-      // (e.g. ECONNREFUSED) of the attempts before it.
-      if (remainingMs <= 0 || (lastError !== undefined && remainingMs < READY_MIN_ATTEMPT_MS)) break;
-      try {
-        return await this.#listModels(Math.min(remainingMs, this.#requestTimeoutMs), signal);
-      } catch (error) {
-        if (signal?.aborted) throw interrupted();
-        lastError = error;
-      }
-      const waitMs = Math.min(pauseMs, deadlineMs - performance.now());
-      if (waitMs <= 0) break;
-      await sleep(waitMs, undefined, signal ? { signal } : undefined).catch(() => {
-        throw interrupted();
-      });
-      pauseMs = Math.min(READY_POLL_MAX_MS, pauseMs * 2);
-    }
-    let detail = 'no answer';
-    if (lastError instanceof ServerUnreachableError) detail = lastError.message.replace(/^cannot reach the server at \S+: /, '');
-    else if (lastError instanceof Error) detail = lastError.message;
-    throw new ServerUnreachableError(this.#displayUrl, `not ready within ${timeoutMs} ms (last error: ${detail})`, {
-      cause: lastError,
-    });
+  /**
+   * Polls GET /v1/models until it answers 200 or `timeoutMs` passes (then ServerUnreachableError with the last cause);
+   * a failure no wait can cure (an unknown host, HTTP 401/403/404, a TLS failure) ends it at once (readiness.ts).
+   * `onRetry` hears each failed attempt's cause.
+   */
+  async waitReady(timeoutMs: number, signal?: AbortSignal, onRetry?: (cause: string) => void): Promise<ModelInfo[]> {
+    return waitUntilReady({ attempt: (ms, s) => this.#listModels(ms, s), url: this.#displayUrl, timeoutMs, signal, onRetry, attemptTimeoutMs: this.#requestTimeoutMs });
   }
 
   /**
@@ -422,15 +392,13 @@ export class ChatClient {
       text = response.statusCode === 200 ? await readText(response) : await readBodyExcerpt(plainBody(response));
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      const detail = timeout.aborted
-        ? `no answer to GET /v1/models within ${Math.round(timeoutMs)} ms`
-        : classifyNetworkError(error, this.#secrets).message;
-      throw new ServerUnreachableError(this.#displayUrl, detail, { cause: error });
+      throw readinessNetworkError(error, this.#displayUrl, this.#secrets, timeout.aborted ? timeoutMs : undefined);
     }
     if (response.statusCode !== 200) {
-      throw new ChatloadError(
-        `GET ${this.#displayUrl}/v1/models answered HTTP ${response.statusCode}: ${sanitizeMessage(text, this.#secrets, 200)}`,
-      );
+      // The server's own words when its body is an OpenAI error object, else the body's start.
+      const body = sanitizeMessage(text, this.#secrets, 200);
+      const said = errorMessageOf(body);
+      throw readinessStatusError(response.statusCode, this.#displayUrl, said.length > 0 ? excerpt(said, 120) : body);
     }
     const models = parseModels(text, `${this.#displayUrl}/v1/models`);
     this.#modelsAnswer = { status: response.statusCode, headers: response.headers, text };

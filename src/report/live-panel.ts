@@ -90,7 +90,7 @@ export function plainLine(s: LiveSnapshot): string {
   );
 }
 
-/** The line shown while waiting for the server: the URL and the seconds --ready-timeout-sec leaves. */
-export function waitingLine(url: string, remainingMs: number): string {
-  return `chatload: waiting for ${url} to answer: ${seconds(remainingMs)} left (--ready-timeout-sec)`;
+/** The line shown while waiting for the server: the URL, the seconds --ready-timeout-sec leaves, and the last failure's cause. */
+export function waitingLine(url: string, remainingMs: number, lastCause?: string): string {
+  return `chatload: waiting for ${url} to answer: ${seconds(remainingMs)} left (--ready-timeout-sec)${lastCause === undefined ? '' : `; last: ${lastCause}`}`;
 }

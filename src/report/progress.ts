@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../metrics/record.js';
 import { LiveModel } from './live-model.js';
 import { fitLine, panelLines, plainLine, waitingLine } from './live-panel.js';
+import { escapeControl } from '../util/control-chars.js';
 
 /** How the live view draws: a redrawn panel (a TTY), a line every PLAIN_INTERVAL_MS (logs), or nothing. */
 export type ProgressMode = 'panel' | 'plain' | 'off';
@@ -38,7 +39,7 @@ export class LiveView {
   readonly #now: () => number;
   #model: LiveModel | undefined;
   #heading: string | undefined;
-  #waiting: { url: string; deadlineMs: number; sinceMs: number } | undefined;
+  #waiting: { url: string; deadlineMs: number; sinceMs: number; lastCause?: string } | undefined;
   /** Lengths of the lines on screen now (panel mode), to know how many rows to clear at the current width. */
   #drawn: number[] = [];
   #timer: NodeJS.Timeout | null = null;
@@ -66,6 +67,11 @@ export class LiveView {
     this.#waiting = { url, deadlineMs: now + timeoutMs, sinceMs: now };
     this.#lastPlainMs = now;
     this.#ensureTimer();
+  }
+
+  /** A readiness attempt failed and will be retried: the waiting line says its cause (a server's text: escaped). */
+  serverNotReady(cause: string): void {
+    if (this.#waiting !== undefined) this.#waiting.lastCause = escapeControl(cause);
   }
 
   /** The run starts: a fresh model against these totals. */
@@ -100,7 +106,7 @@ export class LiveView {
   /** The panel's lines as they would be drawn now at `columns` (no control characters); [] before start(). */
   lines(columns = 80): string[] {
     const now = this.#now();
-    if (this.#waiting !== undefined) return [fitLine(waitingLine(this.#waiting.url, this.#waiting.deadlineMs - now), columns - 1)];
+    if (this.#waiting !== undefined) return [fitLine(waitingLine(this.#waiting.url, this.#waiting.deadlineMs - now, this.#waiting.lastCause), columns - 1)];
     return this.#model === undefined ? [] : panelLines(this.#model.snapshot(now), columns);
   }
 
@@ -143,7 +149,7 @@ export class LiveView {
       this.#draw();
     } else if (now - this.#lastPlainMs >= (this.#waiting !== undefined && this.#lastPlainMs === this.#waiting.sinceMs ? WAIT_QUIET_MS : PLAIN_INTERVAL_MS)) {
       this.#lastPlainMs = now;
-      const line = this.#waiting !== undefined ? waitingLine(this.#waiting.url, this.#waiting.deadlineMs - now) : this.#model === undefined ? undefined : plainLine(this.#model.snapshot(now));
+      const line = this.#waiting !== undefined ? waitingLine(this.#waiting.url, this.#waiting.deadlineMs - now, this.#waiting.lastCause) : this.#model === undefined ? undefined : plainLine(this.#model.snapshot(now));
       if (line !== undefined) this.#stream.write(`${line}\n`);
     }
   }

@@ -173,7 +173,7 @@ describe('waiting for the server', () => {
     const result = await runCli(['run', '-u', `http://127.0.0.1:${port}`, '--ready-timeout-sec', '2', '--output-dir', dir]);
     assert.equal(result.code, 1, result.stderr);
     const lines = result.stderr.trim().split('\n');
-    assert.match(lines[0]!, new RegExp(`^chatload: waiting for http://127\\.0\\.0\\.1:${port} to answer: [01] s left \\(--ready-timeout-sec\\)$`));
+    assert.match(lines[0]!, new RegExp(`^chatload: waiting for http://127\\.0\\.0\\.1:${port} to answer: [01] s left \\(--ready-timeout-sec\\); last: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}$`));
     assert.match(lines.at(-1)!, /^chatload: cannot reach the server at /);
   });
 });

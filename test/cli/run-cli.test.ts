@@ -54,6 +54,20 @@ describe('chatload run: bad input', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr.trim(), /^chatload: cannot reach the server at http:\/\/127\.0\.0\.1:\d+/);
     assert.equal(result.stderr.trim().split('\n').length, 1);
+    assert.doesNotMatch(result.stderr, /pass -u/, 'the URL was given: the hint never says to pass it');
+  });
+
+  // vLLM and llama-server started with --api-key answer 401 to /v1/models without the key (issue #34, item 2).
+  test('HTTP 401 on /v1/models ends the 60 s wait at once: one line with the hint, exit 1', { timeout: 30_000 }, async () => {
+    const server = await startScriptedServer(() => jsonStatus(401));
+    try {
+      const result = await runCli(['run', '-u', server.url, '--output-dir', tempDir('cli-401')]);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr.trim(), /^chatload: the server at http:\/\/127\.0\.0\.1:\d+ answered GET \/v1\/models with HTTP 401: status 401 \(check the API key \(--api-key or OPENAI_API_KEY\) or the --header that authorizes\)$/);
+      assert.equal(server.requests.filter((r) => r.method === 'GET').length, 1, 'one GET: the wait ended at once');
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -81,6 +81,14 @@ describe('live panel text', () => {
     assert.doesNotMatch(plainLine(snapshot), /\n/);
     assert.equal(waitingLine('http://127.0.0.1:9', 57_200), 'chatload: waiting for http://127.0.0.1:9 to answer: 57 s left (--ready-timeout-sec)');
   });
+
+  test("the countdown says the last attempt's cause, escaped (issue #34)", () => {
+    const { stream } = fakeStream(200);
+    const view = new LiveView(stream, 'panel', { now: () => 0 });
+    view.waitingForServer('http://127.0.0.1:9', 60_000);
+    view.serverNotReady('GET http://127.0.0.1:9/v1/models answered HTTP 503: \x1b]0;pwned\x07loading');
+    assert.deepEqual(view.lines(200), ['chatload: waiting for http://127.0.0.1:9 to answer: 1m00s left (--ready-timeout-sec); last: GET http://127.0.0.1:9/v1/models answered HTTP 503: \\x1b]0;pwned\\x07loading']);
+  });
 });
 
 describe('LiveView', () => {

@@ -19,7 +19,10 @@ export const targetOptions = {
     group: 'target',
     help: 'API key, sent as a Bearer token; never written anywhere',
     env: 'OPENAI_API_KEY',
-    schema: z.string(),
+    // A control character (the newline `$(cat keyfile)` can leave) makes every request's header invalid: undici
+    // refuses it, and a readiness wait on it never ended (issue #34). Refused at once; the key is never echoed.
+    // eslint-disable-next-line no-control-regex -- control characters are what this finds
+    schema: z.string().refine((key) => !/[\u0000-\u001f\u007f]/.test(key), 'holds a control character (a line break, as `$(cat keyfile)` can leave): give the key alone'),
   }),
   headers: option({
     flags: '--header <line>',

@@ -24,7 +24,14 @@ export const headersSchema = z
         ctx.addIssue({ code: 'custom', message: `${name} is set by chatload for each request (it frames the message or the connection); drop it` });
         return z.NEVER;
       }
-      headers[name] = line.slice(split + 1).trim();
+      const value = line.slice(split + 1).trim();
+      // A control character in a value is an invalid header: undici refuses it on every request (issue #34).
+      // eslint-disable-next-line no-control-regex -- control characters are what this finds
+      if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
+        ctx.addIssue({ code: 'custom', message: `${name}: its value holds a control character; give the value alone` });
+        return z.NEVER;
+      }
+      headers[name] = value;
     }
     return headers;
   });

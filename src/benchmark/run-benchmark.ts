@@ -241,6 +241,8 @@ function resultsDocument(input: RunFilesInput): Record<string, unknown> {
     peaks: analysis.peaks,
     percentileMetrics: plan.summary.percentileMetrics,
     extra: {
+      // Which options were defaults, not given: the reports show options as the user gave them (issue #34).
+      defaulted_options: [...plan.defaulted],
       model: connected.model,
       engine: connected.probe.engine,
       url: input.embeddedSimulator ? 'embedded simulator' : connected.shownUrl,

@@ -17,6 +17,7 @@ import { escapeControl } from '../util/control-chars.js';
 import { cacheHitRates } from '../server-metrics/compare.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { examplesText } from './examples.js';
+import { stopText } from '../report/stop-text.js';
 import { terminalWidth } from '../report/terminal-width.js';
 import { fmtNum } from '../report/html-util.js';
 import { counted } from '../util/plural.js';
@@ -86,7 +87,7 @@ async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (
           perTurn: result.perTurn,
           clientHealth: result.clientHealth,
           conversations: { ...result.engine.conversations },
-          title: `chatload run: ${result.model} (${result.engine.stopReason})`,
+          title: `chatload run: ${result.model} (${stopText(result.engine.stopReason, result.engine.conversations)})`,
           cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
           prefixCache: result.prefixCache,
         },

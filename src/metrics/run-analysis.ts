@@ -88,5 +88,7 @@ export function scheduleWarning(summary: Summary): string | undefined {
   if (queue !== null && queue.p99 > SCHEDULE_LAG_WARN_MS) {
     return `requests waited for --max-concurrency: schedule lag p99 ${lag.p99.toFixed(1)} ms, queue time p99 ${queue.p99.toFixed(1)} ms; the offered load was not delivered${seen}`;
   }
-  return `requests went out late against their schedule (lag p99 ${lag.p99.toFixed(1)} ms) without waiting for a cap: the client or the server's pace distorted the load (see client health)${seen}`;
+  // Says what it measured, the lag: whether the client caused it is client health's to say (issue #34: this read
+  // "the client or the server's pace distorted the load" beside "the client kept up").
+  return `requests went out late against their schedule (lag p99 ${lag.p99.toFixed(1)} ms) without waiting for a cap, so the offered load was lower than asked: a slow answer holds back a closed-loop client's next request, and a busy client holds back every send (client health says whether the client was busy)${seen}`;
 }

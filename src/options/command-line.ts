@@ -51,3 +51,21 @@ export function flagNameOf(key: string): string | undefined {
   const spec = (RUN_OPTIONS as Record<string, OptionSpec | undefined>)[key];
   return spec === undefined ? undefined : longFlag(spec.flags);
 }
+
+/**
+ * One run option as a report's Options table shows it (issue #34: `--no-stream true` read as "did not stream" for a
+ * run that streamed): its long flag, and its value as that flag means it. A switch is `set` when the run's value is
+ * what giving the flag does, else `not set` (`--no-stream: not set` for a streamed run); other values as text.
+ */
+export function optionRow(key: string, value: unknown): { option: string; value: string } {
+  const spec = (RUN_OPTIONS as Record<string, OptionSpec | undefined>)[key];
+  if (spec === undefined) return { option: key, value: valueText(value) };
+  const flag = longFlag(spec.flags);
+  if (typeof value === 'boolean') return { option: flag, value: words(spec, value)[0] === flag ? 'set' : 'not set' };
+  return { option: flag, value: valueText(value) };
+}
+
+/** A value as text: strings as they are, the rest as JSON. */
+function valueText(value: unknown): string {
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+}

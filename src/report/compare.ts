@@ -4,7 +4,7 @@ import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtNum, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
 import { beyondNoise, rateHalfWidth, ratioHalfWidth, statHalfWidth, withFloor } from './noise.js';
 import type { RepeatInterval } from './repeats.js';
-import { flagNameOf } from '../options/command-line.js';
+import { optionRow } from '../options/command-line.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
 import type { RunData } from '../store/run-data.js';
 import { cdfOfSorted, sortedLatencySamples } from './series.js';
@@ -135,8 +135,8 @@ export function configDifferences(runs: readonly RunData[]): Array<{ flag: strin
   const out: Array<{ flag: string; values: string[] }> = [];
   for (const key of keys) {
     if (PLACE_KEYS.has(key)) continue;
-    const values = runs.map((r) => (r.config[key] === undefined ? '-' : typeof r.config[key] === 'string' ? (r.config[key] as string) : JSON.stringify(r.config[key])));
-    if (new Set(values).size > 1) out.push({ flag: flagNameOf(key) ?? key, values });
+    const values = runs.map((r) => (r.config[key] === undefined ? '-' : optionRow(key, r.config[key]).value));
+    if (new Set(values).size > 1) out.push({ flag: optionRow(key, undefined).option, values });
   }
   return out;
 }

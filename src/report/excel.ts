@@ -5,7 +5,7 @@ import ExcelJS from 'exceljs';
 import { ERROR_KINDS } from '../metrics/error-kinds.js';
 import type { StatField, Stats } from '../metrics/stats.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
-import { commandLineOf, flagNameOf } from '../options/command-line.js';
+import { commandLineOf, optionRow } from '../options/command-line.js';
 import { columnValue, recordColumns } from './record-columns.js';
 import { SUMMARY_METRIC_ROWS } from '../metrics/summary.js';
 import type { RunData } from '../store/run-data.js';
@@ -172,7 +172,10 @@ function writeSummarySheet(sheet: ExcelJS.Worksheet, data: RunData): void {
     ...(Object.keys(data.config).length > 0 ? ([['command', commandLineOf(data.config)]] as Array<[string, unknown]>) : []),
     ...Object.entries(data.config)
       .filter(([, v]) => v !== undefined)
-      .map(([k, v]): [string, unknown] => [flagNameOf(k) ?? k, v]),
+      .map(([k, v]): [string, unknown] => {
+        const row = optionRow(k, v);
+        return [row.option, data.defaulted?.includes(k) === true ? `${row.value} (default)` : row.value];
+      }),
   ];
   for (const [key, value] of params) sheet.addRow([key, cell(value)]).commit();
   sheet.commit();

@@ -8,11 +8,13 @@ import { answersAfterReasoning, type Summary } from '../metrics/summary.js';
 import { distributionCharts, perTurnCharts, sampleText, timeSeriesCharts, type RecordSample } from './html-charts.js';
 import { escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
 import { percentileSupported } from '../metrics/percentile-support.js';
-import { commandLineOf, flagNameOf } from '../options/command-line.js';
+import { commandLineOf, optionRow } from '../options/command-line.js';
 import { prefixCacheHtml } from './prefix-cache-html.js';
 import type { RunData } from '../store/run-data.js';
 import { chatloadVersion } from '../util/version.js';
 import { counted } from '../util/plural.js';
+import { stopText } from './stop-text.js';
+import { errorShape } from '../metrics/error-tally.js';
 
 /** Rows of the metrics table, in order, with their unit. */
 const METRIC_ROWS = [
@@ -47,7 +49,7 @@ export function renderHtmlReport(data: RunData): string {
     `run ${data.label}`,
     typeof data.facts.dataset === 'string' ? `dataset ${data.facts.dataset}` : undefined,
     typeof data.facts.created_at === 'string' ? `created ${data.facts.created_at}` : undefined,
-    typeof data.facts.stop_reason === 'string' ? `stopped: ${data.facts.stop_reason}` : data.finished ? undefined : 'did not finish',
+    typeof data.facts.stop_reason === 'string' ? `stopped: ${stopText(data.facts.stop_reason, data.conversations)}` : data.finished ? undefined : 'did not finish',
   ]
     .filter((x) => x !== undefined)
     .join(' · ');
@@ -205,7 +207,7 @@ function clientHealthHtml(h: ClientHealth | null): string {
   const d = h.event_loop_delay_ms;
   const verdict = h.bottleneck
     ? '<div class="banner bad"><strong>The client may have been the bottleneck.</strong> Latencies include its own delay.</div>'
-    : '<p>The client kept up: event-loop delay and CPU stayed under their thresholds (p99 delay 20 ms, CPU 90% of one core).</p>';
+    : '<p>The client kept up: event-loop delay and CPU stayed under their thresholds (p99 delay 20 ms, CPU 90% of one core), so it delayed no request; a lag against the schedule, if any, came from the server\'s answers.</p>';
   const rows: Cell[][] = [
     ['event-loop delay p50 / p99 (ms)', `${fmtNum(d.p50)} / ${fmtNum(d.p99)}`],
     ['event-loop delay mean / max (ms)', `${fmtNum(d.mean)} / ${fmtNum(d.max)}`],
@@ -237,10 +239,13 @@ function errorsHtml(s: Summary, records: readonly RequestRecord[], hasRecords: b
   for (const r of failed) {
     const kind = r.error_kind ?? 'other';
     const message = r.error ?? '';
-    const key = `${kind}\u0000${r.http_status ?? ''}\u0000${message}`;
+    const key = `${kind}\u0000${r.http_status ?? ''}\u0000${errorShape(message)}`;
     const group = groups.get(key);
     if (group === undefined) groups.set(key, { kind, status: r.http_status, message, count: 1, first: r });
-    else group.count++;
+    else {
+      group.count++;
+      if (group.message !== message) group.message = errorShape(message); // only its numbers differ: shown as #
+    }
   }
   const groupRows = [...groups.values()]
     .sort((a, b) => b.count - a.count)
@@ -294,9 +299,24 @@ function configHtml(data: RunData): string {
   if (typeof environment === 'object' && environment !== null) {
     html += `<h3>Environment</h3>${htmlTable(['', 'value'], kv(environment as Record<string, unknown>), { className: 'kv' })}`;
   }
-  html +=
-    Object.keys(data.config).length > 0
-      ? `<h3>Options</h3>${htmlTable(['option', 'value'], kv(Object.fromEntries(Object.entries(data.config).map(([k, v]) => [flagNameOf(k) ?? k, v]))), { className: 'kv' })}<p class="note">Secrets are redacted.</p>`
-      : '<p class="muted">No configuration recorded (results.json is missing).</p>';
+  html += Object.keys(data.config).length > 0 ? optionsTable(data.config, data.defaulted) : '<p class="muted">No configuration recorded (results.json is missing).</p>';
   return html;
+}
+
+/**
+ * The run's options as the user gave them (issue #34): each by its flag with its value as the flag means it (optionRow:
+ * `--no-stream: not set` for a streamed run), the ones given first, then the defaults (when results.json says which).
+ */
+function optionsTable(config: Record<string, unknown>, defaulted: readonly string[] | null): string {
+  const entries = Object.entries(config).filter(([, v]) => v !== undefined);
+  const row = ([key, value]: [string, unknown], source?: string): Cell[] => {
+    const { option, value: text } = optionRow(key, value);
+    return [option, { html: `<pre class="value">${escapeHtml(text)}</pre>` }, ...(source === undefined ? [] : [source])];
+  };
+  const note = '<p class="note">Secrets are redacted. A switch reads <code>set</code> when the run did what giving its flag does.</p>';
+  if (defaulted === null) return `<h3>Options</h3>${htmlTable(['option', 'value'], entries.map((e) => row(e)), { className: 'kv' })}${note}`;
+  const isDefault = new Set(defaulted);
+  const given = entries.filter(([k]) => !isDefault.has(k)).map((e) => row(e, 'given'));
+  const defaults = entries.filter(([k]) => isDefault.has(k)).map((e) => row(e, 'default'));
+  return `<h3>Options</h3>${htmlTable(['option', 'value', ''], [...given, ...defaults], { className: 'kv' })}${note}`;
 }

@@ -72,6 +72,8 @@ export interface RunData {
   clientHealth: ClientHealth | null;
   /** The run's options as results.json holds them (already redacted, redacted again here); empty when unknown. */
   config: Record<string, unknown>;
+  /** The keys of `config` that were defaults, not given (results.json `defaulted_options`); null when not recorded. */
+  defaulted: string[] | null;
   /** Run facts shown in the report header: model, url, dataset, stop reason, ... (strings, numbers; may be empty). */
   facts: Record<string, unknown>;
   /** The engine's conversation counts; empty when unknown. */
@@ -141,7 +143,7 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
         `${counted(total, 'record')} in ${REQUESTS_FILE} (requests in flight when it stopped are not included).`,
     );
     if (sampled) warnings.push(...samplingWarnings(total, records.length, { summaryFromResults: false, perTurnFromResults: false }));
-    return { ...common, finished: false, clientHealth: null, config: {}, facts: {}, conversations: {}, warnings };
+    return { ...common, finished: false, clientHealth: null, config: {}, defaulted: null, facts: {}, conversations: {}, warnings };
   }
 
   if (!hasRecords) warnings.push(`${REQUESTS_FILE} is missing: distributions, time series and the errors list are left out.`);
@@ -162,6 +164,7 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
     clientHealth: isObject(doc.client_health) ? (doc.client_health as unknown as ClientHealth) : null,
     // Defensive: results.json is already redacted, but a hand-edited or older file may not be.
     config: redactSecrets(isObject(doc.config) ? doc.config : {}),
+    defaulted: Array.isArray(doc.defaulted_options) ? doc.defaulted_options.filter((k): k is string => typeof k === 'string') : null,
     facts: redactSecrets(facts),
     conversations,
     warnings: [...runWarnings, ...warnings],

@@ -11,6 +11,7 @@ import { SSE_HEAD_CLOSE_DELIMITED, modelsResponse, startRawServer, type RawHandl
 import { chunkJson, sseEvent, usageChunkJson } from '../helpers/scripted-server.js';
 import { startServeProcess } from '../helpers/serve-process.js';
 import { tempDir } from '../helpers/tmp.js';
+import { stopText } from '../../src/report/stop-text.js';
 
 /** A complete streamed answer, close-delimited (Connection: close), so every request opens a fresh connection. */
 const FULL_ANSWER =
@@ -186,6 +187,10 @@ describe('fault matrix: a real server process killed mid-run', () => {
       assert.ok(conv.failed >= 1);
       assert.equal(records.filter((r) => r.status === 'ok').length, result.summary.completed);
       assert.equal(result.exitCode, 1);
+      // The heading never says "(completed)" for it (issue #34): every conversation ended, but by failing.
+      const said = stopText(result.engine.stopReason, conv);
+      assert.notEqual(said, 'completed');
+      if (result.engine.stopReason === 'completed') assert.equal(said, `ended: ${conv.failed} of 40 conversations failed`);
     } finally {
       await serve.kill();
     }

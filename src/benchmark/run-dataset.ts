@@ -4,6 +4,7 @@ import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
 import { writeConversations } from '../conversation/write.js';
 import { requestsHeld } from '../engine/active-conversation.js';
+import { tracePromptConversations } from './trace-prompts.js';
 import { ConfigError } from '../errors/index.js';
 import { optionsError } from '../options/run-options.js';
 import type { DatasetPlan, LoadPlan, RunPlan } from '../options/run-plan.js';
@@ -97,6 +98,8 @@ export async function writeRunDataset(plan: RunPlan, warn: (message: string) => 
   if (file === undefined) {
     file = join(prepareOutputDir(plan.outputs.outputDir ?? defaultOutputDir()), 'conversations.json');
   }
-  await writeConversations(file, dataset.conversations);
-  return { ...dataset, file };
+  // A trace's prompts are made at send time: written out here as the replay would make them.
+  const conversations = dataset.traced === true ? tracePromptConversations(dataset.conversations, counter.tokenizer, plan.dataset.seed) : dataset.conversations;
+  await writeConversations(file, conversations);
+  return { ...dataset, conversations, file };
 }

@@ -30,6 +30,7 @@ import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset, wa
 import type { writeSync } from 'node:fs';
 import type { EngineInfo } from '../server-engine/detect.js';
 import type { EngineObserver } from '../engine/types.js';
+import { pastContextWarning, requestsPastContext } from './context-check.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
 export interface BenchmarkHooks {
@@ -190,10 +191,20 @@ export async function connectAndProbe(plan: RunPlan, prepared: PreparedRun, hook
   // Detection reads /metrics (the --scrape-metrics URL, or <root>/metrics); the KV capacity is read from that page.
   const probe = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, models: client.modelsAnswer, signal: hooks.signal });
   const model = resolveServedModel(target, models, shownUrl, probe.engine.name, warn);
+  await warnPastServedContext(prepared, models.find((m) => m.id === model)?.maxModelLen, plan.load.maxTurns, warn);
   const server = { rootUrl, headers: client.authHeaders, model };
   const { counter, tokenizerWarnings } = prepared;
   const cacheModel = await expectedCacheModel({ plan: plan.expectedCache, probe, counter, tokenizerOption: plan.dataset.tokenizer.tokenizer, tokenizerWarnings, server, workers, signal: hooks.signal, warn });
   return { url, shownUrl, client, fanOut, workers, model, probe, cacheModel, rootUrl, metricsUrl };
+}
+
+/** Warns before the run when the dataset's requests pass the served model's max_model_len (when /v1/models says it). */
+async function warnPastServedContext(prepared: PreparedRun, maxModelLen: number | undefined, maxTurns: number | undefined, warn: Warn): Promise<void> {
+  if (maxModelLen === undefined) return;
+  const { conversations } = prepared.dataset;
+  const past = await requestsPastContext(conversations, prepared.counter, maxModelLen, maxTurns);
+  const warning = pastContextWarning(past, conversations.length, maxModelLen);
+  if (warning !== undefined) warn(warning);
 }
 
 /** What the load left: the engine's result, the Recorder that took its records, and what was measured beside. */

@@ -4,7 +4,7 @@ import { percentileSupported } from '../metrics/percentile-support.js';
 import { sortAscending } from '../metrics/stats.js';
 import { dotsAndLinesChart, lineChart, ninesChart, stackedBarChart, type SeriesPoint, type StackedBar } from './charts.js';
 import { chartFigure } from './html-util.js';
-import { cdfOfSorted, ninesOfSorted, positiveOf, sortedLatencySamples, timeSeries } from './series.js';
+import { cdfOfSorted, ninesOfSorted, positiveOf, sortedLatencySamples, timeSeries, type TimeSeries } from './series.js';
 import { counted } from '../util/plural.js';
 
 /** A uniform sample of a run's records (RunData.sampled): how many records it holds and how many the run has. */
@@ -183,14 +183,33 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
   if (ts.bins.length === 0) return [];
   const sampleNote =
     sample === null ? '' : ` Estimated from ${sampleText(sample)}: counts, rates and in-flight levels are scaled by ${fmtScale(scale)}.`;
-  const binNote = `Bins of ${ts.bin_sec} s; time since the run's start.${sampleNote}`;
-  const rollNote = `Over a trailing ${ts.window_sec} s window, every ${ts.bin_sec} s; time since the run's start.${sampleNote}`;
   const last = ts.bins[ts.bins.length - 1]!;
-  const xDomain = [Math.min(0, ts.bins[0]!.t_sec), last.t_sec + ts.bin_sec] as const;
-  const roll = ts.rolling;
-  const figures: string[] = [];
+  const context: OverTimeContext = {
+    ts,
+    sample,
+    xDomain: [Math.min(0, ts.bins[0]!.t_sec), last.t_sec + ts.bin_sec],
+    binNote: `Bins of ${ts.bin_sec} s; time since the run's start.${sampleNote}`,
+    rollNote: `Over a trailing ${ts.window_sec} s window, every ${ts.bin_sec} s; time since the run's start.${sampleNote}`,
+  };
+  return [...loadOverTimeCharts(context), ...ttftOverTimeChart(context), ...cacheHitOverTimeChart(context), ...errorsOverTimeChart(context)];
+}
 
-  figures.push(
+/** What every over-time chart shares: the series, the sample (if any), the time axis and the notes under the charts. */
+interface OverTimeContext {
+  ts: TimeSeries;
+  sample: RecordSample | null;
+  /** The time axis (seconds since the run's start): from 0 (or the first bin) to the last bin's end. */
+  xDomain: readonly [number, number];
+  /** Note under a chart of single bins. */
+  binNote: string;
+  /** Note under a chart of the rolling window. */
+  rollNote: string;
+}
+
+/** Completed requests per second, output tokens per second and requests in flight over the rolling window. */
+function loadOverTimeCharts({ ts, xDomain, rollNote }: OverTimeContext): string[] {
+  const roll = ts.rolling;
+  return [
     chartFigure(
       'request-throughput-over-time',
       'Completed requests per second',
@@ -200,8 +219,6 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
       ),
       rollNote,
     ),
-  );
-  figures.push(
     chartFigure(
       'token-throughput-over-time',
       'Output tokens per second',
@@ -211,8 +228,6 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
       ),
       rollNote,
     ),
-  );
-  figures.push(
     chartFigure(
       'in-flight-over-time',
       'Requests in flight',
@@ -225,56 +240,61 @@ export function timeSeriesCharts(records: readonly RequestRecord[], sample: Reco
       ),
       `${rollNote} Mean is time-weighted.`,
     ),
-  );
+  ];
+}
 
+/** TTFT p50 / p90 over the rolling window, with a dot per request when there are few enough; none without TTFTs. */
+function ttftOverTimeChart({ ts, sample, xDomain }: OverTimeContext): string[] {
   const ttftLines: SeriesPoint[] = [];
-  for (const b of roll) {
+  for (const b of ts.rolling) {
     if (b.ttft_p50_ms !== null) ttftLines.push({ x: b.t_sec, y: b.ttft_p50_ms, series: 'p50' });
     if (b.ttft_p90_ms !== null) ttftLines.push({ x: b.t_sec, y: b.ttft_p90_ms, series: 'p90' });
   }
-  if (ttftLines.length > 0) {
-    const dots = ts.ttft_points.map((p) => ({ x: p.t_sec, y: p.ttft_ms }));
-    figures.push(
-      chartFigure(
-        'ttft-over-time',
-        'TTFT over time (ms)',
-        dots.length > 0
-          ? dotsAndLinesChart(dots, ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', dotLabel: 'request', seriesOrder: ['p50', 'p90'] })
-          : lineChart(ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', seriesOrder: ['p50', 'p90'] }),
-        `Percentiles of the requests sent in a trailing ${ts.window_sec} s window; time since the run's start` +
-          (sample === null ? '.' : ` (of ${sampleText(sample)}).`),
-      ),
-    );
-  }
+  if (ttftLines.length === 0) return [];
+  const dots = ts.ttft_points.map((p) => ({ x: p.t_sec, y: p.ttft_ms }));
+  return [
+    chartFigure(
+      'ttft-over-time',
+      'TTFT over time (ms)',
+      dots.length > 0
+        ? dotsAndLinesChart(dots, ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', dotLabel: 'request', seriesOrder: ['p50', 'p90'] })
+        : lineChart(ttftLines, { xLabel: 'send time (s)', xDomain, yLabel: 'TTFT (ms)', seriesOrder: ['p50', 'p90'] }),
+      `Percentiles of the requests sent in a trailing ${ts.window_sec} s window; time since the run's start` +
+        (sample === null ? '.' : ` (of ${sampleText(sample)}).`),
+    ),
+  ];
+}
 
-  const hit = roll.flatMap((b) => (b.cache_hit_ratio === null ? [] : [{ x: b.t_sec, y: b.cache_hit_ratio, series: 'cached (server)' }]));
-  if (hit.length > 0) {
-    figures.push(
-      chartFigure(
-        'cache-hit-over-time',
-        'Cache hit ratio over time',
-        lineChart(hit, { xLabel: 'send time (s)', xDomain, yLabel: 'cached / prompt', yPercent: true }),
-        `Σ cached / Σ prompt tokens of the requests sent in a trailing ${ts.window_sec} s window (server-reported` +
-          (sample === null ? ').' : `; ${sampleText(sample)}).`),
-      ),
-    );
-  }
+/** The server-reported cache hit ratio over the rolling window; none when no request reported cached tokens. */
+function cacheHitOverTimeChart({ ts, sample, xDomain }: OverTimeContext): string[] {
+  const hit = ts.rolling.flatMap((b) => (b.cache_hit_ratio === null ? [] : [{ x: b.t_sec, y: b.cache_hit_ratio, series: 'cached (server)' }]));
+  if (hit.length === 0) return [];
+  return [
+    chartFigure(
+      'cache-hit-over-time',
+      'Cache hit ratio over time',
+      lineChart(hit, { xLabel: 'send time (s)', xDomain, yLabel: 'cached / prompt', yPercent: true }),
+      `Σ cached / Σ prompt tokens of the requests sent in a trailing ${ts.window_sec} s window (server-reported` +
+        (sample === null ? ').' : `; ${sampleText(sample)}).`),
+    ),
+  ];
+}
 
+/** Failed requests per bin, stacked by error kind; none when nothing failed. */
+function errorsOverTimeChart({ ts, xDomain, binNote }: OverTimeContext): string[] {
   const bars: StackedBar[] = [];
   for (const b of ts.bins) {
     for (const [kind, n] of Object.entries(b.errors)) bars.push({ x1: b.t_sec, x2: b.t_sec + ts.bin_sec, y: n, series: kind });
   }
-  if (bars.length > 0) {
-    figures.push(
-      chartFigure(
-        'errors-over-time',
-        'Failed requests over time, by error kind',
-        stackedBarChart(bars, { xLabel: 'end time (s)', xDomain, yLabel: 'failed requests' }),
-        binNote,
-      ),
-    );
-  }
-  return figures;
+  if (bars.length === 0) return [];
+  return [
+    chartFigure(
+      'errors-over-time',
+      'Failed requests over time, by error kind',
+      stackedBarChart(bars, { xLabel: 'end time (s)', xDomain, yLabel: 'failed requests' }),
+      binNote,
+    ),
+  ];
 }
 
 /** A scale factor as text: "×10", "×12.5". */

@@ -179,6 +179,31 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
   const scale = options.scale ?? 1;
   const rs = records.filter((r) => !r.warmup);
   if (rs.length === 0) return { bin_sec: 1, bins: [], window_sec: 1, rolling: [], ttft_points: [] };
+  const grid = binGrid(rs);
+  const totals = binRecords(rs, grid);
+  const { mean: inFlightMean, max: inFlightMax } = sweepInFlight(totals.events, grid.originMs, grid.binMs, grid.count);
+  const binned: BinnedRun = { ...grid, ...totals, inFlightMean, inFlightMax, ttftOfBins: ttftOfBinRanges(totals.ttftByBin) };
+  const windowBins = rollingWindowBins(grid);
+  return {
+    bin_sec: grid.binSec,
+    bins: timeBins(binned, scale),
+    window_sec: Number((windowBins * grid.binSec).toPrecision(6)),
+    rolling: rollingPoints(binned, windowBins, scale),
+    ttft_points: ttftDots(rs),
+  };
+}
+
+/** Where a run's time bins lie on its clock: the first bin's start, the run's end (ms), the bins' width and count. */
+interface BinGrid {
+  originMs: number;
+  endMs: number;
+  binSec: number;
+  binMs: number;
+  count: number;
+}
+
+/** The bin grid over non-warmup records `rs` (at least one): a nice width, enough bins to reach the last event. */
+function binGrid(rs: readonly RequestRecord[]): BinGrid {
   let startMs = Infinity;
   let endMs = -Infinity;
   for (const r of rs) {
@@ -190,8 +215,41 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
   const binSec = niceBinSec((endMs - originMs) / 1000);
   const binMs = binSec * 1000;
   const count = Math.max(1, Math.ceil((endMs - originMs) / binMs + 1e-9));
-  const index = (ms: number): number => Math.min(count - 1, Math.max(0, Math.floor((ms - originMs) / binMs)));
+  return { originMs, endMs, binSec, binMs, count };
+}
 
+/** The bin holding time `ms` (times outside the grid go to its first or last bin). */
+function binIndex(grid: BinGrid, ms: number): number {
+  return Math.min(grid.count - 1, Math.max(0, Math.floor((ms - grid.originMs) / grid.binMs)));
+}
+
+/** The time (seconds) bin `i` covers, which rates divide by. */
+function binWidthSec(grid: BinGrid, i: number): number {
+  const { binSec, binMs, originMs, endMs, count } = grid;
+  // The last bin usually ends at the run's end, not at a full width: rates divide by the time it covers (at least a
+  // quarter bin, so one request ending just past a boundary does not show as a spike).
+  return i < count - 1 ? binSec : Math.min(binSec, Math.max(binSec / 4, (endMs - (originMs + i * binMs)) / 1000));
+}
+
+/** What the records put in each bin (unscaled), and their send (+1) / end (-1) events for the in-flight sweep. */
+interface BinTotals {
+  /** Completed requests and their output tokens, by end bin. */
+  completed: number[];
+  outputTokens: number[];
+  /** TTFTs of completed requests, by send bin. */
+  ttftByBin: number[][];
+  /** Cached and input tokens (and how many requests report them) of completed requests, by send bin. */
+  cached: number[];
+  cachedInput: number[];
+  cachedKnown: number[];
+  /** Failed requests by error kind, by end bin. */
+  errors: Array<Record<string, number>>;
+  events: Array<[number, number]>;
+}
+
+/** Adds each record to its bins: completions, tokens and errors where it ended; TTFT and cache where it was sent. */
+function binRecords(rs: readonly RequestRecord[], grid: BinGrid): BinTotals {
+  const { count } = grid;
   const completed = new Array<number>(count).fill(0);
   const outputTokens = new Array<number>(count).fill(0);
   const ttftByBin: number[][] = Array.from({ length: count }, () => []);
@@ -201,8 +259,8 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
   const errors: Array<Record<string, number>> = Array.from({ length: count }, () => ({}));
   const events: Array<[number, number]> = [];
   for (const r of rs) {
-    const end = index(r.done_at_ms);
-    const sent = index(r.sent_at_ms);
+    const end = binIndex(grid, r.done_at_ms);
+    const sent = binIndex(grid, r.sent_at_ms);
     events.push([r.sent_at_ms, 1], [Math.max(r.done_at_ms, r.sent_at_ms), -1]);
     if (r.status === 'error') {
       const kind = r.error_kind ?? 'other';
@@ -218,24 +276,37 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
       cachedKnown[sent]!++;
     }
   }
-  const { mean: inFlightMean, max: inFlightMax } = sweepInFlight(events, originMs, binMs, count);
+  return { completed, outputTokens, ttftByBin, cached, cachedInput, cachedKnown, errors, events };
+}
+
+/** A function giving the TTFTs of the requests sent in bins [from, to), sorted ascending. */
+function ttftOfBinRanges(ttftByBin: readonly number[][]): (from: number, to: number) => Float64Array {
+  const count = ttftByBin.length;
   // The TTFTs laid end to end by send bin (bin i's at [ttftStart[i], ttftStart[i + 1])): a trailing window's are then
   // one slice, copied and sorted natively, not gathered value by value for each of the ~150 windows.
   const ttftStart = new Int32Array(count + 1);
   for (let i = 0; i < count; i++) ttftStart[i + 1] = ttftStart[i]! + ttftByBin[i]!.length;
   const ttftFlat = new Float64Array(ttftStart[count]!);
   for (let i = 0; i < count; i++) ttftFlat.set(ttftByBin[i]!, ttftStart[i]!);
-  /** The TTFTs of the requests sent in bins [from, to), sorted ascending. */
-  const ttftOfBins = (from: number, to: number): Float64Array => sortAscending(ttftFlat.slice(ttftStart[from]!, ttftStart[to]!));
+  return (from, to) => sortAscending(ttftFlat.slice(ttftStart[from]!, ttftStart[to]!));
+}
 
-  // The last bin usually ends at the run's end, not at a full width: rates divide by the time it covers (at least a
-  // quarter bin, so one request ending just past a boundary does not show as a spike).
-  const widthSec = (i: number): number =>
-    i < count - 1 ? binSec : Math.min(binSec, Math.max(binSec / 4, (endMs - (originMs + i * binMs)) / 1000));
+/** Everything the bins and the rolling window are computed from: the grid, the bin totals, the in-flight sweep. */
+interface BinnedRun extends BinGrid, BinTotals {
+  /** Time-averaged and peak requests in flight, by bin (unscaled). */
+  inFlightMean: number[];
+  inFlightMax: number[];
+  /** The TTFTs of the requests sent in bins [from, to), sorted ascending. */
+  ttftOfBins: (from: number, to: number) => Float64Array;
+}
+
+/** One TimeBin per bin: counts as rates over the time the bin covers, scaled by `scale`. */
+function timeBins(run: BinnedRun, scale: number): TimeBin[] {
+  const { count, binSec, binMs, originMs, completed, outputTokens, inFlightMean, inFlightMax, cached, cachedInput, cachedKnown, errors } = run;
   const bins: TimeBin[] = [];
   for (let i = 0; i < count; i++) {
-    const width = widthSec(i);
-    const ttft = ttftOfBins(i, i + 1);
+    const width = binWidthSec(run, i);
+    const ttft = run.ttftOfBins(i, i + 1);
     bins.push({
       t_sec: Number(((i * binMs + originMs) / 1000).toFixed(6)),
       request_rate: (completed[i]! * scale) / width,
@@ -248,7 +319,18 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
       errors: scale === 1 ? errors[i]! : Object.fromEntries(Object.entries(errors[i]!).map(([kind, n]) => [kind, n * scale])),
     });
   }
-  const windowBins = Math.max(1, Math.round(Math.min(MAX_WINDOW_SEC, Math.max(MIN_WINDOW_SEC, ((endMs - originMs) / 1000) * WINDOW_SHARE)) / binSec));
+  return bins;
+}
+
+/** Bins in the rolling window: span × WINDOW_SHARE held to [MIN_WINDOW_SEC, MAX_WINDOW_SEC], at least one bin. */
+function rollingWindowBins(grid: BinGrid): number {
+  const { endMs, originMs, binSec } = grid;
+  return Math.max(1, Math.round(Math.min(MAX_WINDOW_SEC, Math.max(MIN_WINDOW_SEC, ((endMs - originMs) / 1000) * WINDOW_SHARE)) / binSec));
+}
+
+/** One RollingPoint per bin: the figures of the trailing `windowBins` bins ending with it, scaled by `scale`. */
+function rollingPoints(run: BinnedRun, windowBins: number, scale: number): RollingPoint[] {
+  const { count, binSec, binMs, originMs, completed, outputTokens, inFlightMean, inFlightMax, cached, cachedInput } = run;
   const rolling: RollingPoint[] = [];
   for (let i = 0; i < count; i++) {
     let width = 0;
@@ -260,7 +342,7 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
     let hitInput = 0;
     const first = Math.max(0, i - windowBins + 1);
     for (let j = first; j <= i; j++) {
-      width += widthSec(j);
+      width += binWidthSec(run, j);
       done += completed[j]!;
       tokens += outputTokens[j]!;
       area += inFlightMean[j]! * binSec;
@@ -268,9 +350,9 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
       hit += cached[j]!;
       hitInput += cachedInput[j]!;
     }
-    const sorted = ttftOfBins(first, i + 1);
+    const sorted = run.ttftOfBins(first, i + 1);
     rolling.push({
-      t_sec: Number(((originMs + i * binMs) / 1000 + widthSec(i)).toFixed(6)),
+      t_sec: Number(((originMs + i * binMs) / 1000 + binWidthSec(run, i)).toFixed(6)),
       request_rate: (done * scale) / width,
       output_token_rate: (tokens * scale) / width,
       in_flight_mean: (area * scale) / width,
@@ -280,11 +362,16 @@ export function timeSeries(records: readonly RequestRecord[], options: TimeSerie
       cache_hit_ratio: hitInput > 0 ? hit / hitInput : null,
     });
   }
+  return rolling;
+}
+
+/** Each completed request's TTFT at its send time, when there are at most MAX_TTFT_DOTS records (else none). */
+function ttftDots(rs: readonly RequestRecord[]): TimeSeries['ttft_points'] {
   const ttftPoints: TimeSeries['ttft_points'] = [];
   if (rs.length <= MAX_TTFT_DOTS) {
     for (const r of rs) if (r.status === 'ok' && r.ttft_ms !== null) ttftPoints.push({ t_sec: r.sent_at_ms / 1000, ttft_ms: r.ttft_ms });
   }
-  return { bin_sec: binSec, bins, window_sec: Number((windowBins * binSec).toPrecision(6)), rolling, ttft_points: ttftPoints };
+  return ttftPoints;
 }
 
 /** Time-weighted mean and max of the in-flight count per bin, from +1 (send) / -1 (end) events. */

@@ -10,7 +10,7 @@ import { writeJsonAtomic, writeTextAtomic } from '../store/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
 import { prepareOutputDir, defaultOutputDir } from '../store/output-dir.js';
 import { redactSecrets } from '../store/redact.js';
-import { runBenchmark, type BenchmarkHooks } from './run-benchmark.js';
+import { runBenchmark, type BenchmarkHooks, type BenchmarkResult } from './run-benchmark.js';
 import { writeRepeats } from './repeats.js';
 
 export type { SweepPoint } from '../metrics/sweep-point.js';
@@ -92,24 +92,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
         hooks.onPoint?.(point);
         return point;
       }
-      // --repeat N: the point N times, as `run --repeat` does, into the point's repeat-1 … repeat-N (a stop ends the series).
-      const results = [];
-      for (let i = 1; i <= repeat && (i === 1 || !hooks.signal?.aborted); i++) results.push(await runOnce(join(dir, `repeat-${i}`)));
-      const first = results[0]!;
-      facts.model ??= first.model;
-      const { intervals, runs } = await writeRepeats(dir, repeat, results);
-      const allMeet = results.map((r) => meets(r.summary, target));
-      const point: SweepPoint = {
-        kind,
-        value,
-        outputDir: dir,
-        summary: first.summary,
-        perTurn: first.perTurn,
-        prefixCache: first.prefixCache,
-        meetsSlos: allMeet.includes(null) ? null : allMeet.every(Boolean),
-        stopReason: results.at(-1)!.engine.stopReason,
-        repeats: { runs, intervals },
-      };
+      const point = await repeatedPoint(kind, value, dir, repeat, target, runOnce, hooks, facts);
       points.push(point);
       hooks.onPoint?.(point);
       return point;
@@ -117,17 +100,7 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
 
     let bestRate: number | null = null;
     if (plan.kind === 'search') {
-      // Bisection over the rate: keep the highest rate that met the SLOs and the lowest that did not.
-      let good = (await runPoint('session-rate', plan.minRate)).meetsSlos ? plan.minRate : null;
-      let bad = plan.maxRate;
-      if (good !== null && (await runPoint('session-rate', plan.maxRate)).meetsSlos) good = bad = plan.maxRate;
-      for (let step = 0; good !== null && step < plan.steps && bad > good && !hooks.signal?.aborted; step++) {
-        const mid = Math.round(((good + bad) / 2) * 1000) / 1000;
-        if (mid === good || mid === bad) break;
-        if ((await runPoint('session-rate', mid)).meetsSlos) good = mid;
-        else bad = mid;
-      }
-      bestRate = good;
+      bestRate = await searchBestRate(plan, runPoint, hooks);
     } else {
       for (const value of plan.values) {
         if (hooks.signal?.aborted) break;
@@ -139,6 +112,58 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
   } finally {
     await simulator?.close();
   }
+}
+
+/**
+ * --repeat N: runs one point N times, as `run --repeat` does, into the point's repeat-1 … repeat-N (a stop ends the
+ * series), and writes the repeats' files there. The point's figures are repetition 1's; it meets the SLOs when every
+ * repetition does (null when any cannot say).
+ */
+async function repeatedPoint(
+  kind: SweepPoint['kind'],
+  value: number,
+  dir: string,
+  repeat: number,
+  target: number,
+  runOnce: (outputDir: string) => Promise<BenchmarkResult>,
+  hooks: SweepHooks,
+  facts: SweepFacts,
+): Promise<SweepPoint> {
+  const results = [];
+  for (let i = 1; i <= repeat && (i === 1 || !hooks.signal?.aborted); i++) results.push(await runOnce(join(dir, `repeat-${i}`)));
+  const first = results[0]!;
+  facts.model ??= first.model;
+  const { intervals, runs } = await writeRepeats(dir, repeat, results);
+  const allMeet = results.map((r) => meets(r.summary, target));
+  return {
+    kind,
+    value,
+    outputDir: dir,
+    summary: first.summary,
+    perTurn: first.perTurn,
+    prefixCache: first.prefixCache,
+    meetsSlos: allMeet.includes(null) ? null : allMeet.every(Boolean),
+    stopReason: results.at(-1)!.engine.stopReason,
+    repeats: { runs, intervals },
+  };
+}
+
+/**
+ * sweep --search: runs session-rate points from the plan's bounds inwards, at most `steps` past the two ends (a stop
+ * ends the search), and returns the highest rate that met the SLOs, or null when even the lowest did not.
+ */
+async function searchBestRate(plan: Extract<SweepPlan, { kind: 'search' }>, runPoint: (kind: SweepPoint['kind'], value: number) => Promise<SweepPoint>, hooks: SweepHooks): Promise<number | null> {
+  // Bisection over the rate: keep the highest rate that met the SLOs and the lowest that did not.
+  let good = (await runPoint('session-rate', plan.minRate)).meetsSlos ? plan.minRate : null;
+  let bad = plan.maxRate;
+  if (good !== null && (await runPoint('session-rate', plan.maxRate)).meetsSlos) good = bad = plan.maxRate;
+  for (let step = 0; good !== null && step < plan.steps && bad > good && !hooks.signal?.aborted; step++) {
+    const mid = Math.round(((good + bad) / 2) * 1000) / 1000;
+    if (mid === good || mid === bad) break;
+    if ((await runPoint('session-rate', mid)).meetsSlos) good = mid;
+    else bad = mid;
+  }
+  return good;
 }
 
 /** The server (URL as shown, credentials redacted), the model it served and when the sweep started (ISO 8601). */

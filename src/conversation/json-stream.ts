@@ -21,16 +21,14 @@ export async function* streamJsonList(
 ): AsyncGenerator<JsonListElement> {
   const input = utf8Chunks(file, options, options.chunkBytes ?? 1 << 20);
   const maxElementChars = options.maxElementChars ?? Number.POSITIVE_INFINITY;
+  const list = new ListSyntax(file);
   let line = 1;
-  let started = false;
-  let ended = false;
   let inString = false;
   let escaped = false;
   /** Inside an element: its text from earlier chunks, the line it starts on, and its open brackets. */
   let inElement = false;
   let pending = '';
   let elementLine = 0;
-  let expectComma = false;
   const closers: number[] = [];
   for await (const chunk of input) {
     let from = inElement ? 0 : -1;
@@ -49,27 +47,12 @@ export async function* streamJsonList(
         yield { text: pending + chunk.slice(from, i), line: elementLine };
         pending = '';
         inElement = false;
-        expectComma = true;
+        list.expectComma = true;
       }
       if (c === 10) line += 1;
       if (space) continue;
-      if (ended) throw new DatasetError({ file, line }, 'invalid JSON: unexpected text after the end of the list');
-      if (!started) {
-        if (c !== 91 /* [ */) throw new DatasetError({ file, line }, 'expected a JSON list of conversations');
-        started = true;
-        continue;
-      }
       if (!inElement) {
-        if (c === 93 /* ] */) {
-          ended = true;
-          continue;
-        }
-        if (c === 44 /* , */) {
-          if (!expectComma) throw new DatasetError({ file, line }, 'invalid JSON: unexpected ","');
-          expectComma = false;
-          continue;
-        }
-        if (expectComma) throw new DatasetError({ file, line }, 'invalid JSON: expected "," between list elements');
+        if (list.punctuation(c, line)) continue;
         inElement = true;
         from = i;
         elementLine = line;
@@ -82,7 +65,7 @@ export async function* streamJsonList(
           yield { text: pending + chunk.slice(from, i + 1), line: elementLine };
           pending = '';
           inElement = false;
-          expectComma = true;
+          list.expectComma = true;
         }
       }
     }
@@ -93,6 +76,49 @@ export async function* streamJsonList(
       pending += chunk.slice(from);
     }
   }
-  if (!started) throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');
-  if (!ended || inElement || inString) throw new DatasetError({ file, line }, 'invalid JSON: the list is not closed (truncated file?)');
+  list.end(line, inElement || inString);
+}
+
+/**
+ * The top-level list's own syntax, outside its elements: the opening "[", a "," between two elements and the closing
+ * "]". Inside an element the scanner does not ask: the list was opened and is not closed yet.
+ */
+class ListSyntax {
+  readonly #file: string;
+  #started = false;
+  #ended = false;
+  /** An element has just ended: a "," or the closing "]" comes next. */
+  expectComma = false;
+
+  constructor(file: string) {
+    this.#file = file;
+  }
+
+  /** Reads `c`, a character outside strings, spaces and elements on `line`: true when it is the list's own, false when it opens an element. */
+  punctuation(c: number, line: number): boolean {
+    const file = this.#file;
+    if (this.#ended) throw new DatasetError({ file, line }, 'invalid JSON: unexpected text after the end of the list');
+    if (!this.#started) {
+      if (c !== 91 /* [ */) throw new DatasetError({ file, line }, 'expected a JSON list of conversations');
+      this.#started = true;
+      return true;
+    }
+    if (c === 93 /* ] */) {
+      this.#ended = true;
+      return true;
+    }
+    if (c === 44 /* , */) {
+      if (!this.expectComma) throw new DatasetError({ file, line }, 'invalid JSON: unexpected ","');
+      this.expectComma = false;
+      return true;
+    }
+    if (this.expectComma) throw new DatasetError({ file, line }, 'invalid JSON: expected "," between list elements');
+    return false;
+  }
+
+  /** At the end of the file (`unfinished` when inside an element or a string): throws unless the list was opened and closed. */
+  end(line: number, unfinished: boolean): void {
+    if (!this.#started) throw new DatasetError({ file: this.#file }, 'the file is empty; expected a JSON list of conversations');
+    if (!this.#ended || unfinished) throw new DatasetError({ file: this.#file, line }, 'invalid JSON: the list is not closed (truncated file?)');
+  }
 }

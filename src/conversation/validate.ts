@@ -55,6 +55,36 @@ function expectedRoles(expect: Expect): string {
  * `parent` and `fork_at`.
  */
 export function validateConversation(value: unknown, at: DatasetLocation): Conversation {
+  const { record, id, where, messages } = conversationObject(value, at);
+  const tools = record.tools === undefined ? undefined : validateTools(record.tools, where);
+  const parent = forkPoint(record, where);
+
+  const out: ChatMessage[] = [];
+  const order = new MessageOrder();
+  for (let i = 0; i < messages.length; i++) {
+    const mAt: DatasetLocation = { ...where, messageIndex: i };
+    const { m, role, message, toolCalls } = messageObject(messages[i], mAt);
+    if (role === 'system') {
+      if (i !== 0) throw new DatasetError(mAt, 'a "system" message is allowed only as the first message');
+      out.push(message);
+      continue;
+    }
+    order.add(m, role, message, toolCalls, mAt);
+    out.push(message);
+  }
+  if (!out.some((m) => m.role === 'user')) throw new DatasetError(where, 'expected at least one "user" message');
+  const conversation: Conversation = { id: String(id), messages: out };
+  if (order.extensions) conversation.turns = order.turns;
+  if (tools !== undefined) conversation.tools = tools;
+  if (parent !== undefined) {
+    if (out[0]?.role === 'system') throw new DatasetError({ ...where, messageIndex: 0 }, 'a sub-agent (with "parent") starts with a "user" message: the system message is its parent\'s');
+    conversation.parent = parent;
+  }
+  return conversation;
+}
+
+/** Checks the conversation's own fields (an object with an `id` and a non-empty `messages` array) and names where it is. */
+function conversationObject(value: unknown, at: DatasetLocation): { record: Record<string, unknown>; id: string | number; where: DatasetLocation; messages: unknown[] } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new DatasetError(at, `expected a conversation object {"id", "messages"}, got ${shownValue(value)}`);
   }
@@ -69,83 +99,90 @@ export function validateConversation(value: unknown, at: DatasetLocation): Conve
     throw new DatasetError(where, `expected "messages" to be an array, got ${shownValue(messages)}`);
   }
   if (messages.length === 0) throw new DatasetError(where, 'expected at least one message, got an empty "messages" list');
-  const tools = record.tools === undefined ? undefined : validateTools(record.tools, where);
-  const parent = forkPoint(record, where);
+  return { record, id, where, messages };
+}
 
-  const out: ChatMessage[] = [];
-  const turns: TurnSettings[] = [];
-  let extensions = false;
-  let expect: Expect = 'user';
-  let pending = new Set<string>();
-  let stepOpen = false;
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i] as Record<string, unknown> | null;
-    const mAt: DatasetLocation = { ...where, messageIndex: i };
-    if (typeof m !== 'object' || m === null || Array.isArray(m)) {
-      throw new DatasetError(mAt, `expected a message object {"role", "content"}, got ${shownValue(m)}`);
-    }
-    const role = m.role;
-    if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw new DatasetError(mAt, `expected "role" to be "user", "assistant", "system" or "tool", got ${role === undefined ? 'nothing' : shownValue(role)}`);
-    }
-    const toolCalls: ToolCall[] | undefined = role === 'assistant' && m.tool_calls !== undefined && m.tool_calls !== null ? validateToolCalls(m.tool_calls, mAt) : undefined;
-    const message: ChatMessage = { role: role as ChatMessage['role'], content: content(m, role, toolCalls !== undefined, mAt) };
-    if (toolCalls !== undefined) message.tool_calls = toolCalls;
-    if (role === 'system') {
-      if (i !== 0) throw new DatasetError(mAt, 'a "system" message is allowed only as the first message');
-      out.push(message);
-      continue;
-    }
+/** Checks one message on its own (an object with a known role, its content and an assistant's tool calls) and types it. */
+function messageObject(value: unknown, at: DatasetLocation): { m: Record<string, unknown>; role: string; message: ChatMessage; toolCalls: ToolCall[] | undefined } {
+  const m = value as Record<string, unknown> | null;
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) {
+    throw new DatasetError(at, `expected a message object {"role", "content"}, got ${shownValue(m)}`);
+  }
+  const role = m.role;
+  if (typeof role !== 'string' || !ROLES.has(role)) {
+    throw new DatasetError(at, `expected "role" to be "user", "assistant", "system" or "tool", got ${role === undefined ? 'nothing' : shownValue(role)}`);
+  }
+  const toolCalls: ToolCall[] | undefined = role === 'assistant' && m.tool_calls !== undefined && m.tool_calls !== null ? validateToolCalls(m.tool_calls, at) : undefined;
+  const message: ChatMessage = { role: role as ChatMessage['role'], content: content(m, role, toolCalls !== undefined, at) };
+  if (toolCalls !== undefined) message.tool_calls = toolCalls;
+  return { m, role, message, toolCalls };
+}
+
+/**
+ * The order of a conversation's messages after the system message, checked message by message (see Expect), and the
+ * settings of each step read from them: `think_time_sec` on its first input message, `max_tokens` on its answer.
+ */
+class MessageOrder {
+  /** The settings of each step, in order. */
+  readonly turns: TurnSettings[] = [];
+  /** Whether a message carried a setting (else the conversation has no `turns`). */
+  extensions = false;
+  #expect: Expect = 'user';
+  #pending = new Set<string>();
+  #stepOpen = false;
+
+  /** Checks that `message` (with role `role`, read from `m`) may come next, sets a tool result's `tool_call_id` and records its settings. */
+  add(m: Record<string, unknown>, role: string, message: ChatMessage, toolCalls: ToolCall[] | undefined, at: DatasetLocation): void {
+    const expect = this.#expect;
+    const pending = this.#pending;
     const allowed = expect === 'after-tool' ? role !== 'system' && (role !== 'tool' || pending.size > 0) && (role === 'tool' || pending.size === 0) : role === expect;
     if (!allowed) {
       const why = expect === 'after-tool' && pending.size > 0 ? `; calls ${[...pending].map((c) => JSON.stringify(c)).join(', ')} have no result yet` : '';
-      throw new DatasetError(mAt, `expected ${expectedRoles(expect)}, got "${role}"${why}`);
+      throw new DatasetError(at, `expected ${expectedRoles(expect)}, got "${role}"${why}`);
     }
     if (role === 'tool') {
       const callId = m.tool_call_id;
       if (typeof callId !== 'string' || !pending.has(callId)) {
-        throw new DatasetError(mAt, `expected "tool_call_id" to be the id of a call of the assistant message before, one of ${[...pending].map((c) => JSON.stringify(c)).join(', ')}; got ${shownValue(callId)}`);
+        throw new DatasetError(at, `expected "tool_call_id" to be the id of a call of the assistant message before, one of ${[...pending].map((c) => JSON.stringify(c)).join(', ')}; got ${shownValue(callId)}`);
       }
       pending.delete(callId);
       message.tool_call_id = callId;
     }
-    if (role !== 'assistant' && !stepOpen) {
-      // The first input message of a step opens it: its settings belong to the step's request.
-      turns.push({});
-      stepOpen = true;
-      if (m.think_time_sec !== undefined) {
-        const seconds = extensionNumber(m.think_time_sec, 'think_time_sec', mAt);
-        if (seconds > MAX_WAIT_SEC) throw new DatasetError(mAt, `expected "think_time_sec" to be at most ${MAX_WAIT_SEC.toLocaleString('en-US')} (a year), got ${shownValue(seconds)}`);
-        turns[turns.length - 1]!.thinkTimeSec = seconds;
-        extensions = true;
-      }
-    }
+    if (role !== 'assistant' && !this.#stepOpen) this.#openStep(m, at);
     if (role === 'assistant') {
-      const turn = turns[turns.length - 1]!;
-      if (m.max_tokens !== undefined) {
-        turn.maxTokens = extensionNumber(m.max_tokens, 'max_tokens', mAt);
-        if (!Number.isInteger(turn.maxTokens) || turn.maxTokens < 1) throw new DatasetError(mAt, `expected "max_tokens" to be a positive integer, got ${turn.maxTokens}`);
-        extensions = true;
-      }
-      stepOpen = false;
-      pending = new Set(toolCalls?.map((c) => c.id));
-      expect = toolCalls === undefined ? 'user' : 'tool';
+      this.#closeStep(m, toolCalls, at);
     } else if (role === 'tool') {
-      expect = 'after-tool';
+      this.#expect = 'after-tool';
     } else {
-      expect = 'assistant';
+      this.#expect = 'assistant';
     }
-    out.push(message);
   }
-  if (!out.some((m) => m.role === 'user')) throw new DatasetError(where, 'expected at least one "user" message');
-  const conversation: Conversation = { id: String(id), messages: out };
-  if (extensions) conversation.turns = turns;
-  if (tools !== undefined) conversation.tools = tools;
-  if (parent !== undefined) {
-    if (out[0]?.role === 'system') throw new DatasetError({ ...where, messageIndex: 0 }, 'a sub-agent (with "parent") starts with a "user" message: the system message is its parent\'s');
-    conversation.parent = parent;
+
+  /** Opens a step at its first input message, with that message's `think_time_sec`. */
+  #openStep(m: Record<string, unknown>, at: DatasetLocation): void {
+    // The first input message of a step opens it: its settings belong to the step's request.
+    this.turns.push({});
+    this.#stepOpen = true;
+    if (m.think_time_sec !== undefined) {
+      const seconds = extensionNumber(m.think_time_sec, 'think_time_sec', at);
+      if (seconds > MAX_WAIT_SEC) throw new DatasetError(at, `expected "think_time_sec" to be at most ${MAX_WAIT_SEC.toLocaleString('en-US')} (a year), got ${shownValue(seconds)}`);
+      this.turns[this.turns.length - 1]!.thinkTimeSec = seconds;
+      this.extensions = true;
+    }
   }
-  return conversation;
+
+  /** Closes the step at its answer, with the answer's `max_tokens`; its tool calls are to be answered next. */
+  #closeStep(m: Record<string, unknown>, toolCalls: ToolCall[] | undefined, at: DatasetLocation): void {
+    const turn = this.turns[this.turns.length - 1]!;
+    if (m.max_tokens !== undefined) {
+      turn.maxTokens = extensionNumber(m.max_tokens, 'max_tokens', at);
+      if (!Number.isInteger(turn.maxTokens) || turn.maxTokens < 1) throw new DatasetError(at, `expected "max_tokens" to be a positive integer, got ${turn.maxTokens}`);
+      this.extensions = true;
+    }
+    this.#stepOpen = false;
+    this.#pending = new Set(toolCalls?.map((c) => c.id));
+    this.#expect = toolCalls === undefined ? 'user' : 'tool';
+  }
 }
 
 /** Throws when two conversations share an id (the engine keys history and records by it). */

@@ -124,6 +124,20 @@ interface TurnPlan {
   thinks: number[] | undefined;
 }
 
+/** Every size of a dataset, sampled and checked against the bounds before any text is made. */
+interface DatasetPlan {
+  /** Messages per conversation (even: a user message and its answer per turn). */
+  turnCounts: number[];
+  /** Tokens of each conversation's own prefix (on its first user message). */
+  prefixTokens: number[];
+  /** Tokens of the prefix shared by every conversation's first message. */
+  commonTokens: number;
+  /** The system prompt text per conversation index (undefined when the config has none). */
+  system: (c: number) => string | undefined;
+  /** Per conversation, the sizes of its user turns. */
+  turns: TurnPlan[];
+}
+
 /**
  * Generates the conversations of a `generate_conversations` config, as the reference builds them (REFERENCE.md
  * and docs/DATASETS.md), with exact token counts: each user message is realized by slicing corpus ids and
@@ -133,11 +147,44 @@ export async function generateConversations(config: GenerationConfig, options: G
   const stream = new TokenStream(decodingTokenizer(options.counter.tokenizer), await readCorpus(config, options));
   const tokenizer = stream.tokenizer;
   const rng = Rng.derive(options.seed ?? 0, GENERATOR_STREAM);
-  const n = config.numConversations;
   const count = (text: string): number => tokenizer.count(text);
   const baseCount = count(BASE_PROMPT);
-  const sizes = new SizeCheck(config);
+  const plan = sampleDataset(config, stream, rng, baseCount);
 
+  let offset = 0;
+  let commonText = '';
+  if (plan.commonTokens > 0) {
+    // As the reference: the stream's first tokens, ending with "." to close the sentence.
+    commonText = `${stream.text(0, Math.max(0, plan.commonTokens - 2))}.`;
+    offset += plan.commonTokens;
+  }
+  const source: TextSource = { stream, count, baseCount, commonText, answer: answerCache(stream) };
+
+  const conversations: Conversation[] = [];
+  const userTurns: TurnTokens[][] = [];
+  const answerTokens: number[][] = [];
+  let maxDrift = 0;
+  for (let c = 0; c < config.numConversations; c++) {
+    const generated = generateConversation(source, plan, c, offset);
+    // Past the conversation's own prefix and, as the reference, a little further on: the next conversation's text.
+    offset += plan.prefixTokens[c]!;
+    offset += plan.turnCounts[c]!;
+    maxDrift = Math.max(maxDrift, generated.maxDrift);
+    conversations.push(generated.conversation);
+    userTurns.push(generated.turnTokens);
+    answerTokens.push(generated.answers);
+  }
+  if (config.images !== undefined) addSyntheticImages(conversations, config.images, options.seed ?? 0);
+  return { conversations, userTurns, answerTokens, commonPrefixTokens: plan.commonTokens, maxDrift, corpusTokens: stream.length };
+}
+
+/**
+ * Samples every size of the dataset from `rng` in the reference's order and checks each against the config's bounds
+ * (a SizeCheck), so a config over the bounds fails before any text is made.
+ */
+function sampleDataset(config: GenerationConfig, stream: TokenStream, rng: Rng, baseCount: number): DatasetPlan {
+  const n = config.numConversations;
+  const sizes = new SizeCheck(config);
   // Sampling order follows the reference: turns and prefixes per conversation, then one common-prefix length. Every
   // size is sampled and checked before any text is realized, so a config over the bounds fails at once.
   const turnCounts = sampleMany(config.numTurns, rng, n).map((x) => {
@@ -149,95 +196,129 @@ export async function generateConversations(config: GenerationConfig, options: G
   // The common prefix opens every conversation's first message.
   for (let c = 0; c < n; c++) sizes.message(commonTokens, 'prompt_input.common_prefix_num_tokens', config.commonPrefixNumTokens);
   const system = systemPrompts(config, stream, rng, n, sizes);
-  const plans: TurnPlan[] = [];
+  const turns: TurnPlan[] = [];
   for (let c = 0; c < n; c++) {
     const userCount = turnCounts[c]! / 2;
-    plans.push({
+    turns.push({
       inputs: sampleMany(config.numTokens, rng, userCount).map((x) => sizes.message(Math.max(toInt(x), baseCount), 'prompt_input.num_tokens', config.numTokens)),
       outputs: sampleMany(config.outputNumTokens, rng, userCount).map((x) => sizes.message(Math.max(toInt(x), 1), 'prompt_output.num_tokens', config.outputNumTokens)),
       thinks: config.thinkTime === undefined ? undefined : sampleMany(config.thinkTime, rng, userCount).map((x) => Math.max(0, x)),
     });
   }
+  return { turnCounts, prefixTokens, commonTokens, system, turns };
+}
 
-  let offset = 0;
-  let commonText = '';
-  if (commonTokens > 0) {
-    // As the reference: the stream's first tokens, ending with "." to close the sentence.
-    commonText = `${stream.text(0, Math.max(0, commonTokens - 2))}.`;
-    offset += commonTokens;
-  }
+/** A recorded answer: its text and re-encoded size. */
+interface Answer {
+  text: string;
+  tokens: number;
+}
 
-  const answerCache = new Map<number, { text: string; tokens: number }>();
-  const answer = (tokens: number): { text: string; tokens: number } => {
-    let hit = answerCache.get(tokens);
+/** What every conversation's text is made from. */
+interface TextSource {
+  stream: TokenStream;
+  /** Tokens of a text under the run's tokenizer. */
+  count: (text: string) => number;
+  /** Tokens of BASE_PROMPT. */
+  baseCount: number;
+  /** The common prefix opening every conversation's first message ('' when none). */
+  commonText: string;
+  answer: (tokens: number) => Answer;
+}
+
+/** The recorded answer of a size, realized once per size and then reused. */
+function answerCache(stream: TokenStream): (tokens: number) => Answer {
+  const cache = new Map<number, Answer>();
+  return (tokens) => {
+    let hit = cache.get(tokens);
     if (hit === undefined) {
       // Answers come from the start of the stream, as in the reference: only their length matters (max_tokens).
       const r = realize(stream, [{ start: 0, count: tokens }], 0, tokens);
       hit = { text: r.text, tokens: r.tokens };
-      answerCache.set(tokens, hit);
+      cache.set(tokens, hit);
     }
     return hit;
   };
+}
 
-  const conversations: Conversation[] = [];
-  const userTurns: TurnTokens[][] = [];
-  const answerTokens: number[][] = [];
+/** One generated conversation and its token accounting. */
+interface GeneratedConversation {
+  conversation: Conversation;
+  turnTokens: TurnTokens[];
+  answers: number[];
+  /** Largest |actual - target| over its user turns. */
+  maxDrift: number;
+}
+
+/**
+ * Realizes conversation `c` of the plan: its system prompt, then each user turn and its recorded answer. Its text is
+ * taken from the stream at `start`: its own prefix first, then each turn's filler.
+ */
+function generateConversation(source: TextSource, plan: DatasetPlan, c: number, start: number): GeneratedConversation {
+  const userCount = plan.turnCounts[c]! / 2;
+  const { inputs, outputs, thinks } = plan.turns[c]!;
+  const largest = Math.max(...inputs);
+  const header = conversationHeader(c);
+  const messages: ChatMessage[] = [];
+  const turns: TurnSettings[] = [];
+  const turnTokens: TurnTokens[] = [];
+  const answers: number[] = [];
   let maxDrift = 0;
-  for (let c = 0; c < n; c++) {
-    const userCount = turnCounts[c]! / 2;
-    const { inputs, outputs, thinks } = plans[c]!;
-    const largest = Math.max(...inputs);
-    const header = conversationHeader(c);
-    const messages: ChatMessage[] = [];
-    const turns: TurnSettings[] = [];
-    const turnTokens: TurnTokens[] = [];
-    const answers: number[] = [];
-    const systemText = system(c);
-    if (systemText !== undefined) messages.push({ role: 'system', content: systemText });
-    const prefix = prefixTokens[c]!;
-    const prefixStart = offset;
-    offset += prefix;
-    for (let t = 0; t < userCount; t++) {
-      const head = t === 0 ? commonText + header : header;
-      const segments: Segment[] = [{ text: head }];
-      let sampled = inputs[t]!;
-      let fixed = count(head) + baseCount;
-      let prefixSlice = -1;
-      if (t === 0 && prefix > 0) {
-        // The conversation's own prefix comes on top of num_tokens; its "{i}, " marker is part of it.
-        const marker = `${c}, `;
-        const markerTokens = count(marker);
-        segments.push({ text: marker });
-        prefixSlice = segments.length;
-        segments.push({ start: prefixStart, count: Math.max(0, prefix - markerTokens) });
-        sampled += prefix;
-        fixed += prefix;
-      }
-      segments.push({ text: BASE_PROMPT });
-      const fillerCount = sampled - fixed;
-      segments.push({ start: offset + t * largest, count: Math.max(0, fillerCount) });
-      const target = Math.max(sampled, fixed);
-      // Adjust the filler; when there is none (the fixed parts fill the turn), adjust the prefix instead.
-      const adjust = fillerCount > 0 || prefixSlice === -1 ? segments.length - 1 : prefixSlice;
-      const r = realize(stream, segments, adjust, target);
-      maxDrift = Math.max(maxDrift, Math.abs(r.drift));
-      messages.push({ role: 'user', content: r.text });
-      turnTokens.push({ sampled, target, actual: r.tokens });
-      const a = answer(outputs[t]!);
-      messages.push({ role: 'assistant', content: a.text });
-      answers.push(a.tokens);
-      const settings: TurnSettings = { maxTokens: outputs[t]! };
-      if (thinks !== undefined && t > 0) settings.thinkTimeSec = thinks[t]!;
-      turns.push(settings);
-    }
-    // As the reference: the next conversation's text starts a little further on.
-    offset += turnCounts[c]!;
-    conversations.push({ id: `CONV_ID_${c}`, messages, turns });
-    userTurns.push(turnTokens);
-    answerTokens.push(answers);
+  const systemText = plan.system(c);
+  if (systemText !== undefined) messages.push({ role: 'system', content: systemText });
+  const prefix = plan.prefixTokens[c]!;
+  const fillerStart = start + prefix;
+  for (let t = 0; t < userCount; t++) {
+    const head = t === 0 ? source.commonText + header : header;
+    const ownPrefix = t === 0 && prefix > 0 ? { c, start, tokens: prefix } : undefined;
+    const user = userMessage(source, head, inputs[t]!, ownPrefix, fillerStart + t * largest);
+    maxDrift = Math.max(maxDrift, Math.abs(user.drift));
+    messages.push({ role: 'user', content: user.text });
+    turnTokens.push(user.tokens);
+    const a = source.answer(outputs[t]!);
+    messages.push({ role: 'assistant', content: a.text });
+    answers.push(a.tokens);
+    const settings: TurnSettings = { maxTokens: outputs[t]! };
+    if (thinks !== undefined && t > 0) settings.thinkTimeSec = thinks[t]!;
+    turns.push(settings);
   }
-  if (config.images !== undefined) addSyntheticImages(conversations, config.images, options.seed ?? 0);
-  return { conversations, userTurns, answerTokens, commonPrefixTokens: commonTokens, maxDrift, corpusTokens: stream.length };
+  return { conversation: { id: `CONV_ID_${c}`, messages, turns }, turnTokens, answers, maxDrift };
+}
+
+/** A conversation's own prefix: conversation `c`'s `tokens` tokens of the stream from `start`. */
+interface OwnPrefix {
+  c: number;
+  start: number;
+  tokens: number;
+}
+
+/**
+ * Realizes one user message: `head`, the conversation's own prefix (on its first turn), BASE_PROMPT and corpus filler
+ * from `fillerStart`, re-encoded until its size is `inputTokens` (plus the prefix) or the fixed parts' size if larger.
+ */
+function userMessage(source: TextSource, head: string, inputTokens: number, prefix: OwnPrefix | undefined, fillerStart: number): { text: string; drift: number; tokens: TurnTokens } {
+  const segments: Segment[] = [{ text: head }];
+  let sampled = inputTokens;
+  let fixed = source.count(head) + source.baseCount;
+  let prefixSlice = -1;
+  if (prefix !== undefined) {
+    // The conversation's own prefix comes on top of num_tokens; its "{i}, " marker is part of it.
+    const marker = `${prefix.c}, `;
+    const markerTokens = source.count(marker);
+    segments.push({ text: marker });
+    prefixSlice = segments.length;
+    segments.push({ start: prefix.start, count: Math.max(0, prefix.tokens - markerTokens) });
+    sampled += prefix.tokens;
+    fixed += prefix.tokens;
+  }
+  segments.push({ text: BASE_PROMPT });
+  const fillerCount = sampled - fixed;
+  segments.push({ start: fillerStart, count: Math.max(0, fillerCount) });
+  const target = Math.max(sampled, fixed);
+  // Adjust the filler; when there is none (the fixed parts fill the turn), adjust the prefix instead.
+  const adjust = fillerCount > 0 || prefixSlice === -1 ? segments.length - 1 : prefixSlice;
+  const r = realize(source.stream, segments, adjust, target);
+  return { text: r.text, drift: r.drift, tokens: { sampled, target, actual: r.tokens } };
 }
 
 /** The system prompt text per conversation index (undefined when the config has none). Sizes are sampled and checked at once. */

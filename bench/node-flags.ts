@@ -8,7 +8,7 @@
 //   node --import tsx bench/node-flags.ts [--rounds 5] [--requests 1000] [--variants JSON]
 //
 // JSON maps a name to node's arguments, e.g. '{"less inlining":["--max-inlined-bytecode-size-cumulative=300"]}'.
-// The default compares --no-parallel-scavenge, the one setting that lowered the CPU in every run (docs/PERFORMANCE.md,
+// The default compares --no-parallel-scavenge, the one setting that lowered the CPU in every run (bench/NOTES.md,
 // "Fixed cost and cost per request").
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

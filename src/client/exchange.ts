@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 
 // One request and its response over undici's dispatch(): the handler gets the head and each body chunk straight from
 // the HTTP parser. It replaces request(), which hands the body through a Node Readable (a stream, its buffer and
-// its events per chunk: ~0.1-0.3 ms of CPU per 128-event stream, docs/PERFORMANCE.md). Written against undici 7's
+// its events per chunk: ~0.1-0.3 ms of CPU per 128-event stream, bench/NOTES.md). Written against undici 7's
 // handler API (onRequestStart, onResponseStart, onResponseData, onResponseEnd, onResponseError, with a controller
 // that can pause, resume and abort: docs/api/Dispatcher.md).
 

@@ -15,7 +15,7 @@
  * Sliced work let go per turn of the loop, all jobs together (a single slice may take longer). Half a millisecond,
  * with the slices' own targets (tokenizer/sliced.ts, cache-model/expected-cache.ts): a turn's gap also holds the responses'
  * handling and, at times, a GC pause, and at 1 ms the longest step of a 10 MB message's run was 3.2-3.5 ms (medians
- * of 6 reps) against 2.3-2.4 at 0.5 (bench/long-context.ts, docs/PERFORMANCE.md).
+ * of 6 reps) against 2.3-2.4 at 0.5 (bench/long-context.ts, bench/NOTES.md).
  */
 const TURN_BUDGET_MS = 0.5;
 

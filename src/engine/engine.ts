@@ -3,12 +3,13 @@ import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
 import { ExpectedCache } from '../cache-model/expected-cache.js';
-import { describeLoadModel, loadModelFor, runLoadModel } from './load/from-options.js';
+import type { CrashHandler } from './load/fixed-clients.js';
+import { describeLoadModel, loadModelFor, runLoadModel, type LoadModel } from './load/from-options.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
 import { sleep } from './sleep.js';
 import { StopController, type StopReason } from './stop.js';
 import type { TurnContext } from './turn.js';
-import type { ConversationCounts, EngineInput, EngineResult } from './types.js';
+import type { ConversationCounts, EngineInput, EngineObserver, EngineResult } from './types.js';
 import { runWarmup } from './warmup.js';
 import { WorkPool } from './work-pool.js';
 import { counted, wasWere } from '../util/plural.js';
@@ -41,33 +42,129 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const { load, deadlines, observer = {}, part } = input;
   const stop = part?.stop ?? new StopController();
   const budget = part?.budget ?? new RequestBudget(load.maxNumRequests);
-  const warnings: string[] = [];
-  const warn = (message: string): void => {
-    warnings.push(message);
-    observer.onWarning?.(message);
-  };
-  let crashedTasks = 0;
-  const onCrash = (what: string, error: unknown): void => {
-    crashedTasks += 1;
-    warn(crashMessage(what, error));
-  };
-  let answerMismatches = 0;
+  const tally = startTally(observer);
+  const armed = startDeadlines(input, stop, observer);
+  // A trace's prompts are made from its hash ids under the run's tokenizer; its expected cache is counted on them.
+  const traced = input.conversations.some((c) => c.trace !== undefined);
+  const prompts = traced ? tracePrompts(input, tally.warn) : undefined;
+  const ctx = turnContext(input, stop, tally, traced);
+  const run: EngineRun = { input, observer, stop, budget, ctx, tally };
 
+  try {
+    // A step that may wait is awaited only when it runs: with no common start and no warmup, runEngine sets up and
+    // starts the load before it returns its promise.
+    if (part?.startEpochMs !== undefined) await waitForCommonStart(part.startEpochMs, stop, ctx);
+    let conversations = prepareConversations(input, prompts);
+    const owned = conversations.length;
+    const warmupOutcomes: WarmupOutcome[] = [];
+    let warmupRequestsSent = 0;
+    if (load.warmupStep) {
+      const warmup = await warmUp(run, conversations, warmupOutcomes);
+      conversations = warmup.remaining;
+      warmupRequestsSent = warmup.sent;
+    }
+    const pool = startPool(run, conversations, owned);
+    // From here the pool alone holds the conversations, and lets each go once it ends: holding this list too would
+    // keep every finished history (and its answers) for the whole run.
+    const remaining = conversations.length;
+    conversations = [];
+    countWarmupOutcomes(pool, warmupOutcomes);
+    warmupOutcomes.length = 0;
+
+    const loadModel = loadModelFor(load, remaining, part, traced);
+    warnIdleClients(run, loadModel, remaining);
+    const durationMs = deadlines.durationMs;
+    if (durationMs !== undefined) armed.timers.push(setLongTimeout(() => stop.stop('duration'), durationMs));
+    observer.onPhase?.('benchmark', describeLoadModel(loadModel));
+    if (part?.startEpochMs === undefined) ctx.runStartMs = performance.now(); // the measured phase starts here
+    ctx.loadStartMs = load.warmupStep ? performance.now() : ctx.runStartMs;
+    await runLoadModel(loadModel, ctx, pool, tally.onCrash);
+    return finishResult(run, pool, loadModel, warmupRequestsSent);
+  } finally {
+    await releaseDeadlines(armed, ctx);
+  }
+}
+
+/** What runEngine's steps share: its input and observer, this part's stop and -n budget, the turns' context, the tally. */
+interface EngineRun {
+  readonly input: EngineInput;
+  readonly observer: EngineObserver;
+  readonly stop: StopController;
+  readonly budget: RequestBudget;
+  readonly ctx: TurnContext;
+  readonly tally: RunTally;
+}
+
+/** The run's warnings (kept in its result and told to the observer), its crashed tasks and its answer mismatches. */
+interface RunTally {
+  readonly warnings: string[];
+  crashedTasks: number;
+  answerMismatches: number;
+  readonly warn: (message: string) => void;
+  readonly onCrash: CrashHandler;
+}
+
+/** An empty tally whose warnings, crashes included, also go to the observer. */
+function startTally(observer: EngineObserver): RunTally {
+  const tally: RunTally = {
+    warnings: [],
+    crashedTasks: 0,
+    answerMismatches: 0,
+    warn: (message) => {
+      tally.warnings.push(message);
+      observer.onWarning?.(message);
+    },
+    onCrash: (what, error) => {
+      tally.crashedTasks += 1;
+      tally.warn(crashMessage(what, error));
+    },
+  };
+  return tally;
+}
+
+/** What startDeadlines armed: the timers (--duration's joins them later) and the signals followed. */
+interface ArmedDeadlines {
+  readonly timers: LongTimer[];
+  readonly unfollow: () => void;
+  readonly unfollowStop: () => void;
+}
+
+/**
+ * Arms what holds from the start: the observer hears of the stop, --benchmark-timeout-sec aborts in-flight requests,
+ * and the caller's signal and stop signal stop the run. --duration waits for the measured phase.
+ */
+function startDeadlines(input: EngineInput, stop: StopController, observer: EngineObserver): ArmedDeadlines {
   // Any length (--benchmark-timeout-sec, --duration): past setTimeout's 24.8 days a chain of timers (util/long-timer.ts).
   const timers: LongTimer[] = [];
   const onStopping = (): void => observer.onPhase?.('stopping', String(stop.reason));
   stop.stopping.addEventListener('abort', onStopping, { once: true });
-  timers.push(setLongTimeout(() => stop.abortInFlight('benchmark_timeout'), deadlines.benchmarkMs));
-  const unfollow = stop.followSignal(input.signal, deadlines.stopGraceMs);
+  timers.push(setLongTimeout(() => stop.abortInFlight('benchmark_timeout'), input.deadlines.benchmarkMs));
+  const unfollow = stop.followSignal(input.signal, input.deadlines.stopGraceMs);
   const unfollowStop = stop.followStopSignal(input.stopSignal);
+  return { timers, unfollow, unfollowStop };
+}
 
-  // A trace's prompts are made from its hash ids under the run's tokenizer; its expected cache is counted on them.
-  const traced = input.conversations.some((c) => c.trace !== undefined);
-  const prompts = traced ? new HashBlockText(input.counter.tokenizer, load.seed) : undefined;
-  if (prompts !== undefined && !prompts.exact) {
+/** Ends the run: clears its timers, closes the expected-cache model, then stops following the caller's signals. */
+async function releaseDeadlines(armed: ArmedDeadlines, ctx: TurnContext): Promise<void> {
+  for (const timer of armed.timers) timer.clear();
+  await ctx.expectedCache?.close();
+  armed.unfollow();
+  armed.unfollowStop();
+}
+
+/** A trace's prompt text, made from its hash ids under the run's tokenizer; warns when the blocks come out inexact. */
+function tracePrompts(input: EngineInput, warn: (message: string) => void): HashBlockText {
+  const prompts = new HashBlockText(input.counter.tokenizer, input.load.seed);
+  if (!prompts.exact) {
     warn(`the tokenizer ${input.counter.tokenizer.name} merges the trace's prompt words: hash blocks are not exactly --trace-block-size tokens, so prefix sharing is approximate`);
   }
-  const ctx: TurnContext = {
+  return prompts;
+}
+
+/** The context every turn runs in: the request template, client, counter and expected cache, reporting to the tally. */
+function turnContext(input: EngineInput, stop: StopController, tally: RunTally, traced: boolean): TurnContext {
+  const { observer = {} } = input;
+  return {
     request: input.request,
     client: input.client,
     model: input.model,
@@ -75,93 +172,103 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     expectedCache: new ExpectedCache(input.counter, input.expectedCache ?? { blockSize: 16 }, stop.abort),
     stop,
     // A turn's warnings are the run's: kept in its result as well as told to the observer.
-    observer: { ...observer, onWarning: warn },
+    observer: { ...observer, onWarning: tally.warn },
     runStartMs: performance.now(),
     loadStartMs: performance.now(),
     onAnswerMismatch: () => {
-      answerMismatches += 1;
+      tally.answerMismatches += 1;
     },
-    onCrash,
+    onCrash: tally.onCrash,
     traceCache: traced ? new TracePrefixCache() : undefined,
   };
+}
 
-  try {
-    // Parts of one run (worker threads, shards with --start-at) start together: wait for the common start, and time
-    // every record from it so the parts' records line up.
-    if (part?.startEpochMs !== undefined) {
-      await sleep(part.startEpochMs - (performance.timeOrigin + performance.now()), stop.stopping);
-      ctx.runStartMs = part.startEpochMs - performance.timeOrigin;
-    }
-    let conversations: ActiveConversation[] = [];
-    input.conversations.forEach((c, i) => {
-      const index = input.datasetIndices?.[i] ?? i;
-      if (input.datasetIndices === undefined && part !== undefined && !ownsConversation(i, part.index, part.count)) return;
-      const active = new ActiveConversation(c, index, load.maxTurns, { prompts });
-      const resume = input.resumePoints?.get(index);
-      if (resume !== undefined) active.resumeAt(resume.turnsDone, resume.lastInputTokens, resume.lastOutputTokens);
-      conversations.push(active);
-    });
-    const owned = conversations.length;
-    const clientsHere = part === undefined ? load.clients : shareOf(load.clients, part.index, part.count);
-    const warmupOutcomes: Array<{ conversation: ActiveConversation; ok: boolean }> = [];
-    let warmupRequestsSent = 0;
-    if (load.warmupStep) {
-      observer.onPhase?.('warmup');
-      const warmup = await runWarmup(conversations, ctx, Math.max(1, clientsHere), load.seed, (conversation, ok) => warmupOutcomes.push({ conversation, ok }), onCrash);
-      conversations = warmup.remaining;
-      warmupRequestsSent = warmup.sent;
-    }
+/**
+ * Parts of one run (worker threads, shards with --start-at) start together: waits for the common start, and times
+ * every record from it so the parts' records line up.
+ */
+async function waitForCommonStart(startEpochMs: number, stop: StopController, ctx: TurnContext): Promise<void> {
+  await sleep(startEpochMs - (performance.timeOrigin + performance.now()), stop.stopping);
+  ctx.runStartMs = startEpochMs - performance.timeOrigin;
+}
 
-    const pool = new WorkPool(conversations, owned, budget, { keepFinished: input.keepFinishedConversations, onEnd: (outcome) => observer.onConversationEnd?.(outcome) });
-    // Sub-agents' requests count in -n like the sessions' (warmup ones, before this, do not).
-    ctx.takeRequest = () => pool.takeRequest();
-    // From here the pool alone holds the conversations, and lets each go once it ends: holding this list too would
-    // keep every finished history (and its answers) for the whole run.
-    const remaining = conversations.length;
-    conversations = [];
-    for (const { conversation, ok } of warmupOutcomes) {
-      if (ok) pool.completedInWarmup(conversation);
-      else pool.failedInWarmup();
-    }
-    warmupOutcomes.length = 0;
+/** This part's conversations, in dataset order, each ready to run (from its resume point with --resume). */
+function prepareConversations(input: EngineInput, prompts: HashBlockText | undefined): ActiveConversation[] {
+  const { part } = input;
+  const conversations: ActiveConversation[] = [];
+  input.conversations.forEach((c, i) => {
+    const index = input.datasetIndices?.[i] ?? i;
+    if (input.datasetIndices === undefined && part !== undefined && !ownsConversation(i, part.index, part.count)) return;
+    const active = new ActiveConversation(c, index, input.load.maxTurns, { prompts });
+    const resume = input.resumePoints?.get(index);
+    if (resume !== undefined) active.resumeAt(resume.turnsDone, resume.lastInputTokens, resume.lastOutputTokens);
+    conversations.push(active);
+  });
+  return conversations;
+}
 
-    const loadModel = loadModelFor(load, remaining, part, traced);
-    if (loadModel.type === 'fixed-clients' && remaining < loadModel.config.numClients && !stop.stopping.aborted) {
-      const earlyStop = loadModel.config.earlyStop && loadModel.config.untilBudget !== true ? ' and early stop ends the run at once (use --no-early-stop)' : '';
-      warn(`only ${counted(remaining, 'conversation')} for ${counted(loadModel.config.numClients, 'client')}: some clients have no work${earlyStop}`);
-    }
-    const durationMs = deadlines.durationMs;
-    if (durationMs !== undefined) timers.push(setLongTimeout(() => stop.stop('duration'), durationMs));
-    observer.onPhase?.('benchmark', describeLoadModel(loadModel));
-    if (part?.startEpochMs === undefined) ctx.runStartMs = performance.now(); // the measured phase starts here
-    ctx.loadStartMs = load.warmupStep ? performance.now() : ctx.runStartMs;
-    await runLoadModel(loadModel, ctx, pool, onCrash);
-    const counts = pool.counts();
-    stop.stop(pool.budgetSpent ? 'max_requests' : 'completed');
-    const stopReason = finalStopReason(stop.reason, counts);
-    // A part of a larger run leaves this warning to its coordinator, which sees every part's counts.
-    if (part?.coordinated !== true) {
-      const unfinished = unfinishedWarning(counts, stopReason);
-      if (unfinished !== undefined) warn(unfinished);
-    }
-    if (answerMismatches > 0) warn(`--verify-output: ${counted(answerMismatches, 'answer')} ${answerMismatches === 1 ? 'differs' : 'differ'} from the dataset's`);
-    return {
-      stopReason,
-      loadModel: describeLoadModel(loadModel),
-      conversations: counts,
-      finishedConversations: pool.finishedConversations,
-      runStartMs: ctx.runStartMs,
-      runEndMs: performance.now(),
-      requestsSent: budget.taken,
-      warmupRequestsSent,
-      crashedTasks,
-      answerMismatches,
-      warnings,
-    };
-  } finally {
-    for (const timer of timers) timer.clear();
-    await ctx.expectedCache?.close();
-    unfollow();
-    unfollowStop();
+/** How a conversation that ended in warmup ended. */
+interface WarmupOutcome {
+  conversation: ActiveConversation;
+  ok: boolean;
+}
+
+/** --warmup-step with this part's share of the clients: adds to `outcomes` the conversations that ended in it. */
+function warmUp(run: EngineRun, conversations: readonly ActiveConversation[], outcomes: WarmupOutcome[]): Promise<{ remaining: ActiveConversation[]; sent: number }> {
+  const { load, part } = run.input;
+  const clientsHere = part === undefined ? load.clients : shareOf(load.clients, part.index, part.count);
+  run.observer.onPhase?.('warmup');
+  return runWarmup(conversations, run.ctx, Math.max(1, clientsHere), load.seed, (conversation, ok) => outcomes.push({ conversation, ok }), run.tally.onCrash);
+}
+
+/** The pool the load takes its work from, of `owned` conversations of which these remain; the turns take -n from it. */
+function startPool(run: EngineRun, conversations: readonly ActiveConversation[], owned: number): WorkPool {
+  const pool = new WorkPool(conversations, owned, run.budget, { keepFinished: run.input.keepFinishedConversations, onEnd: (outcome) => run.observer.onConversationEnd?.(outcome) });
+  // Sub-agents' requests count in -n like the sessions' (warmup ones, before this, do not).
+  run.ctx.takeRequest = () => pool.takeRequest();
+  return pool;
+}
+
+/** Counts the conversations that ended in warmup in the pool, completed or failed. */
+function countWarmupOutcomes(pool: WorkPool, outcomes: readonly WarmupOutcome[]): void {
+  for (const { conversation, ok } of outcomes) {
+    if (ok) pool.completedInWarmup(conversation);
+    else pool.failedInWarmup();
   }
+}
+
+/** Warns when a fixed number of clients has fewer conversations than clients (unless the run is already stopping). */
+function warnIdleClients(run: EngineRun, loadModel: LoadModel, remaining: number): void {
+  if (loadModel.type === 'fixed-clients' && remaining < loadModel.config.numClients && !run.stop.stopping.aborted) {
+    const earlyStop = loadModel.config.earlyStop && loadModel.config.untilBudget !== true ? ' and early stop ends the run at once (use --no-early-stop)' : '';
+    run.tally.warn(`only ${counted(remaining, 'conversation')} for ${counted(loadModel.config.numClients, 'client')}: some clients have no work${earlyStop}`);
+  }
+}
+
+/** Stops the run (for -n, or as completed), says what it left unfinished, and makes its result. */
+function finishResult(run: EngineRun, pool: WorkPool, loadModel: LoadModel, warmupRequestsSent: number): EngineResult {
+  const { stop, tally } = run;
+  const counts = pool.counts();
+  stop.stop(pool.budgetSpent ? 'max_requests' : 'completed');
+  const stopReason = finalStopReason(stop.reason, counts);
+  // A part of a larger run leaves this warning to its coordinator, which sees every part's counts.
+  if (run.input.part?.coordinated !== true) {
+    const unfinished = unfinishedWarning(counts, stopReason);
+    if (unfinished !== undefined) tally.warn(unfinished);
+  }
+  const mismatches = tally.answerMismatches;
+  if (mismatches > 0) tally.warn(`--verify-output: ${counted(mismatches, 'answer')} ${mismatches === 1 ? 'differs' : 'differ'} from the dataset's`);
+  return {
+    stopReason,
+    loadModel: describeLoadModel(loadModel),
+    conversations: counts,
+    finishedConversations: pool.finishedConversations,
+    runStartMs: run.ctx.runStartMs,
+    runEndMs: performance.now(),
+    requestsSent: run.budget.taken,
+    warmupRequestsSent,
+    crashedTasks: tally.crashedTasks,
+    answerMismatches: tally.answerMismatches,
+    warnings: tally.warnings,
+  };
 }

@@ -46,9 +46,41 @@ export interface WorkersInput extends Omit<EngineInput, 'client' | 'part'> {
  * carries on; its conversations that had not finished are counted as failed.
  */
 export async function runEngineInWorkers(input: WorkersInput): Promise<EngineResult> {
+  const run = startCoordinator(input);
+  const unfollow = run.stop.followSignal(input.signal, input.deadlines.stopGraceMs);
+  const unfollowStop = run.stop.followStopSignal(input.stopSignal);
+  const timers: NodeJS.Timeout[] = [];
+  let ends: PartEnd[] = [];
+  const { ready, done } = startParts(input, run);
+
+  try {
+    await startTogether(input, run, ready, timers);
+    ends = await Promise.all(done);
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+    unfollow();
+    unfollowStop();
+    await Promise.all(run.workers.map((w) => w.terminate()));
+  }
+  return mergeParts(input, run, ends);
+}
+
+/** What the coordinator's steps share: the caller's observer, the run's -n budget and stop, its warnings, its workers. */
+interface Coordinator {
+  readonly observer: EngineObserver;
+  readonly budget: RequestBudget;
+  readonly stop: StopController;
+  readonly warnings: string[];
+  readonly warn: (message: string) => void;
+  /** The parts' workers, in part order, as they start. */
+  readonly workers: Worker[];
+  /** Sends a message to every worker started so far. */
+  readonly broadcast: (message: CoordinatorMessage) => void;
+}
+
+/** The coordinator, before any worker starts: its stop (and its abort of in-flight requests) reaches every worker. */
+function startCoordinator(input: WorkersInput): Coordinator {
   const { observer = {} } = input;
-  const count = input.workers;
-  const budget = new RequestBudget(input.maxRequests);
   const stop = new StopController();
   const warnings: string[] = [];
   const warn = (message: string): void => {
@@ -62,66 +94,82 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   const onStop = (abort: boolean) => (): void => broadcast({ type: 'stop', reason: (stop.reason ?? 'interrupted') as StopReason, abort });
   stop.stopping.addEventListener('abort', onStop(false), { once: true });
   stop.abort.addEventListener('abort', onStop(true), { once: true });
-  const unfollow = stop.followSignal(input.signal, input.deadlines.stopGraceMs);
-  const unfollowStop = stop.followStopSignal(input.stopSignal);
-  const timers: NodeJS.Timeout[] = [];
-  let ends: PartEnd[] = [];
+  return { observer, budget: new RequestBudget(input.maxRequests), stop, warnings, warn, workers, broadcast };
+}
 
+/** Worker `index`'s part of the run: a shard's workers split the shard's share further (base.index * workers + index). */
+function partOf(input: WorkersInput, index: number): { index: number; count: number } {
   const base = input.shard ?? { index: 0, count: 1 };
-  const owned = (index: number): number => input.conversations.filter((_c, i) => ownsConversation(i, base.index * count + index, base.count * count)).length;
+  return { index: base.index * input.workers + index, count: base.count * input.workers };
+}
+
+/** The conversations a part owns, in dataset order, with their positions in the whole dataset. */
+function partConversations(input: WorkersInput, part: { index: number; count: number }): { conversations: Conversation[]; datasetIndices: number[] } {
+  const datasetIndices: number[] = [];
+  const conversations: Conversation[] = [];
+  input.conversations.forEach((c, i) => {
+    if (ownsConversation(i, part.index, part.count)) {
+      datasetIndices.push(input.datasetIndices?.[i] ?? i);
+      conversations.push(c);
+    }
+  });
+  return { conversations, datasetIndices };
+}
+
+/** What a part's worker is started with: the engine input for its own conversations only, and the shared -n budget. */
+function partWorkerData(input: WorkersInput, part: { index: number; count: number }, budget: RequestBudget): PartWorkerData {
+  const { conversations, datasetIndices } = partConversations(input, part);
+  return {
+    load: input.load,
+    request: input.request,
+    deadlines: input.deadlines,
+    keepFinishedConversations: input.keepFinishedConversations,
+    expectedCache: input.expectedCache,
+    conversations,
+    datasetIndices,
+    resumePoints: input.resumePoints === undefined ? undefined : new Map(datasetIndices.flatMap((d) => (input.resumePoints!.has(d) ? [[d, input.resumePoints!.get(d)!] as const] : []))),
+    client: input.client,
+    model: input.model,
+    tokenizer: input.tokenizer,
+    summary: input.summary,
+    index: part.index,
+    count: part.count,
+    budgetBuffer: budget.buffer,
+  };
+}
+
+/** Starts every part's worker, followed to its end: for each part, when it is ready (or dead) and how it ended. */
+function startParts(input: WorkersInput, run: Coordinator): { ready: Promise<void>[]; done: Promise<PartEnd>[] } {
   const ready: Promise<void>[] = [];
   const done: Promise<PartEnd>[] = [];
-  for (let index = 0; index < count; index++) {
-    // Each worker gets only the conversations it owns (the part of a shard: base.index * count + index).
-    const part = base.index * count + index;
-    const parts = base.count * count;
-    const datasetIndices: number[] = [];
-    const mine: Conversation[] = [];
-    input.conversations.forEach((c, i) => {
-      if (ownsConversation(i, part, parts)) {
-        datasetIndices.push(input.datasetIndices?.[i] ?? i);
-        mine.push(c);
-      }
-    });
-    const data: PartWorkerData = {
-      load: input.load,
-      request: input.request,
-      deadlines: input.deadlines,
-      keepFinishedConversations: input.keepFinishedConversations,
-      expectedCache: input.expectedCache,
-      conversations: mine,
-      datasetIndices,
-      resumePoints: input.resumePoints === undefined ? undefined : new Map(datasetIndices.flatMap((d) => (input.resumePoints!.has(d) ? [[d, input.resumePoints!.get(d)!] as const] : []))),
-      client: input.client,
-      model: input.model,
-      tokenizer: input.tokenizer,
-      summary: input.summary,
-      index: part,
-      count: parts,
-      budgetBuffer: budget.buffer,
-    };
-    const worker = startModuleWorker(import.meta.url, 'part-worker', data);
-    workers.push(worker);
+  for (let index = 0; index < input.workers; index++) {
+    // Each worker gets only the conversations its part owns (partOf: the part of a shard), not the whole dataset.
+    const worker = startModuleWorker(import.meta.url, 'part-worker', partWorkerData(input, partOf(input, index), run.budget));
+    run.workers.push(worker);
     let markReady: () => void = () => {};
     ready.push(new Promise<void>((resolve) => (markReady = resolve)));
-    done.push(followPart(worker, index, { observer, stop, warn, markReady }));
+    done.push(followPart(worker, index, { observer: run.observer, stop: run.stop, warn: run.warn, markReady }));
   }
+  return { ready, done };
+}
 
-  try {
-    const readyTimer = new Promise<void>((resolve) => timers.push(setTimeout(resolve, READY_TIMEOUT_MS)));
-    await Promise.race([Promise.all(ready), readyTimer]);
-    const startEpochMs = Math.max(input.startAtEpochMs ?? 0, performance.timeOrigin + performance.now() + START_SLACK_MS);
-    broadcast({ type: 'start', startEpochMs });
-    // A stop that came before the workers were listening (e.g. a signal during start-up) reaches them now.
-    if (stop.stopping.aborted) broadcast({ type: 'stop', reason: stop.reason ?? 'interrupted', abort: stop.abort.aborted });
-    ends = await Promise.all(done);
-  } finally {
-    for (const timer of timers) clearTimeout(timer);
-    unfollow();
-    unfollowStop();
-    await Promise.all(workers.map((w) => w.terminate()));
-  }
+/**
+ * Waits for every part to be ready (at most READY_TIMEOUT_MS; its timer joins `timers`), then sends them all one
+ * common start, not before --start-at.
+ */
+async function startTogether(input: WorkersInput, run: Coordinator, ready: Promise<void>[], timers: NodeJS.Timeout[]): Promise<void> {
+  const readyTimer = new Promise<void>((resolve) => timers.push(setTimeout(resolve, READY_TIMEOUT_MS)));
+  await Promise.race([Promise.all(ready), readyTimer]);
+  const startEpochMs = Math.max(input.startAtEpochMs ?? 0, performance.timeOrigin + performance.now() + START_SLACK_MS);
+  run.broadcast({ type: 'start', startEpochMs });
+  // A stop that came before the workers were listening (e.g. a signal during start-up) reaches them now.
+  if (run.stop.stopping.aborted) run.broadcast({ type: 'stop', reason: run.stop.reason ?? 'interrupted', abort: run.stop.abort.aborted });
+}
 
+/** Merges the parts' ends into the run's result, as one loop would have it; hands their aggregates to the caller. */
+function mergeParts(input: WorkersInput, run: Coordinator, ends: PartEnd[]): EngineResult {
+  const { budget, stop } = run;
+  const owned = (index: number): number => partConversations(input, partOf(input, index)).conversations.length;
   const results = ends.map((end) => end.done?.result);
   // A part that died is counted from what it said: the conversations it saw complete, and the rest as failed.
   const parts = ends.map(({ done, said }, index) => done?.result.conversations ?? { total: owned(index), completed: said.completed, failed: owned(index) - said.completed, unfinished: 0, not_started: 0 });
@@ -132,11 +180,11 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
   else stop.stop('completed');
   const stopReason = finalStopReason(stop.reason, counts);
   const unfinished = unfinishedWarning(counts, stopReason);
-  if (unfinished !== undefined) warn(unfinished);
+  if (unfinished !== undefined) run.warn(unfinished);
   const first = results.find((r) => r !== undefined);
   return {
     stopReason,
-    loadModel: `${first?.loadModel ?? 'unknown'} (per worker; ${count} worker threads)`,
+    loadModel: `${first?.loadModel ?? 'unknown'} (per worker; ${input.workers} worker threads)`,
     conversations: counts,
     finishedConversations: finished,
     runStartMs: first?.runStartMs ?? 0,
@@ -145,7 +193,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     warmupRequestsSent: results.reduce((n, r) => n + (r?.warmupRequestsSent ?? 0), 0),
     crashedTasks: ends.filter((end) => end.done === undefined).length + results.reduce((n, r) => n + (r?.crashedTasks ?? 0), 0),
     answerMismatches: results.reduce((n, r) => n + (r?.answerMismatches ?? 0), 0),
-    warnings: [...warnings],
+    warnings: [...run.warnings],
     workerHealth: ends.map((end) => end.done?.health ?? null),
   };
 }

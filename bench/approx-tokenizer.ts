@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { approxTokenizer } from '../src/tokenizer/approx.js';
 import { IdSink } from '../src/tokenizer/id-sink.js';
 import type { Tokenizer } from '../src/tokenizer/types.js';
-import { Rng } from '../src/synth/rng.js';
+import { Rng } from '../src/util/rng.js';
 import { median } from './child-cpu.js';
 
 const arg = (name: string): string | undefined => {

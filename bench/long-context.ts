@@ -37,7 +37,7 @@ import { ExpectedCache } from '../src/cache-model/expected-cache.js';
 import { runTurn, type TurnContext } from '../src/engine/turn.js';
 import type { RequestRecord } from '../src/metrics/record.js';
 import { startSimulator } from '../src/sim/index.js';
-import { Rng } from '../src/synth/rng.js';
+import { Rng } from '../src/util/rng.js';
 import { parseAgenticConfig } from '../src/synth/agentic/config.js';
 import { generateAgenticSessions } from '../src/synth/agentic/generate.js';
 import { defaultTokenCounter } from '../src/tokenizer/index.js';

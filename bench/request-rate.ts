@@ -7,7 +7,7 @@ import Table from 'cli-table3';
 import { runBenchmark } from '../src/benchmark/run-benchmark.js';
 import { ChatClient } from '../src/client/chat-client.js';
 import { demoConversations } from '../src/conversation/demo.js';
-import { Rng } from '../src/synth/rng.js';
+import { Rng } from '../src/util/rng.js';
 import { startSimulatorWorker } from '../src/sim/index.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

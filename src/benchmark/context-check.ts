@@ -1,6 +1,6 @@
 import type { Conversation } from '../conversation/types.js';
 import { messageText, type TokenCounter } from '../tokenizer/index.js';
-import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { letLoopGo } from '../util/loop-turns.js';
 
 /** The dataset's requests that would pass the server's context: how many, in how many conversations, the largest. */
 export interface PastContext {

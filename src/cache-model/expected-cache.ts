@@ -2,7 +2,7 @@ import { BlockHashChain } from '../prefix-cache/block-hash.js';
 import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps, type BlockLease } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { withToolsTurn } from '../tokenizer/tools-prompt.js';
-import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { letLoopGo } from '../util/loop-turns.js';
 import { encodeIdsYielding } from '../tokenizer/sliced.js';
 import { ServerTokenizer, type ServerTokenizerSpec } from '../client/server-tokenizer.js';
 import type { MissCause } from '../metrics/prefix-cache-tally.js';

@@ -1,4 +1,4 @@
-import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { letLoopGo } from '../util/loop-turns.js';
 
 /*
  * The expected-cache model's operations on its indexes, run one at a time in call order (issue #14): an operation is

@@ -1,7 +1,7 @@
 import type { ChatMessage, IncrementalRendering, TokenCounter, Tokenizer } from '../tokenizer/index.js';
 import { IdSink, idsFor } from '../tokenizer/id-sink.js';
 import { PartsText } from '../tokenizer/parts-text.js';
-import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { letLoopGo } from '../util/loop-turns.js';
 import { encodeTextInto, SYNC_CHARS } from '../tokenizer/sliced.js';
 
 /*

@@ -1,5 +1,5 @@
 import { wireMessage } from '../tokenizer/chat-message.js';
-import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { letLoopGo } from '../util/loop-turns.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import type { ChatRequest } from './types.js';
 

@@ -1,5 +1,5 @@
 import { Agent, request } from '../util/undici.js';
-import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { letLoopGo } from '../util/loop-turns.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import { headerSecrets, redactText } from '../util/redact-text.js';
 import { encodeMessagesBody, sendableBody } from './request-body.js';

@@ -1,4 +1,4 @@
-import { Rng } from '../synth/rng.js';
+import { Rng } from '../util/rng.js';
 import type { Conversation } from './types.js';
 
 /*

@@ -1,4 +1,4 @@
-import { Rng } from '../synth/rng.js';
+import { Rng } from '../util/rng.js';
 import { messageText } from '../tokenizer/content.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import { imageDataUrl, itemImages, placeImages } from './sharegpt-images.js';

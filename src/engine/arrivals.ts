@@ -1,4 +1,4 @@
-import type { Rng } from '../synth/rng.js';
+import type { Rng } from '../util/rng.js';
 
 /**
  * When new sessions arrive in the open loop: a renewal process with gamma inter-arrival times (shape =

@@ -1,6 +1,6 @@
 import type { DistributionSpec } from '../options/values/distribution-spec.js';
 import { distributionOf } from '../synth/distributions.js';
-import type { Rng } from '../synth/rng.js';
+import type { Rng } from '../util/rng.js';
 import type { ActiveConversation } from './active-conversation.js';
 
 /** Think time in ms before a conversation's next turn. */

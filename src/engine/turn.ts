@@ -6,7 +6,7 @@ import { buildRecord, type RecordContext } from '../metrics/build-record.js';
 import type { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import type { RequestRecord } from '../metrics/record.js';
 import type { RequestPlan } from '../options/run-plan.js';
-import type { Rng } from '../synth/rng.js';
+import type { Rng } from '../util/rng.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import type { ActiveConversation } from './active-conversation.js';
 import type { ExpectedCache, ExpectedCacheTicket } from '../cache-model/expected-cache.js';

@@ -1,4 +1,4 @@
-import { Rng } from '../synth/rng.js';
+import { Rng } from '../util/rng.js';
 import type { ActiveConversation } from './active-conversation.js';
 import { runTurn, type TurnContext } from './turn.js';
 import type { CrashHandler } from './load/fixed-clients.js';

@@ -1,5 +1,5 @@
 import type { FaultKind, FaultRule } from '../options/values/fault-spec.js';
-import { Rng } from '../synth/rng.js';
+import { Rng } from '../util/rng.js';
 
 // The fault spec (`--faults`, `--sim-faults`) is an option value: it is parsed in options/, once.
 export { FAULT_KINDS, parseFaultSpec, type FaultKind, type FaultRule } from '../options/values/fault-spec.js';

@@ -10,7 +10,7 @@ import { defaultTokenCounter, resolveTokenCounter } from '../tokenizer/index.js'
 export { type SimConfig, profiles };
 export { parseSimConfigOverrides, resolveSimConfig, DEFAULT_PROFILE } from './config.js';
 export { parseFaultSpec, FAULT_KINDS, type FaultKind, type FaultRule } from './faults.js';
-export type { TraceLine } from './trace.js';
+export type { TraceLine } from './request-trace.js';
 
 /** How to start a simulator. Every field is optional; see docs/SIMULATOR.md. */
 export interface SimulatorOptions {

@@ -15,7 +15,7 @@
 // The chained block hash is shared with chatload's expected-cache model, so both index the same blocks.
 export { ROOT_BLOCK_HASH, blockHash } from '../prefix-cache/block-hash.js';
 import { BlockIndex } from '../prefix-cache/block-index.js';
-import { letLoopGo } from '../tokenizer/loop-turns.js';
+import { letLoopGo } from '../util/loop-turns.js';
 
 /** Blocks put back per turn of the event loop by a long release (see KvCache.release). */
 export const RELEASE_STEP_BLOCKS = 8192;

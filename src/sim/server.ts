@@ -6,18 +6,18 @@ import { defaultTokenCounter, encodeIdsYielding, letLoopGo, type TokenCounter } 
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
 import { Engine, EngineRejection, PROMPT_HASH_STEP_IDS, promptHashYielding, resolveOutputBudget } from './engine.js';
-import { Exchange, type ExchangeContext } from './exchange.js';
+import { Exchange, type ExchangeContext } from './request-exchange.js';
 import { FaultInjector, type FaultRule } from './faults.js';
 import { HttpError, readJsonBody, sendError, sendJson } from './http-util.js';
 import { SimMetrics } from './metrics.js';
 import { OutputPump } from './output-pump.js';
 import { wordVocabulary } from './words.js';
-import { Rng } from '../synth/rng.js';
-import { encodeSimMessages, encodeSimMessagesYielding } from './prompt-ids.js';
+import { Rng } from '../util/rng.js';
+import { encodeSimMessages, encodeSimMessagesYielding } from './prompt-tokens.js';
 import { parseGenerationBody, parseResponsesBody, piecesAtFor, type GenerationParams, type SimMessage } from './request-parse.js';
 import { ResponseStore } from './response-store.js';
-import type { TraceLine } from './trace.js';
-import { TraceWriter } from './trace.js';
+import type { TraceLine } from './request-trace.js';
+import { TraceWriter } from './request-trace.js';
 
 /** Everything the HTTP server needs, already validated. */
 export interface SimServerOptions {

@@ -7,7 +7,7 @@ import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RequestRecord } from '../metrics/record.js';
 import { RunAggregate } from '../metrics/run-aggregate.js';
 import type { Summary } from '../metrics/summary.js';
-import { Rng } from '../synth/rng.js';
+import { Rng } from '../util/rng.js';
 import { redactSecrets } from './redact.js';
 import { streamRequestsJsonl } from './requests-jsonl.js';
 import { counted } from '../util/plural.js';

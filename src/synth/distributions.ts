@@ -1,5 +1,5 @@
 import { parseDistributionFlagSpec, parseDistributionSpec, type DistributionSpec } from '../options/values/distribution-spec.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../util/rng.js';
 
 // Specs (what a config or flag says) are validated in options/, once; this file turns them into samplers.
 export { DISTRIBUTION_NAMES, type DistributionSpec } from '../options/values/distribution-spec.js';

@@ -6,7 +6,7 @@ import type { ChatMessage } from '../tokenizer/types.js';
 import { BUILTIN_CORPUS } from './corpus.js';
 import { sampleMany, type Distribution } from './distributions.js';
 import type { GenerationConfig } from './generation-config.js';
-import { Rng } from './rng.js';
+import { Rng } from '../util/rng.js';
 import { addSyntheticImages } from './synthetic-images.js';
 import { decodingTokenizer, realize, TokenStream, type Segment } from './token-stream.js';
 import { readUtf8File, type Utf8ReadOptions } from '../util/utf8-text.js';

@@ -2,7 +2,7 @@ import type { Conversation } from '../conversation/types.js';
 import type { ContentPart } from '../tokenizer/types.js';
 import { sampleMany, type Distribution } from './distributions.js';
 import { encodePng } from './png.js';
-import { Rng } from './rng.js';
+import { Rng } from '../util/rng.js';
 
 /** The `images` extension of a generation config: synthetic PNGs put in the user messages. */
 export interface ImageSpec {

@@ -5,7 +5,7 @@ import type { ChatMessage, TokenCounter } from './types.js';
 export type { ApplyOptions, ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, IncrementalRendering, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
 export { promptParts, renderedText, wireMessage } from './chat-message.js';
 export { countTextYielding, encodeIdsYielding } from './sliced.js';
-export { letLoopGo } from './loop-turns.js';
+export { letLoopGo } from '../util/loop-turns.js';
 export { PartsText } from './parts-text.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';

@@ -1,5 +1,5 @@
 import { IdSink, idsFor } from './id-sink.js';
-import { letLoopGo } from './loop-turns.js';
+import { letLoopGo } from '../util/loop-turns.js';
 import { PartsText } from './parts-text.js';
 import type { Tokenizer } from './types.js';
 

@@ -27,14 +27,14 @@ interface Layer {
  */
 const LAYERS: readonly Layer[] = [
   { folder: 'errors', why: 'the error hierarchy and exit codes: the bottom', may: [] },
-  { folder: 'util', why: "helpers that know no part: UTF-8 text reading, module workers, the version, redactText, undici's Agent and request, counted nouns", may: ['errors'] },
+  { folder: 'util', why: "helpers that know no part: UTF-8 text reading, module workers, the version, redactText, undici's Agent and request, counted nouns, the seeded Rng, letting the event loop go between slices (loop-turns)", may: ['errors'] },
   {
     folder: 'prefix-cache',
     why: "a prefix cache's block-hash chain and LRU block pool over generic keys: shared by the simulator, the expected-cache model and trace stats",
     may: [],
   },
   { folder: 'options', why: 'the option table and the RunPlan: it describes the parts, so it imports none of them', may: ['errors'] },
-  { folder: 'tokenizer', why: 'tokenizers and chat templates', may: ['errors'] },
+  { folder: 'tokenizer', why: 'tokenizers and chat templates', may: ['errors', 'util'] },
   { folder: 'client', why: 'HTTP + SSE, error kinds: knows no load, no metrics, no files; messages in their wire shape (tokenizer/chat-message)', may: ['errors', 'tokenizer', 'util'] },
   { folder: 'server-engine', why: 'which engine serves a URL, from a few GETs', may: ['util'] },
   { folder: 'metrics', why: "numbers derived from records; reads the client's StreamResult and ErrorKind as types", may: ['options'], types: ['client'] },
@@ -43,7 +43,7 @@ const LAYERS: readonly Layer[] = [
     why: 'the Conversation model, loading and validating datasets',
     may: ['errors', 'tokenizer', 'util'],
     upward: {
-      synth: 'loadDataset generates a generate_conversations config, and demo/ShareGPT sampling use synth/rng (synth builds Conversations, so it sits above); no file cycle',
+      synth: 'loadDataset generates a generate_conversations config, and synth builds Conversations, so it sits above; no file cycle',
     },
   },
   { folder: 'synth', why: 'seeded RNG, distributions, the conversation generator', may: ['conversation', 'errors', 'metrics', 'options', 'prefix-cache', 'tokenizer', 'util'] },
@@ -60,7 +60,7 @@ const LAYERS: readonly Layer[] = [
   {
     folder: 'benchmark',
     why: 'one run, a sweep, a merge: wires every part below',
-    may: ['cache-model', 'client', 'conversation', 'engine', 'errors', 'metrics', 'options', 'report', 'server-engine', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer'],
+    may: ['cache-model', 'client', 'conversation', 'engine', 'errors', 'metrics', 'options', 'report', 'server-engine', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer', 'util'],
   },
   {
     folder: 'cli',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { commonPrefixLength, PromptIds, restartMarkers } from '../../src/cache-model/prompt-ids.js';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { chatmlTemplate, defaultTokenCounter, encodePrompt, resolveTokenCounter, type ChatMessage, type TokenCounter } from '../../src/tokenizer/index.js';
 import { LLAMA2_DIR, QWEN3_DIR } from '../helpers/tokenizers.js';
 

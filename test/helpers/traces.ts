@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 
 /** Options of writeMooncakeTrace. */
 export interface SyntheticTraceOptions {

@@ -6,7 +6,7 @@ import type { RequestRecord } from '../../src/metrics/record.js';
 import { describe as describeStats } from '../../src/metrics/stats.js';
 import { RunAggregate } from '../../src/metrics/run-aggregate.js';
 import { summarize, summarizeWarmupPercentages } from '../../src/metrics/summary.js';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { assertStatsClose, STATS_PERCENTILES } from '../helpers/stats-close.js';
 import { makeFailed, makeRecord } from './record-fixtures.js';
 

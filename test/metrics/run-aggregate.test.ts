@@ -5,7 +5,7 @@ import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
 import { RunAggregate, type RunAggregateOptions } from '../../src/metrics/run-aggregate.js';
 import { summarize, type Summary } from '../../src/metrics/summary.js';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { assertStatsClose } from '../helpers/stats-close.js';
 import { makeFailed, makeRecord } from './record-fixtures.js';
 import { assertAgainstReference } from '../helpers/summary-reference.js';

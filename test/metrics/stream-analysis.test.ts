@@ -11,7 +11,7 @@ import { normalizeRunOptions } from '../../src/options/run-options.js';
 import { writeJsonAtomic } from '../../src/store/atomic-write.js';
 import { RequestsJsonlSink } from '../../src/store/requests-jsonl.js';
 import { toReferenceStats, writeReferenceStatsFile } from '../../src/report/stats-json.js';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { assertStatsClose } from '../helpers/stats-close.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeFailed, makeRecord } from './record-fixtures.js';

@@ -14,7 +14,7 @@ import { normalizeRunOptions } from '../../src/options/run-options.js';
 import { readRequestsJsonl, RequestsJsonlSink } from '../../src/store/requests-jsonl.js';
 import { buildResultsDocument, writeJsonAtomic } from '../../src/store/results-json.js';
 import { normalizeRecord } from '../../src/store/run-data.js';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
 import { assertStatsClose } from '../helpers/stats-close.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -5,7 +5,7 @@ import { profiles, type SimConfig } from '../../src/sim/config.js';
 import { Engine, type EngineRequest, type EngineRequestSpec, promptHash, promptHashYielding, stepDurationMs } from '../../src/sim/engine.js';
 import { KvCache, RELEASE_STEP_BLOCKS, ROOT_BLOCK_HASH, blockHash } from '../../src/sim/kv-cache.js';
 import { APPROX_VOCABULARY, WORD_LIST_SIZE } from '../../src/sim/words.js';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { approxTokenizer, encodeIdsYielding } from '../../src/tokenizer/index.js';
 
 // Round numbers so expected step times are easy to read: 1 ms per step, 0.01 ms per prefill token, 0.1 ms per decode.

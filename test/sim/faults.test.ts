@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../../src/errors/index.js';
 import { FaultInjector, parseFaultSpec } from '../../src/sim/faults.js';
 import { startSimulator, type SimulatorOptions } from '../../src/sim/index.js';
-import type { TraceLine } from '../../src/sim/trace.js';
+import type { TraceLine } from '../../src/sim/request-trace.js';
 import { openStream, raw, sseEvents } from './sim-http.js';
 
 const STREAM = { messages: [{ role: 'user', content: 'hello' }], max_tokens: 8, stream: true, stream_options: { include_usage: true } };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { LARGE_STRING_CHARS, parseJsonInWorker, WORKER_PARSE_BYTES } from '../../src/sim/json-worker.js';
 import { ASCII_PIECE_BYTES, PIECE_BYTES, placeLargeStrings } from '../../src/sim/large-strings.js';
-import { encodeSimMessages, encodeSimMessagesYielding } from '../../src/sim/prompt-ids.js';
+import { encodeSimMessages, encodeSimMessagesYielding } from '../../src/sim/prompt-tokens.js';
 import { piecesAtFor, parseGenerationBody } from '../../src/sim/request-parse.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
 import { approxTokenizer, defaultTokenCounter, encodePrompt, PartsText } from '../../src/tokenizer/index.js';

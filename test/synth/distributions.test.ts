@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/errors/index.js';
 import { parseDistribution, parseDistributionFlag, sampleMany, type Distribution } from '../../src/synth/distributions.js';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 
 const N = 20_000;
 

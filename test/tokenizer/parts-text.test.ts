@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { PartsText } from '../../src/tokenizer/parts-text.js';
 
 test('PartsText: slice and sub read the parts as their concatenation, at every boundary', () => {

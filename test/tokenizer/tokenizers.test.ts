@@ -8,7 +8,7 @@ import { ConfigError } from '../../src/errors/index.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { HfTokenizer } from '../../src/tokenizer/hf.js';
 import { countPromptTokens, encodePrompt, resolveTokenCounter, type ChatMessage } from '../../src/tokenizer/index.js';
-import { Rng } from '../../src/synth/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { tempDir } from '../helpers/tmp.js';
 import { LLAMA2_DIR, QWEN3_DIR } from '../helpers/tokenizers.js';
 

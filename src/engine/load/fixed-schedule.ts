@@ -1,4 +1,4 @@
-import { Rng } from '../../synth/rng.js';
+import { Rng } from '../../util/rng.js';
 import type { ActiveConversation } from '../active-conversation.js';
 import { ConcurrencyLimit } from '../concurrency-limit.js';
 import { sleep } from '../sleep.js';

@@ -1,4 +1,4 @@
-import { Rng } from '../../synth/rng.js';
+import { Rng } from '../../util/rng.js';
 import type { ActiveConversation } from '../active-conversation.js';
 import { ArrivalSchedule, describeArrivals, type ArrivalConfig } from '../arrivals.js';
 import { ConcurrencyLimit } from '../concurrency-limit.js';

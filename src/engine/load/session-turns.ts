@@ -1,4 +1,4 @@
-import type { Rng } from '../../synth/rng.js';
+import type { Rng } from '../../util/rng.js';
 import type { ActiveConversation } from '../active-conversation.js';
 import type { ConcurrencyLimit } from '../concurrency-limit.js';
 import { sleep } from '../sleep.js';

@@ -2,11 +2,11 @@ import { formatCount, sizeBounds, type SizeBounds } from '../../conversation/siz
 import type { Conversation, TurnSettings } from '../../conversation/types.js';
 import { ConfigError } from '../../errors/index.js';
 import { messageText, type TokenCounter } from '../../tokenizer/index.js';
-import { letLoopGo } from '../../tokenizer/loop-turns.js';
+import { letLoopGo } from '../../util/loop-turns.js';
 import type { ChatMessage, ToolCall } from '../../tokenizer/types.js';
 import { BUILTIN_CORPUS } from '../corpus.js';
 import type { Distribution } from '../distributions.js';
-import { Rng } from '../rng.js';
+import { Rng } from '../../util/rng.js';
 import { decodingTokenizer, realize, TokenStream } from '../token-stream.js';
 import type { AgenticConfig } from './config.js';
 

@@ -4,7 +4,7 @@ import type { Engine, EngineRequest, EngineRequestListener } from './engine.js';
 import type { Fault } from './faults.js';
 import type { OutputPump } from './output-pump.js';
 import { ResponsesEvents } from './responses-events.js';
-import type { TraceLine } from './trace.js';
+import type { TraceLine } from './request-trace.js';
 
 /** What an Exchange needs from its server. */
 export interface ExchangeContext {

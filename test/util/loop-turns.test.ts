@@ -1,9 +1,9 @@
-// letLoopGo (src/tokenizer/loop-turns.ts): the slices of concurrent long jobs share one budget per turn of the event
+// letLoopGo (src/util/loop-turns.ts): the slices of concurrent long jobs share one budget per turn of the event
 // loop (issue #14). No timing is asserted: slices made longer than the budget by construction must each get a turn
 // of their own, in FIFO order, and every job must finish.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { letLoopGo } from '../../src/tokenizer/loop-turns.js';
+import { letLoopGo } from '../../src/util/loop-turns.js';
 
 /** Holds the thread for `ms` (longer than the per-turn budget, 1 ms). */
 function spin(ms: number): void {

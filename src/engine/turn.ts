@@ -218,6 +218,7 @@ async function sendTurn(
       countTextTokens: (text) => outputCounts?.get(text) ?? tokenizer.count(text),
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,
+      parentConversationId: conversation.parentId,
     },
     result,
   );
@@ -226,7 +227,6 @@ async function sendTurn(
   // server to (not known with reasoning streamed apart).
   const answer = result.outputTokenIds ?? { text: result.content, reasoning: result.reasoning.length > 0, finishReason: record.finish_reason };
   if (ticket !== undefined) await ctx.expectedCache!.end(ticket, record.status === 'ok' ? answer : undefined);
-  if (conversation.parentId !== undefined) record.parent_conversation_id = conversation.parentId;
   if (record.status === 'ok') {
     if (ctx.request.verifyOutput && recorded !== undefined && recorded.content !== result.content) ctx.onAnswerMismatch();
     ctx.observer.onContent?.({ conversationId: conversation.id, turn: record.turn, user: conversation.nextUserMessage, answer: result.content });

@@ -40,6 +40,8 @@ export interface RecordContext {
   scheduledAtMs?: number;
   /** Time spent waiting for a concurrency slot, ms. */
   queueMs?: number;
+  /** The session a sub-agent's conversation forked from (results: `parent_conversation_id`); absent for a session. */
+  parentConversationId?: string;
 }
 
 /**
@@ -120,6 +122,7 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     error_kind: error?.kind ?? null,
     error: error?.message ?? null,
     http_status: result.httpStatus ?? error?.status ?? null,
+    ...(ctx.parentConversationId === undefined ? {} : { parent_conversation_id: ctx.parentConversationId }),
   };
 }
 

@@ -239,17 +239,26 @@ export class ActiveConversation {
    * was, or another number of calls) the recorded answer goes in instead, and the divergence is returned.
    * `recordedTokens` counts the recorded answer, called only when it is used.
    */
+  /**
+   * How the server's tool calls for the next step depart from the recorded answer's: `missing`, `unexpected`, `count`,
+   * or null when they agree (or nothing was recorded). Changes nothing: the record is built with it before answer().
+   */
+  toolDivergence(serverCalls: readonly ToolCall[] | undefined): ToolDivergence | null {
+    const recorded = this.#steps[this.#next]?.recorded;
+    if (recorded === undefined) return null;
+    const recordedCalls = recorded.tool_calls ?? [];
+    const calls = serverCalls ?? [];
+    if (recordedCalls.length > 0 && calls.length === 0) return 'missing';
+    if (recordedCalls.length === 0 && calls.length > 0) return 'unexpected';
+    return recordedCalls.length !== calls.length ? 'count' : null;
+  }
+
   answer(server: ServerAnswer, promptTokens: number, completionTokens: number, recordedTokens: () => number): ToolDivergence | null {
     this.nextInput(); // the input as sent, before the call ids change
     const recorded = this.#steps[this.#next]!.recorded;
     const serverCalls = server.toolCalls ?? [];
     const recordedCalls = recorded?.tool_calls ?? [];
-    let divergence: ToolDivergence | null = null;
-    if (recorded !== undefined) {
-      if (recordedCalls.length > 0 && serverCalls.length === 0) divergence = 'missing';
-      else if (recordedCalls.length === 0 && serverCalls.length > 0) divergence = 'unexpected';
-      else if (recordedCalls.length !== serverCalls.length) divergence = 'count';
-    }
+    const divergence = this.toolDivergence(server.toolCalls);
     if (divergence !== null) {
       this.useRecorded(promptTokens, recordedTokens());
       return divergence;

@@ -199,6 +199,10 @@ async function sendTurn(
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
   // Its lookup may wait behind another request's large registration (issue #14): the hit is final after this.
   if (ticket !== undefined) await ctx.expectedCache!.settled(ticket);
+  // The record is built once, with all the engine knows (issue #33): a divergence is of a server's answer that goes
+  // into the history, so none when the recorded answer is replayed.
+  const replaysRecorded = ctx.request.replayDatasetAnswers && recorded !== undefined;
+  const toolDivergence = result.error === undefined && !replaysRecorded ? conversation.toolDivergence(result.toolCalls) : null;
   const record = buildRecord(
     {
       conversationId: conversation.id,
@@ -219,6 +223,7 @@ async function sendTurn(
       scheduledAtMs: schedule?.scheduledAtMs,
       queueMs: schedule?.queueMs,
       parentConversationId: conversation.parentId,
+      toolDivergence,
     },
     result,
   );
@@ -231,7 +236,7 @@ async function sendTurn(
     if (ctx.request.verifyOutput && recorded !== undefined && recorded.content !== result.content) ctx.onAnswerMismatch();
     ctx.observer.onContent?.({ conversationId: conversation.id, turn: record.turn, user: conversation.nextUserMessage, answer: result.content });
     // What goes into the history is what the next turn's expected cache counts: the recorded answer when replaying.
-    if (ctx.request.replayDatasetAnswers && recorded !== undefined) {
+    if (replaysRecorded) {
       conversation.useRecorded(record.input_num_tokens, await messageTokens(tokenizer, recorded));
     } else {
       // With --keep-reasoning the reasoning goes back too, so all of the completion can be in the next prompt's prefix.
@@ -242,8 +247,7 @@ async function sendTurn(
       // The recorded answer's count is needed only when the server may diverge from it (a tool call on either side).
       const mayDiverge = recorded !== undefined && (recorded.tool_calls !== undefined || result.toolCalls !== undefined);
       const recordedTokens = mayDiverge ? await messageTokens(tokenizer, recorded) : 0;
-      const divergence = conversation.answer(answer, record.input_num_tokens, answerTokens, () => recordedTokens);
-      if (divergence !== null) record.tool_divergence = divergence;
+      conversation.answer(answer, record.input_num_tokens, answerTokens, () => recordedTokens);
     }
     if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);
     // Sub-agents forked after this answer run now; the conversation's next step waits for them.

@@ -1,5 +1,5 @@
 import type { StreamResult } from '../client/types.js';
-import type { RequestRecord } from './record.js';
+import type { RequestRecord, ToolDivergence } from './record.js';
 import type { MissCause } from './miss-causes.js';
 import { roundMs } from './round.js';
 
@@ -42,6 +42,8 @@ export interface RecordContext {
   queueMs?: number;
   /** The session a sub-agent's conversation forked from (results: `parent_conversation_id`); absent for a session. */
   parentConversationId?: string;
+  /** How the server's tool calls departed from the recorded answer's (ActiveConversation.toolDivergence); null when not. */
+  toolDivergence?: ToolDivergence | null;
 }
 
 /**
@@ -123,6 +125,7 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     error: error?.message ?? null,
     http_status: result.httpStatus ?? error?.status ?? null,
     ...(ctx.parentConversationId === undefined ? {} : { parent_conversation_id: ctx.parentConversationId }),
+    ...(ctx.toolDivergence == null ? {} : { tool_divergence: ctx.toolDivergence }),
   };
 }
 

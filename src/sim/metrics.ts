@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Engine, EngineObserver, FinishReason } from './engine.js';
+import type { Scheduler, SchedulerObserver, FinishReason } from './scheduler.js';
 
 // vLLM's bucket edges (seconds), with a few finer ones at the low end where the simulator's fast profiles live.
 const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
@@ -12,7 +12,7 @@ const E2E_BUCKETS = [0.01, 0.05, 0.1, 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 
  * simulators can share a process). Counters move as the engine reports events; gauges are read at scrape time.
  * It also owns the event-loop delay monitor behind `chatload_sim_event_loop_delay_p99_seconds`.
  */
-export class SimMetrics implements EngineObserver {
+export class SimMetrics implements SchedulerObserver {
   /** The registry to render for GET /metrics. */
   readonly registry = new Registry();
   readonly #loopDelay: IntervalHistogram;
@@ -27,7 +27,7 @@ export class SimMetrics implements EngineObserver {
   readonly #e2e: Histogram.Internal<string>;
   readonly #model: string;
 
-  constructor(modelName: string, engine: () => Engine) {
+  constructor(modelName: string, scheduler: () => Scheduler) {
     this.#model = modelName;
     const labelNames = ['model_name'] as const;
     const labels = { model_name: modelName };
@@ -46,9 +46,9 @@ export class SimMetrics implements EngineObserver {
         },
       });
     };
-    gauge('vllm:num_requests_running', 'Requests in the running batch.', () => engine().numRunning);
-    gauge('vllm:num_requests_waiting', 'Requests waiting for admission.', () => engine().numWaiting);
-    gauge('vllm:kv_cache_usage_perc', 'KV cache usage, 0..1 (1 = full).', () => engine().kv.usage);
+    gauge('vllm:num_requests_running', 'Requests in the running batch.', () => scheduler().numRunning);
+    gauge('vllm:num_requests_waiting', 'Requests waiting for admission.', () => scheduler().numWaiting);
+    gauge('vllm:kv_cache_usage_perc', 'KV cache usage, 0..1 (1 = full).', () => scheduler().kv.usage);
     // vLLM's cache_config_info: an info gauge (value 1) whose labels are the cache config, num_gpu_blocks and
     // block_size among them; chatload reads the KV capacity from it (issue #13).
     new Gauge({
@@ -57,7 +57,7 @@ export class SimMetrics implements EngineObserver {
       labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching'],
       registers,
       collect() {
-        const { config } = engine();
+        const { config } = scheduler();
         this.set({ block_size: String(config.block_size), num_gpu_blocks: String(config.num_gpu_blocks), enable_prefix_caching: String(config.enable_prefix_caching) }, 1);
       },
     });
@@ -68,10 +68,10 @@ export class SimMetrics implements EngineObserver {
       labelNames: ['semantics'],
       registers,
       collect() {
-        this.set({ semantics: engine().config.cache_semantics }, 1);
+        this.set({ semantics: scheduler().config.cache_semantics }, 1);
       },
     });
-    gauge('vllm:gpu_cache_usage_perc', 'KV cache usage, 0..1 (older name of kv_cache_usage_perc).', () => engine().kv.usage);
+    gauge('vllm:gpu_cache_usage_perc', 'KV cache usage, 0..1 (older name of kv_cache_usage_perc).', () => scheduler().kv.usage);
     new Gauge({
       name: 'chatload_sim_event_loop_delay_p99_seconds',
       help: "p99 of the simulator thread's event-loop delay since the previous scrape (perf_hooks.monitorEventLoopDelay).",

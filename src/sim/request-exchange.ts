@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Engine, EngineRequest, EngineRequestListener } from './engine.js';
+import type { Scheduler, SchedulerRequest, SchedulerRequestListener } from './scheduler.js';
 import type { Fault } from './faults.js';
 import type { OutputPump } from './output-pump.js';
 import { ResponsesEvents } from './responses-events.js';
@@ -8,7 +8,7 @@ import type { TraceLine } from './request-trace.js';
 
 /** What an Exchange needs from its server. */
 export interface ExchangeContext {
-  readonly engine: Engine;
+  readonly scheduler: Scheduler;
   readonly modelName: string;
   /** Where token writes queue up, so that a step's outputs go out in vLLM-sized chunks (see OutputPump). */
   readonly outputs: OutputPump;
@@ -47,7 +47,7 @@ function epochMs(perfMs: number): number {
  * One generation request from the engine's tokens to the socket: SSE chunks or one JSON body, plus the fault
  * that was drawn for it (reset, truncate, malformed, trickle, stall), client disconnects and its trace line.
  */
-export class Exchange implements EngineRequestListener {
+export class Exchange implements SchedulerRequestListener {
   readonly #ctx: ExchangeContext;
   readonly #res: ServerResponse;
   readonly #init: ExchangeInit;
@@ -55,7 +55,7 @@ export class Exchange implements EngineRequestListener {
   readonly #chunkHead: string;
   /** The Responses API's event formatter (kind 'responses'). */
   readonly #responses: ResponsesEvents | null;
-  #engineReq: EngineRequest | null = null;
+  #engineReq: SchedulerRequest | null = null;
   #content = '';
   #tokensWritten = 0;
   #firstTokenMs: number | null = null;
@@ -75,7 +75,7 @@ export class Exchange implements EngineRequestListener {
   }
 
   /** Starts watching the socket (after the engine accepted the request, or for a stall): a disconnect ends the exchange. */
-  begin(req: EngineRequest | null): void {
+  begin(req: SchedulerRequest | null): void {
     this.#engineReq = req;
     this.#res.on('close', () => {
       if (!this.#ended) this.#finish(this.#faultFired ? `fault:${this.#init.fault!.kind}` : 'client_closed');
@@ -282,7 +282,7 @@ export class Exchange implements EngineRequestListener {
   }
 
   #abortEngine(): void {
-    if (this.#engineReq !== null) this.#ctx.engine.abort(this.#engineReq);
+    if (this.#engineReq !== null) this.#ctx.scheduler.abort(this.#engineReq);
   }
 
   #finish(outcome: string): void {

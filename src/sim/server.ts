@@ -5,7 +5,7 @@ import { ChatloadError, ConfigError } from '../errors/index.js';
 import { defaultTokenCounter, encodeIdsYielding, letLoopGo, type TokenCounter } from '../tokenizer/index.js';
 import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
-import { Engine, EngineRejection, PROMPT_HASH_STEP_IDS, promptHashYielding, resolveOutputBudget } from './engine.js';
+import { Scheduler, SchedulerRejection, PROMPT_HASH_STEP_IDS, promptHashYielding, resolveOutputBudget } from './scheduler.js';
 import { Exchange, type ExchangeContext } from './request-exchange.js';
 import { FaultInjector, type FaultRule } from './faults.js';
 import { HttpError, readJsonBody, sendError, sendJson } from './http-util.js';
@@ -34,9 +34,9 @@ export interface SimServerOptions {
   counter?: TokenCounter;
 }
 
-/** The simulator's HTTP server (node:http) over one Engine driven by the real clock. */
+/** The simulator's HTTP server (node:http) over one Scheduler driven by the real clock. */
 export class SimServer implements ExchangeContext {
-  readonly engine: Engine;
+  readonly scheduler: Scheduler;
   readonly modelName: string;
   readonly outputs = new OutputPump();
   readonly metrics: SimMetrics;
@@ -61,8 +61,8 @@ export class SimServer implements ExchangeContext {
     this.#options = options;
     this.#counter = options.counter ?? defaultTokenCounter;
     this.modelName = options.modelName;
-    this.metrics = new SimMetrics(options.modelName, () => this.engine);
-    this.engine = new Engine(options.config, realClock, { seed: options.seed, observer: this.metrics, vocabulary: wordVocabulary(this.#counter.tokenizer) });
+    this.metrics = new SimMetrics(options.modelName, () => this.scheduler);
+    this.scheduler = new Scheduler(options.config, realClock, { seed: options.seed, observer: this.metrics, vocabulary: wordVocabulary(this.#counter.tokenizer) });
     this.#faults = new FaultInjector(options.faults, options.seed);
     this.#toolRng = Rng.derive(options.seed ?? 0, 0x746f6f6c);
     this.#responses = new ResponseStore(options.config.responses_store_size);
@@ -120,7 +120,7 @@ export class SimServer implements ExchangeContext {
     this.#closing ??= (async () => {
       const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
       for (const exchange of [...this.#exchanges]) exchange.shutdown();
-      this.engine.stop();
+      this.scheduler.stop();
       this.#server.closeAllConnections();
       await closed;
       this.metrics.close();
@@ -168,7 +168,7 @@ export class SimServer implements ExchangeContext {
         return this.#tokenize(req, res);
       case '/reset_prefix_cache':
         req.resume();
-        this.engine.resetPrefixCache();
+        this.scheduler.resetPrefixCache();
         res.writeHead(200, { 'content-length': 0 });
         return void res.end();
       case '/metrics': {
@@ -297,9 +297,9 @@ export class SimServer implements ExchangeContext {
       };
       let engineReq;
       try {
-        engineReq = this.engine.submit(spec, exchange);
+        engineReq = this.scheduler.submit(spec, exchange);
       } catch (error) {
-        if (error instanceof EngineRejection) throw new HttpError(error.status, error.message);
+        if (error instanceof SchedulerRejection) throw new HttpError(error.status, error.message);
         throw error;
       }
       this.#exchanges.add(exchange);

@@ -22,9 +22,9 @@ const UNINITIALIZED_IDS = 16 * 1024;
  * one of a million ids cost ~1-1.5 ms in one piece once the allocator reuses freed memory, which it must clear.
  * Buffer.allocUnsafeSlow is Node's documented uninitialized allocation (its own ArrayBuffer, never the shared pool).
  * Every array has an ArrayBuffer of its own, even a small one: the simulator keeps an encoder's ids as a request's
- * tokens when their buffer has room past them (sim/engine-types.ts), so the buffer must be this array's alone. (A view
+ * tokens when their buffer has room past them (sim/scheduler-types.ts), so the buffer must be this array's alone. (A view
  * of Node's shared Buffer pool, tried for small arrays in issue 17 to save their ~2-5 µs allocation, let the engine
- * write output ids over other Buffers cut from the same pool: test/sim/engine.test.ts.)
+ * write output ids over other Buffers cut from the same pool: test/sim/scheduler.test.ts.)
  */
 function uninitializedIds(length: number): Uint32Array {
   if (length <= UNINITIALIZED_IDS) return new Uint32Array(length);

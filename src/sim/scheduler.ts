@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from './clock.js';
 import type { SimConfig } from './config.js';
-import { EngineRejection, EngineRequest, type EngineObserver, type EngineRequestListener, type EngineRequestSpec, type EngineStats } from './engine-types.js';
+import { SchedulerRejection, SchedulerRequest, type SchedulerObserver, type SchedulerRequestListener, type SchedulerRequestSpec, type SchedulerStats } from './scheduler-types.js';
 import { KvCache, ROOT_BLOCK_HASH, blockHash } from './kv-cache.js';
 import { APPROX_VOCABULARY, chooseWord, mix3, type WordVocabulary } from './words.js';
 import { counted } from '../util/plural.js';
@@ -14,14 +14,14 @@ import { counted } from '../util/plural.js';
  */
 
 export {
-  EngineRejection,
-  EngineRequest,
-  type EngineObserver,
-  type EngineRequestListener,
-  type EngineRequestSpec,
-  type EngineStats,
+  SchedulerRejection,
+  SchedulerRequest,
+  type SchedulerObserver,
+  type SchedulerRequestListener,
+  type SchedulerRequestSpec,
+  type SchedulerStats,
   type FinishReason,
-} from './engine-types.js';
+} from './scheduler-types.js';
 
 /** The step time model, ms: base + prefill tokens, decoding sequences and their context tokens, each at its rate. */
 export function stepDurationMs(config: SimConfig, prefillTokens: number, decodeSeqs: number, decodeContextTokens: number): number {
@@ -81,20 +81,20 @@ export async function promptHashYielding(ids: ArrayLike<number>, yieldToLoop: ()
 }
 
 interface ScheduledWork {
-  req: EngineRequest;
+  req: SchedulerRequest;
   tokens: number;
 }
 
 /** The engine. One per simulator; all times come from the injected Clock. */
-export class Engine {
+export class Scheduler {
   readonly config: SimConfig;
   readonly kv: KvCache;
   readonly #clock: Clock;
   readonly #seed: number;
-  readonly #observer: EngineObserver;
-  #running: EngineRequest[] = [];
+  readonly #observer: SchedulerObserver;
+  #running: SchedulerRequest[] = [];
   /** FIFO with a moving head, so admission is O(1) and preempted requests can go back to the front. */
-  #waiting: EngineRequest[] = [];
+  #waiting: SchedulerRequest[] = [];
   #waitingHead = 0;
   #timer: TimerHandle | null = null;
   /** True while a step's results are emitted: a submit from a callback must not start a second timer. */
@@ -110,7 +110,7 @@ export class Engine {
    * `vocabulary`: the generated words and their token ids, built for the tokenizer the server encodes prompts with
    * (wordVocabulary), so answers re-encode to the ids the engine cached. @default the approximate tokenizer's
    */
-  constructor(config: SimConfig, clock: Clock, options: { seed?: number; observer?: EngineObserver; vocabulary?: WordVocabulary } = {}) {
+  constructor(config: SimConfig, clock: Clock, options: { seed?: number; observer?: SchedulerObserver; vocabulary?: WordVocabulary } = {}) {
     this.config = config;
     this.kv = new KvCache(config.num_gpu_blocks);
     this.#clock = clock;
@@ -130,7 +130,7 @@ export class Engine {
   }
 
   /** A snapshot of the counters. */
-  stats(): EngineStats {
+  stats(): SchedulerStats {
     return {
       running: this.numRunning,
       waiting: this.numWaiting,
@@ -144,19 +144,19 @@ export class Engine {
     };
   }
 
-  /** Queues a request. Throws EngineRejection: 503 when the waiting queue is full, 400 when it could never fit in KV. */
-  submit(spec: EngineRequestSpec, listener: EngineRequestListener): EngineRequest {
+  /** Queues a request. Throws SchedulerRejection: 503 when the waiting queue is full, 400 when it could never fit in KV. */
+  submit(spec: SchedulerRequestSpec, listener: SchedulerRequestListener): SchedulerRequest {
     const { config } = this;
     const totalBlocks = Math.ceil((spec.promptIds.length + spec.maxTokens) / config.block_size);
     if (totalBlocks > config.num_gpu_blocks) {
-      throw new EngineRejection(
+      throw new SchedulerRejection(
         400,
         `The request needs ${totalBlocks} KV cache blocks (${spec.promptIds.length} prompt + ${spec.maxTokens} completion tokens) ` +
           `but the simulated KV cache has only ${config.num_gpu_blocks} blocks of ${config.block_size} tokens.`,
       );
     }
     if (config.max_waiting !== null && this.numWaiting >= config.max_waiting) {
-      throw new EngineRejection(503, `The server is overloaded: ${counted(this.numWaiting, 'request')} ${this.numWaiting === 1 ? 'is' : 'are'} already waiting (max_waiting ${config.max_waiting}).`);
+      throw new SchedulerRejection(503, `The server is overloaded: ${counted(this.numWaiting, 'request')} ${this.numWaiting === 1 ? 'is' : 'are'} already waiting (max_waiting ${config.max_waiting}).`);
     }
     const id = this.#nextId++;
     const hash = spec.promptHash ?? promptHash(spec.promptIds);
@@ -172,14 +172,14 @@ export class Engine {
         reason = 'stop';
       }
     }
-    const req = new EngineRequest(id, spec, target, reason, key, this.#clock.now(), listener);
+    const req = new SchedulerRequest(id, spec, target, reason, key, this.#clock.now(), listener);
     this.#waiting.push(req);
     this.#kick();
     return req;
   }
 
   /** Removes a request (client went away), freeing its blocks. No more callbacks are made for it. */
-  abort(req: EngineRequest): void {
+  abort(req: SchedulerRequest): void {
     if (req.state === 'finished' || req.state === 'aborted') return;
     if (req.state === 'running') {
       const i = this.#running.indexOf(req);
@@ -244,7 +244,7 @@ export class Engine {
     });
   }
 
-  #hashesFor(req: EngineRequest, fullBlocks: number): readonly number[] {
+  #hashesFor(req: SchedulerRequest, fullBlocks: number): readonly number[] {
     const bs = this.config.block_size;
     for (let b = req.blockHashes.length; b < fullBlocks; b++) {
       const parent = b === 0 ? ROOT_BLOCK_HASH : req.blockHashes[b - 1]!;
@@ -253,7 +253,7 @@ export class Engine {
     return req.blockHashes;
   }
 
-  #preempt(victim: EngineRequest): void {
+  #preempt(victim: SchedulerRequest): void {
     this.kv.release(victim.blocks);
     victim.blocks.length = 0;
     victim.numComputed = 0;
@@ -334,7 +334,7 @@ export class Engine {
     return work;
   }
 
-  #registerFull(req: EngineRequest, tokens: number): void {
+  #registerFull(req: SchedulerRequest, tokens: number): void {
     if (!this.config.enable_prefix_caching) return;
     // llama.cpp: a request's tokens are another's only once it ends (its slot released), registered then alone.
     if (this.config.cache_semantics === 'llamacpp' && req.state === 'running') return;

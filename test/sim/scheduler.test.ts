@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '../../src/sim/clock.js';
 import { profiles, type SimConfig } from '../../src/sim/config.js';
-import { Engine, type EngineRequest, type EngineRequestSpec, promptHash, promptHashYielding, stepDurationMs } from '../../src/sim/engine.js';
+import { Scheduler, type SchedulerRequest, type SchedulerRequestSpec, promptHash, promptHashYielding, stepDurationMs } from '../../src/sim/scheduler.js';
 import { KvCache, RELEASE_STEP_BLOCKS, ROOT_BLOCK_HASH, blockHash } from '../../src/sim/kv-cache.js';
 import { APPROX_VOCABULARY, WORD_LIST_SIZE } from '../../src/sim/words.js';
 import { Rng } from '../../src/util/rng.js';
@@ -21,18 +21,18 @@ const BASE: SimConfig = {
 };
 
 interface Observed {
-  req: EngineRequest;
+  req: SchedulerRequest;
   tokenTimesMs: number[];
   indexes: number[];
   text: string;
   finish: string | null;
 }
 
-function setup(overrides: Partial<SimConfig> = {}, seed = 0): { clock: VirtualClock; engine: Engine; submit: (spec: Partial<EngineRequestSpec> & { promptIds: number[] }) => Observed } {
+function setup(overrides: Partial<SimConfig> = {}, seed = 0): { clock: VirtualClock; engine: Scheduler; submit: (spec: Partial<SchedulerRequestSpec> & { promptIds: number[] }) => Observed } {
   const clock = new VirtualClock(1000);
-  const engine = new Engine({ ...BASE, ...overrides }, clock, { seed });
-  const submit = (spec: Partial<EngineRequestSpec> & { promptIds: number[] }): Observed => {
-    const o: Observed = { req: undefined as unknown as EngineRequest, tokenTimesMs: [], indexes: [], text: '', finish: null };
+  const engine = new Scheduler({ ...BASE, ...overrides }, clock, { seed });
+  const submit = (spec: Partial<SchedulerRequestSpec> & { promptIds: number[] }): Observed => {
+    const o: Observed = { req: undefined as unknown as SchedulerRequest, tokenTimesMs: [], indexes: [], text: '', finish: null };
     o.req = engine.submit({ maxTokens: 4, ...spec }, {
       onToken(text, index, atMs, finish) {
         o.tokenTimesMs.push(atMs);

@@ -6,7 +6,7 @@
 export type FinishReason = 'stop' | 'length' | 'abort';
 
 /** What the HTTP layer asks the engine to generate. */
-export interface EngineRequestSpec {
+export interface SchedulerRequestSpec {
   /**
    * Prompt token ids (chat template applied); the engine copies them, unless `ownIds` gives them up: then a
    * Uint32Array whose buffer has room past them for the output target is kept as the request's tokens, uncopied.
@@ -31,14 +31,14 @@ export interface EngineRequestSpec {
 }
 
 /** Receives a request's output as each step ends. Times are Clock ms. */
-export interface EngineRequestListener {
+export interface SchedulerRequestListener {
   /** One generated token; `finishReason` is set on the request's last token (onFinish follows at once). */
   onToken(text: string, index: number, atMs: number, finishReason: 'stop' | 'length' | null): void;
   onFinish(reason: 'stop' | 'length', atMs: number): void;
 }
 
 /** Hooks for Prometheus metrics. Durations in ms. */
-export interface EngineObserver {
+export interface SchedulerObserver {
   /** A request's first scheduling: its prompt looked up in the prefix cache. */
   onAdmit?(queriedTokens: number, hitTokens: number): void;
   /** A preempted request scheduled again: what it found of its own blocks is not a prefix-cache hit (see #schedule). */
@@ -50,18 +50,18 @@ export interface EngineObserver {
 }
 
 /** Why the engine refused a request at submit; `status` is the HTTP status to answer with. */
-export class EngineRejection extends Error {
+export class SchedulerRejection extends Error {
   readonly status: number;
   constructor(status: number, message: string) {
     super(message);
-    this.name = 'EngineRejection';
+    this.name = 'SchedulerRejection';
     this.status = status;
   }
 }
 
 /** A request inside the engine. Read-only to callers; token counts in tokens, times in Clock ms. */
-export class EngineRequest {
-  /** Engine-local sequence number (admission order of arrival). */
+export class SchedulerRequest {
+  /** Scheduler-local sequence number (admission order of arrival). */
   readonly id: number;
   readonly promptTokens: number;
   readonly arrivalMs: number;
@@ -91,9 +91,9 @@ export class EngineRequest {
   /** True between the first token after an admission and the next preemption: steps are decodes. */
   decoding = false;
   readonly key: number;
-  readonly listener: EngineRequestListener;
+  readonly listener: SchedulerRequestListener;
 
-  constructor(id: number, spec: EngineRequestSpec, target: number, reason: 'stop' | 'length', key: number, arrivalMs: number, listener: EngineRequestListener) {
+  constructor(id: number, spec: SchedulerRequestSpec, target: number, reason: 'stop' | 'length', key: number, arrivalMs: number, listener: SchedulerRequestListener) {
     this.id = id;
     this.promptTokens = spec.promptIds.length;
     this.tokens = tokensFor(spec, spec.promptIds.length + target);
@@ -107,7 +107,7 @@ export class EngineRequest {
 }
 
 /** The request's token array: `spec.promptIds` kept when given up with room for `length` ids, or a copy of them. */
-function tokensFor(spec: EngineRequestSpec, length: number): Uint32Array {
+function tokensFor(spec: SchedulerRequestSpec, length: number): Uint32Array {
   const ids = spec.promptIds;
   if (spec.ownIds === true && ids instanceof Uint32Array && ids.buffer.byteLength - ids.byteOffset >= length * 4) {
     const tokens = new Uint32Array(ids.buffer, ids.byteOffset, length);
@@ -121,7 +121,7 @@ function tokensFor(spec: EngineRequestSpec, length: number): Uint32Array {
 }
 
 /** Counters and gauges of the engine (tokens, blocks, events). */
-export interface EngineStats {
+export interface SchedulerStats {
   running: number;
   waiting: number;
   kvUsage: number;

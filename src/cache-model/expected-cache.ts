@@ -1,14 +1,17 @@
 import { BlockHashChain } from '../prefix-cache/block-hash.js';
-import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps, type BlockLease } from '../prefix-cache/block-pool.js';
+import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { withToolsTurn } from '../tokenizer/tools-prompt.js';
 import { letLoopGo } from '../util/loop-turns.js';
 import { encodeIdsYielding } from '../tokenizer/sliced.js';
 import { ServerTokenizer, type ServerTokenizerSpec } from '../client/server-tokenizer.js';
-import type { MissCause } from '../metrics/prefix-cache-tally.js';
 import { gcd, missCause, warmStartTokens } from './misses.js';
 import { OperationQueue, type Operation } from './operation-queue.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
+import { commonIds, joinedIds, type ConversationState } from './conversation-state.js';
+import type { CacheAccount, CachedAnswer, ExpectedCacheTicket } from './expected-cache-types.js';
+
+export type { CacheAccount, CachedAnswer, ExpectedCacheTicket, ExpectedHit } from './expected-cache-types.js';
 
 /*
  * The global expected-cache model (issue #13): one block index of every token sequence the server has seen in this
@@ -68,90 +71,9 @@ export interface ExpectedCacheConfig {
   idsFromResponse?: boolean;
 }
 
-/** The model's figures for one request, in tokens. */
-export interface ExpectedHit {
-  /** With the capacity model when there is one, else the infinite one. */
-  expected: number;
-  /** With no eviction. */
-  infinite: number;
-}
-
-/** One request between its send and its end: the blocks it holds in each index. */
-export interface ExpectedCacheTicket {
-  readonly hit: ExpectedHit;
-  readonly conversation: object;
-  /** The prompt's length in the model's ids (set once they are known; see ready). */
-  promptLength: number;
-  /** Blocks of the prompt and the output budget. */
-  totalBlocks: number;
-  /** Resolves when the prompt's ids are known (the server's, asked after the send); rejects when they cannot be. */
-  readonly ready: Promise<void>;
-  /** True while `ready` has not settled (the server's ids on their way): operations on the ticket wait for it. */
-  pending: boolean;
-  /** False when the prompt's ids could not be had (a failed tokenize call): the model has no figure for it. */
-  known: boolean;
-  /** The model's hit, in tokens, as the index stood at the send (see cache-misses.ts, concurrency). */
-  atSend: number;
-  /** The hit in everything the run had sent or received before the send, at once and with no eviction (warm start). */
-  seen: number;
-  /** Its prompt's blocks the infinite index did not hold at the send: in flight until its end (see #inFlight). */
-  inFlight: number[];
-  /** The hit in a cache a quarter smaller than the modelled capacity (capacity_eviction); undefined without one. */
-  smaller: number | undefined;
-  readonly leases: Array<{ pool: BlockPool; lease: BlockLease }>;
-  /** Whether its lookup was asked for (by `prefilled`, or by `end` when no first token came). */
-  lookupAsked: boolean;
-  /** Resolves when its lookup has run, when it had to wait (see the comment at the top). */
-  lookup: Promise<void> | undefined;
-}
-
 const SETTLED = Promise.resolve();
 
-/** Writes `head` then `tail` into `out` (their lengths long) and returns it. */
-function joinedIds(out: Uint32Array, head: Uint32Array, tail: ArrayLike<number>): Uint32Array {
-  out.set(head);
-  out.set(tail, head.length);
-  return out;
-}
 
-/** One conversation's state: its prompt ids and their block hashes (a partial tail block is rehashed when it fills). */
-interface ConversationState {
-  /** The local tokenizer's incremental ids; undefined with the server's ids. */
-  ids: PromptIds | undefined;
-  chain: BlockHashChain;
-  /** The last prompt's ids (a view) and length: the answer's blocks continue them. */
-  last: Uint32Array;
-  lastLength: number;
-  /** Leading blocks of the chain registered in the infinite index (they stay there): not looked up again. */
-  registered: number;
-  /** The same, bounded by what the latest prompt left unchanged. */
-  known: number;
-  /** The previous request's prompt length, answer length (its ids as sent back) and whether it reasoned. */
-  previous: { promptLength: number; answerLength: number; reasoning: boolean } | undefined;
-}
-
-/**
- * The answer of an ended request, as the cache counts it: its ids, or its text (encoded by the model's tokenizer) with
- * why it ended. The last token a server samples is never decoded, so its KV is never computed: an answer cut at its
- * length leaves its last token out of the cache, one that stopped on its end-of-sequence token (not in the text) keeps
- * all of the text (llama.cpp and vLLM alike; checked against a live llama-server).
- */
-export type CachedAnswer = ArrayLike<number> | { text: string; reasoning: boolean; finishReason?: string | null };
-
-/** What a request's server-reported cached tokens say against the model: warm-start tokens, and its miss's cause. */
-export interface CacheAccount {
-  warmStartTokens: number;
-  missedTokens: number;
-  missCause: MissCause | null;
-}
-
-/** Length of the common prefix of two id arrays (the first `n` of `a`, the first `m` of `b`). */
-function commonIds(a: Uint32Array, n: number, b: Uint32Array, m: number): number {
-  const end = Math.min(n, m);
-  let i = 0;
-  while (i < end && a[i] === b[i]) i++;
-  return i;
-}
 
 /** The run's expected-cache model (one per engine: with --workers, one per worker thread; see docs/METRICS.md). */
 export class ExpectedCache {

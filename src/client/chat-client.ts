@@ -10,7 +10,8 @@ import { Exchange, type BodyControl, type BodySink } from './exchange.js';
 import { ExcerptBody, JsonBody, SseBody, readBodyExcerpt, type BodyErrorClassifier } from './read-body.js';
 import { normalizeBaseUrl, sendableBody } from './request-body.js';
 import { ENDPOINTS, type ApiEndpoint, type EndpointName } from './endpoints/index.js';
-import { ResponseCollector, excerpt } from './response-collector.js';
+import { ResponseCollector } from './response-collector.js';
+import { errorMessageOf, excerpt } from './error-body.js';
 import { splitUrlCredentials, splitUrlTextCredentials } from './url-credentials.js';
 import { RequestTimer } from './request-timer.js';
 import { readinessNetworkError, readinessStatusError, waitUntilReady } from './readiness.js';
@@ -19,7 +20,7 @@ import { staleConnectionFailure, watchConnectionReuse, type StaleConnectionFailu
 import type { TimeoutKind } from './request-timer.js';
 import { parseRetryAfterMs } from './retry-after.js';
 import type { ChatRequest, RequestError, StreamResult } from './types.js';
-import { errorMessageOf, headerText, parseModels, plainBody, readText, type ModelInfo, type ServerAnswer } from './server-answers.js';
+import { headerText, parseModels, plainBody, readText, type ModelInfo, type ServerAnswer } from './server-answers.js';
 
 export type { ModelInfo } from './server-answers.js';
 

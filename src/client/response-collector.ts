@@ -2,8 +2,9 @@ import { redactText } from '../util/redact-text.js';
 import { ChunkShape, isPlain } from './chunk-shape.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideImageData } from './hide-image-data.js';
-import { acceptUsage } from './usage.js';
-import type { RequestError, ServerUsage, StreamResult } from './types.js';
+import { acceptUsage, chatUsageOf, type UsageJson } from './usage.js';
+import { errorText, excerpt, isErrorObject } from './error-body.js';
+import type { RequestError, StreamResult } from './types.js';
 
 /**
  * Most text (content + reasoning, UTF-16 code units) one response may accumulate before it fails as `other`. An answer
@@ -47,12 +48,6 @@ interface TextFields {
   reasoning?: unknown;
   tool_calls?: unknown;
   function_call?: unknown;
-}
-export interface UsageJson {
-  prompt_tokens?: unknown;
-  completion_tokens?: unknown;
-  prompt_tokens_details?: { cached_tokens?: unknown } | null;
-  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
 }
 
 /**
@@ -382,24 +377,6 @@ function joined(pieces: string[]): string {
   return pieces[0] ?? '';
 }
 
-/**
- * The token counts of a chat or completions `usage` object (`prompt_tokens`, `completion_tokens`, their details);
- * undefined when it lacks the two counts. llama-server's `timings.cache_n` stands in for cached tokens when
- * prompt_tokens_details is absent.
- */
-export function chatUsageOf(usage: UsageJson, timings?: CompletionJson['timings']): ServerUsage | undefined {
-  const prompt = usage.prompt_tokens;
-  const completion = usage.completion_tokens;
-  if (typeof prompt !== 'number' || typeof completion !== 'number') return undefined;
-  const parsed: ServerUsage = { promptTokens: prompt, completionTokens: completion };
-  // llama-server before prompt_tokens_details says what it reused from its cache only in `timings.cache_n`.
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? timings?.cache_n;
-  if (typeof cached === 'number') parsed.cachedTokens = cached;
-  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
-  if (typeof reasoning === 'number') parsed.reasoningTokens = reasoning;
-  return parsed;
-}
-
 /** True when some choice's `delta`/`message` has content, reasoning or a tool call, or the choice ended at its length limit. */
 function anyAnswer(choices: ChoiceJson[] | null | undefined, field: 'delta' | 'message'): boolean {
   if (!Array.isArray(choices)) return false;
@@ -416,36 +393,4 @@ function anyAnswer(choices: ChoiceJson[] | null | undefined, field: 'delta' | 'm
 
 function nonEmptyText(value: unknown): boolean {
   return typeof value === 'string' && value.length > 0;
-}
-
-/** True for an `{"error": …}` object or one with `object: "error"` (vLLM's stream error shape). */
-export function isErrorObject(json: CompletionJson): boolean {
-  return (json.error !== undefined && json.error !== null) || json.object === 'error';
-}
-
-/** What an error object says, on one line, at most 200 characters. */
-export function errorText(json: CompletionJson): string {
-  return excerpt(errorSaid(json) ?? JSON.stringify(json.error ?? json), 200);
-}
-
-/**
- * What an error object says, in the shapes servers use: `{"error": "…"}` (TGI), `{"error": {"message": "…"}}`
- * (OpenAI, vLLM, SGLang), or a top-level `{"message": "…"}` when there is no `error`; undefined otherwise.
- */
-export function errorSaid(json: unknown): string | undefined {
-  if (typeof json !== 'object' || json === null) return undefined;
-  const { error, message } = json as { error?: unknown; message?: unknown };
-  if (typeof error === 'string') return error;
-  if (typeof error === 'object' && error !== null) {
-    const inner = (error as { message?: unknown }).message;
-    return typeof inner === 'string' ? inner : undefined;
-  }
-  if (error !== undefined && error !== null) return undefined;
-  return typeof message === 'string' ? message : undefined;
-}
-
-/** The first `maxChars` characters of `text` on one line. */
-export function excerpt(text: string, maxChars: number): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > maxChars ? `${line.slice(0, maxChars)}…` : line;
 }

@@ -3,7 +3,7 @@ import { text as streamText } from 'node:stream/consumers';
 import type { Dispatcher } from 'undici';
 import { ChatloadError } from '../errors/index.js';
 import { decodeContent } from './content-encoding.js';
-import { errorSaid, excerpt } from './response-collector.js';
+import { excerpt } from './error-body.js';
 
 /** A model the server lists at `GET /v1/models`. */
 export interface ModelInfo {
@@ -29,21 +29,6 @@ export function plainBody(response: Dispatcher.ResponseData<unknown>): Readable 
 export async function readText(response: Dispatcher.ResponseData<unknown>): Promise<string> {
   const body = plainBody(response);
   return body === response.body ? response.body.text() : streamText(body);
-}
-
-/**
- * What an error body says: `error.message` (OpenAI's, vLLM's and SGLang's error shape), `message`, or TGI's `error`
- * string, else the body as it came. So the run's top errors read "HTTP 404: The model `x` does not exist."
- */
-export function errorMessageOf(body: string): string {
-  if (!body.startsWith('{')) return body;
-  try {
-    const said = errorSaid(JSON.parse(body));
-    return said !== undefined && said.length > 0 ? said : body;
-  } catch {
-    // Cut at 200 characters, or not JSON at all: show it as it came.
-    return body;
-  }
 }
 
 /** A header's value as one string (the first, when repeated). */

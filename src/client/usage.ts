@@ -29,3 +29,29 @@ export function acceptUsage(result: StreamResult, usage: ServerUsage | undefined
   if (invalid.includes('prompt_tokens') || invalid.includes('completion_tokens')) delete result.usage;
   else result.usage = checked;
 }
+
+/** A chat or completions `usage` object as a server sends it: everything optional, every value unchecked. */
+export interface UsageJson {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown } | null;
+  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+}
+
+/**
+ * The token counts of a chat or completions `usage` object (`prompt_tokens`, `completion_tokens`, their details);
+ * undefined when it lacks the two counts. llama-server's `timings.cache_n` stands in for cached tokens when
+ * prompt_tokens_details is absent.
+ */
+export function chatUsageOf(usage: UsageJson, timings?: { cache_n?: unknown } | null): ServerUsage | undefined {
+  const prompt = usage.prompt_tokens;
+  const completion = usage.completion_tokens;
+  if (typeof prompt !== 'number' || typeof completion !== 'number') return undefined;
+  const parsed: ServerUsage = { promptTokens: prompt, completionTokens: completion };
+  // llama-server before prompt_tokens_details says what it reused from its cache only in `timings.cache_n`.
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? timings?.cache_n;
+  if (typeof cached === 'number') parsed.cachedTokens = cached;
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+  if (typeof reasoning === 'number') parsed.reasoningTokens = reasoning;
+  return parsed;
+}

@@ -1,4 +1,6 @@
-import { chatUsageOf, errorText, isErrorObject, type ResponseCollector, type UsageJson } from '../response-collector.js';
+import type { ResponseCollector } from '../response-collector.js';
+import { errorText, isErrorObject } from '../error-body.js';
+import { chatUsageOf, type UsageJson } from '../usage.js';
 import { acceptUsage } from '../usage.js';
 import type { ChatRequest } from '../types.js';
 import { withRequestFields } from '../request-body.js';

@@ -1,4 +1,5 @@
-import { errorSaid, excerpt, type ResponseCollector } from '../response-collector.js';
+import type { ResponseCollector } from '../response-collector.js';
+import { errorSaid, excerpt } from '../error-body.js';
 import { acceptUsage } from '../usage.js';
 import type { ServerUsage } from '../types.js';
 import type { ApiEndpoint, ResponseReader } from './endpoint.js';

@@ -1,0 +1,59 @@
+import type { BlockLease, BlockPool } from '../prefix-cache/block-pool.js';
+import type { MissCause } from '../metrics/prefix-cache-tally.js';
+
+/*
+ * The expected-cache model's data as its callers see it (expected-cache.ts): a request's ticket and figures, the
+ * answer it caches, and what a server's cached tokens say against it.
+ */
+
+/** The model's figures for one request, in tokens. */
+export interface ExpectedHit {
+  /** With the capacity model when there is one, else the infinite one. */
+  expected: number;
+  /** With no eviction. */
+  infinite: number;
+}
+
+/** One request between its send and its end: the blocks it holds in each index. */
+export interface ExpectedCacheTicket {
+  readonly hit: ExpectedHit;
+  readonly conversation: object;
+  /** The prompt's length in the model's ids (set once they are known; see ready). */
+  promptLength: number;
+  /** Blocks of the prompt and the output budget. */
+  totalBlocks: number;
+  /** Resolves when the prompt's ids are known (the server's, asked after the send); rejects when they cannot be. */
+  readonly ready: Promise<void>;
+  /** True while `ready` has not settled (the server's ids on their way): operations on the ticket wait for it. */
+  pending: boolean;
+  /** False when the prompt's ids could not be had (a failed tokenize call): the model has no figure for it. */
+  known: boolean;
+  /** The model's hit, in tokens, as the index stood at the send (see cache-misses.ts, concurrency). */
+  atSend: number;
+  /** The hit in everything the run had sent or received before the send, at once and with no eviction (warm start). */
+  seen: number;
+  /** Its prompt's blocks the infinite index did not hold at the send: in flight until its end (see #inFlight). */
+  inFlight: number[];
+  /** The hit in a cache a quarter smaller than the modelled capacity (capacity_eviction); undefined without one. */
+  smaller: number | undefined;
+  readonly leases: Array<{ pool: BlockPool; lease: BlockLease }>;
+  /** Whether its lookup was asked for (by `prefilled`, or by `end` when no first token came). */
+  lookupAsked: boolean;
+  /** Resolves when its lookup has run, when it had to wait (see the comment at the top). */
+  lookup: Promise<void> | undefined;
+}
+
+/**
+ * The answer of an ended request, as the cache counts it: its ids, or its text (encoded by the model's tokenizer) with
+ * why it ended. The last token a server samples is never decoded, so its KV is never computed: an answer cut at its
+ * length leaves its last token out of the cache, one that stopped on its end-of-sequence token (not in the text) keeps
+ * all of the text (llama.cpp and vLLM alike; checked against a live llama-server).
+ */
+export type CachedAnswer = ArrayLike<number> | { text: string; reasoning: boolean; finishReason?: string | null };
+
+/** What a request's server-reported cached tokens say against the model: warm-start tokens, and its miss's cause. */
+export interface CacheAccount {
+  warmStartTokens: number;
+  missedTokens: number;
+  missCause: MissCause | null;
+}

@@ -32,6 +32,20 @@ function diskFullAfter(from: number, partial = 0): { write: typeof writeSync; ca
   return { write, calls: () => calls };
 }
 
+/** A non-empty folder where `out`'s results.json goes: the atomic rename onto it fails. */
+function blockResultsJson(out: string): void {
+  mkdirSync(join(out, 'results.json'));
+  writeFileSync(join(out, 'results.json', 'x'), 'x');
+}
+
+/** What a run that must fail rejected with (a run that resolves fails the test). */
+function failedRun(run: Promise<unknown>): Promise<unknown> {
+  return run.then(
+    () => assert.fail('the run should fail'),
+    (e: unknown) => e,
+  );
+}
+
 describe('RequestsJsonlSink with a failing writer', () => {
   test('a write cut short leaves a torn part; the next record still gets its own line', () => {
     const path = join(dir, 'torn.jsonl');
@@ -98,19 +112,7 @@ describe('runBenchmark when a write fails', () => {
   test('requests.jsonl and results.json both fail: one line says both (issue #35)', { timeout: 60_000 }, async () => {
     const out = join(dir, 'both');
     const disk = diskFullAfter(4, 20);
-    const error = await runBenchmark(
-      { maxNumRequests: 60, numClients: 2, simProfile: 'cpu-tiny', seed: 1, outputDir: out },
-      {
-        writeRecords: disk.write,
-        onStart: () => {
-          mkdirSync(join(out, 'results.json'));
-          writeFileSync(join(out, 'results.json', 'x'), 'x');
-        },
-      },
-    ).then(
-      () => assert.fail('the run should fail'),
-      (e: unknown) => e,
-    );
+    const error = await failedRun(runBenchmark({ maxNumRequests: 60, numClients: 2, simProfile: 'cpu-tiny', seed: 1, outputDir: out }, { writeRecords: disk.write, onStart: () => blockResultsJson(out) }));
     assert.ok(error instanceof OutputError, String(error));
     assert.match(error.message, /^cannot write .*requests\.jsonl \(ENOSPC: no space left on device\): the run stopped \(output_error\); \d+ request records lost \(lost_records\); .*results\.json was not written either \((EISDIR|ENOTEMPTY|EEXIST): [^)]+\)$/);
     assert.doesNotMatch(error.message, /\n/);
@@ -118,19 +120,7 @@ describe('runBenchmark when a write fails', () => {
 
   test('results.json cannot be written: one OutputError naming it and the cause, not an internal error', { timeout: 60_000 }, async () => {
     const out = join(dir, 'results-blocked');
-    const error = await runBenchmark(
-      { maxNumRequests: 4, numClients: 2, simProfile: 'cpu-tiny', seed: 1, outputDir: out },
-      {
-        // A non-empty folder where results.json goes: the atomic rename onto it fails.
-        onStart: () => {
-          mkdirSync(join(out, 'results.json'));
-          writeFileSync(join(out, 'results.json', 'x'), 'x');
-        },
-      },
-    ).then(
-      () => assert.fail('the run should fail'),
-      (e: unknown) => e,
-    );
+    const error = await failedRun(runBenchmark({ maxNumRequests: 4, numClients: 2, simProfile: 'cpu-tiny', seed: 1, outputDir: out }, { onStart: () => blockResultsJson(out) }));
     assert.ok(error instanceof OutputError, String(error));
     assert.equal(error.exitCode, ExitCode.runFailed);
     assert.match(error.message, /^cannot write .*results\.json \((EISDIR|ENOTEMPTY|EEXIST): [^)]+\)$/);

@@ -67,13 +67,7 @@ describe('runBenchmark when a write fails', () => {
   test('requests.jsonl fills up: no new requests, one OutputError, every request on disk or lost_records', { timeout: 60_000 }, async () => {
     const out = join(dir, 'full');
     const disk = diskFullAfter(4, 20);
-    const error = await runBenchmark(
-      { maxNumRequests: 200, numClients: 4, simProfile: 'cpu-tiny', seed: 1, outputDir: out },
-      { writeRecords: disk.write },
-    ).then(
-      () => assert.fail('the run should fail'),
-      (e: unknown) => e,
-    );
+    const error = await failedRun(runBenchmark({ maxNumRequests: 200, numClients: 4, simProfile: 'cpu-tiny', seed: 1, outputDir: out }, { writeRecords: disk.write }));
     assert.ok(error instanceof OutputError, String(error));
     assert.equal(error.exitCode, ExitCode.runFailed);
     assert.equal(error.file, join(out, 'requests.jsonl'));

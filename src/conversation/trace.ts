@@ -1,4 +1,4 @@
-import { DatasetError, type DatasetLocation } from '../errors/index.js';
+import { DatasetError, shownValue, type DatasetLocation } from '../errors/index.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import type { Conversation, TraceSession, TraceTurn } from './types.js';
 import { MAX_WAIT_SEC } from './size-bounds.js';
@@ -41,15 +41,8 @@ export function detectTraceFormat(value: unknown): TraceFormat | undefined {
   return undefined;
 }
 
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : `${typeof value} ${JSON.stringify(value)}`;
-}
-
 function fieldError(at: DatasetLocation, field: string, expected: string, got: unknown): DatasetError {
-  return new DatasetError(at, `${field}: expected ${expected}, got ${describe(got)}`);
+  return new DatasetError(at, `${field}: expected ${expected}, got ${shownValue(got)}`);
 }
 
 function nonNegativeInt(row: Record<string, unknown>, field: string, at: DatasetLocation): number {
@@ -124,7 +117,7 @@ export class TraceReader {
   /** One parsed row from line `line`. */
   add(value: unknown, line: number): void {
     const at: DatasetLocation = { file: this.#file, line };
-    if (!isRecord(value)) throw new DatasetError(at, `expected a ${this.format} trace row (a JSON object), got ${describe(value)}`);
+    if (!isRecord(value)) throw new DatasetError(at, `expected a ${this.format} trace row (a JSON object), got ${shownValue(value)}`);
     this.#rows += 1;
     if (this.format === 'bailian') this.#addBailian(value, line, at);
     else this.#addMooncake(value, line, at);

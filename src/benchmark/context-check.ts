@@ -24,6 +24,9 @@ export async function requestsPastContext(conversations: readonly Conversation[]
   for (let i = 0; i < conversations.length; i++) {
     if (i % SLICE === SLICE - 1) await letLoopGo();
     const c = conversations[i]!;
+    // A conversation of fewer UTF-8 bytes than the limit cannot pass it (a token is at least a byte; 2 a message for
+    // the special tokens a tokenizer may add): not tokenized, so the start-up pays for the long conversations only.
+    if (c.trace === undefined && conversationBytes(c) + 2 * c.messages.length <= maxModelLen) continue;
     const needs = c.trace !== undefined ? c.trace.turns.map((t) => t.inputLength + t.outputLength) : conversationNeeds(c, counter);
     const steps = maxTurns === undefined ? needs : needs.slice(0, Math.ceil(maxTurns / 2));
     const over = steps.filter((need) => need > maxModelLen);
@@ -33,6 +36,13 @@ export async function requestsPastContext(conversations: readonly Conversation[]
     past.largest = Math.max(past.largest, ...over);
   }
   return past;
+}
+
+/** A conversation's text in UTF-8 bytes (its messages and tool calls): a bound on its tokens under any tokenizer. */
+function conversationBytes(conversation: Conversation): number {
+  let bytes = 0;
+  for (const m of conversation.messages) bytes += Buffer.byteLength(messageText(m.content)) + (m.tool_calls === undefined ? 0 : Buffer.byteLength(JSON.stringify(m.tool_calls)));
+  return bytes;
 }
 
 /** Each step's tokens of a conversation (its history to the step's answer, the answer included), about. */

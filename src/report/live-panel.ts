@@ -1,6 +1,7 @@
 import { fmtPercent } from './html-util.js';
 import type { LivePercentiles, LiveSnapshot } from './live-model.js';
 import { counted } from '../util/plural.js';
+import { cutText } from './table-fit.js';
 
 /** Widest progress bar (characters); narrower terminals get a shorter one. */
 const MAX_BAR = 30;
@@ -46,10 +47,6 @@ function errorsText(s: LiveSnapshot): string {
   return `errors ${total}: ${s.errors.map(([k, c]) => `${k} ${c}`).join(', ')}`;
 }
 
-/** Cuts a line to `width` columns (the live text is single-width characters only), so no line ever wraps. */
-export function fitLine(line: string, width: number): string {
-  return line.length <= width ? line : `${line.slice(0, Math.max(0, width - 1))}…`;
-}
 
 /**
  * The live panel's lines for a terminal `columns` wide: every line fits in columns - 1 (a line that fills the last
@@ -74,7 +71,8 @@ export function panelLines(s: LiveSnapshot, columns: number): string[] {
   lines.push(`${pair('TTFT', s.ttft)} · ${pair('TPOT', s.tpot)}`);
   lines.push(`cache hit ${fmtPercent(s.cacheActual)} (expected ${fmtPercent(s.cacheExpected)}) · ${errorsText(s)}`);
   lines.push(`client: loop delay ${s.loopDelayMs === null ? '-' : `${s.loopDelayMs.toFixed(1)} ms`} · CPU ${s.cpuPercent === null ? '-' : `${s.cpuPercent.toFixed(0)}%`}`);
-  return lines.map((line) => fitLine(line, width));
+  // Cut by terminal columns (a server's text in the waiting line may hold wide characters), so no line ever wraps.
+  return lines.map((line) => cutText(line, width));
 }
 
 /** One line of the same figures for logs (--progress plain, or stderr not a TTY), printed every 10 s. */

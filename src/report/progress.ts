@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../metrics/record.js';
 import { LiveModel } from './live-model.js';
-import { fitLine, panelLines, plainLine, waitingLine } from './live-panel.js';
+import { panelLines, plainLine, waitingLine } from './live-panel.js';
+import { cutText } from './table-fit.js';
 import { escapeControl } from '../util/control-chars.js';
 
 /** How the live view draws: a redrawn panel (a TTY), a line every PLAIN_INTERVAL_MS (logs), or nothing. */
@@ -106,7 +107,7 @@ export class LiveView {
   /** The panel's lines as they would be drawn now at `columns` (no control characters); [] before start(). */
   lines(columns = 80): string[] {
     const now = this.#now();
-    if (this.#waiting !== undefined) return [fitLine(waitingLine(this.#waiting.url, this.#waiting.deadlineMs - now, this.#waiting.lastCause), columns - 1)];
+    if (this.#waiting !== undefined) return [cutText(waitingLine(this.#waiting.url, this.#waiting.deadlineMs - now, this.#waiting.lastCause), columns - 1)];
     return this.#model === undefined ? [] : panelLines(this.#model.snapshot(now), columns);
   }
 

@@ -26,7 +26,7 @@ export function sanitizeMessage(text: string, secrets: readonly string[], maxCha
 }
 
 /** The error codes on an error and its causes (undici wraps socket errors; happy eyeballs gives an AggregateError). */
-function collectCodes(error: unknown, codes: string[] = [], depth = 0): string[] {
+export function collectCodes(error: unknown, codes: string[] = [], depth = 0): string[] {
   if (depth > 4 || typeof error !== 'object' || error === null) return codes;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') codes.push(code);

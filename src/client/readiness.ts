@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ChatloadError, ConfigError, ExitCode, ServerRefusedError, ServerUnreachableError } from '../errors/index.js';
-import { classifyNetworkError } from './classify-error.js';
+import { classifyNetworkError, collectCodes } from './classify-error.js';
 import type { ModelInfo } from './server-answers.js';
 
 /*
@@ -20,20 +20,13 @@ const UNKNOWN_HOST = new Set(['ENOTFOUND', 'EAI_NONAME', 'EAI_FAIL']);
 /** OpenSSL's and Node's TLS failures: a certificate, or https:// to a server that speaks http. */
 const TLS_FAILURE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_(GET|VERIFY)|DEPTH_ZERO_SELF_SIGNED|SELF_SIGNED_CERT|HOSTNAME_MISMATCH)/;
 
-/** The error codes of an error and its causes. */
-function codesOf(error: unknown, depth = 0): string[] {
-  if (depth > 4 || typeof error !== 'object' || error === null) return [];
-  const code = (error as { code?: unknown }).code;
-  return [...(typeof code === 'string' ? [code] : []), ...codesOf((error as { cause?: unknown }).cause, depth + 1)];
-}
-
 /**
  * A network failure of GET /v1/models as the error the wait throws: an unknown host is bad input (exit 2), a TLS
  * failure the server's (exit 1), both final; anything else a ServerUnreachableError, which is waited on.
  */
 export function readinessNetworkError(error: unknown, url: string, secrets: readonly string[], timedOutMs?: number): ChatloadError {
   if (timedOutMs !== undefined) return new ServerUnreachableError(url, `no answer to GET /v1/models within ${Math.round(timedOutMs)} ms`, { cause: error });
-  const codes = codesOf(error);
+  const codes = collectCodes(error);
   const detail = classifyNetworkError(error, secrets).message;
   const unknownHost = codes.find((code) => UNKNOWN_HOST.has(code));
   if (unknownHost !== undefined) {

@@ -21,15 +21,9 @@ import { REDACTED, redactSecrets } from '../store/redact.js';
 import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
 import { resumedCounts } from './resume.js';
 import { connectAndProbe, prepareRun, runLoad, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
+import { requestsHeld } from '../engine/active-conversation.js';
 
 export type { BenchmarkHooks, BenchmarkStartInfo } from './run-steps.js';
-
-/** User turns (requests to send) in the conversations. */
-function userTurns(conversations: ReadonlyArray<{ messages: ReadonlyArray<{ role: string }> }>): number {
-  let n = 0;
-  for (const c of conversations) for (const m of c.messages) if (m.role === 'user') n++;
-  return n;
-}
 
 /** Everything a finished run produced. The files are already on disk. */
 export interface BenchmarkResult {
@@ -150,7 +144,7 @@ function startInfo(plan: RunPlan, prepared: PreparedRun, connected: ConnectedRun
     engine: connected.probe.engine,
     dataset: dataset.source,
     conversations: dataset.conversations.length,
-    requests: resumed !== undefined ? resumed.maxNumRequests : Math.min(maxRequests ?? Infinity, userTurns(dataset.conversations)),
+    requests: resumed !== undefined ? resumed.maxNumRequests : Math.min(maxRequests ?? Infinity, requestsHeld(dataset.conversations, plan.load.maxTurns)),
     durationMs: plan.deadlines.durationMs,
     outputDir: prepared.outputDir,
     load: loadLine(plan, dataset.traced === true),

@@ -60,7 +60,7 @@ export interface BenchmarkStartInfo {
   engine: EngineInfo;
   dataset: string;
   conversations: number;
-  /** The requests the run is expected to send: -n when given, else the user turns to replay; undefined when unknown. */
+  /** The requests the run is expected to send: -n when given, at most what the dataset holds (requestsHeld); undefined when unknown. */
   requests: number | undefined;
   /** --duration in ms, when given: the run's progress is then its time. */
   durationMs: number | undefined;

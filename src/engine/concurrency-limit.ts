@@ -3,19 +3,30 @@ import { onAbort } from '../util/abort-listeners.js';
 /**
  * --max-concurrency: at most `limit` requests in flight; the rest wait in FIFO order. The time each waited is
  * returned, so it can be recorded as queue time (part of the schedule lag, never hidden inside latency).
+ * --max-queue bounds the wait: with no slot free and `maxQueue` already waiting, the queue is `full` and the caller
+ * drops the request (k6's dropped_iterations).
  */
 export class ConcurrencyLimit {
   #free: number;
+  readonly #maxQueue: number;
   readonly #waiters: Array<{ grant: (waitedMs: number | null) => void; since: number; done: boolean }> = [];
   #head = 0;
+  // Waiters that gave up (the run stopped) stay in the list until reached: counted here so `waiting` stays exact.
+  #gaveUp = 0;
 
-  constructor(limit: number) {
+  constructor(limit: number, maxQueue = Number.POSITIVE_INFINITY) {
     this.#free = limit;
+    this.#maxQueue = maxQueue;
   }
 
   /** Requests waiting for a slot. */
   get waiting(): number {
-    return this.#waiters.length - this.#head;
+    return this.#waiters.length - this.#head - this.#gaveUp;
+  }
+
+  /** True when a request arriving now would have to wait and the queue already holds --max-queue: it is dropped. */
+  get full(): boolean {
+    return this.#free === 0 && this.waiting >= this.#maxQueue;
   }
 
   /** Waits for a slot. Resolves with the milliseconds waited, or null when `signal` fired first (no slot taken). */
@@ -38,7 +49,9 @@ export class ConcurrencyLimit {
       };
       // Thousands may wait: onAbort, not addEventListener, whose add and remove walk every listener (util/abort-listeners.ts).
       const stopWaiting = onAbort(signal, () => {
-        if (!waiter.done) waiter.grant(null);
+        if (waiter.done) return;
+        this.#gaveUp += 1;
+        waiter.grant(null);
       });
       this.#waiters.push(waiter);
     });
@@ -49,7 +62,10 @@ export class ConcurrencyLimit {
     while (this.#head < this.#waiters.length) {
       const waiter = this.#waiters[this.#head]!;
       this.#head += 1;
-      if (waiter.done) continue; // it gave up (the run stopped)
+      if (waiter.done) {
+        this.#gaveUp -= 1; // it gave up (the run stopped)
+        continue;
+      }
       this.#compact();
       waiter.grant(performance.now() - waiter.since);
       return;

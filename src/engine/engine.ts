@@ -3,8 +3,8 @@ import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
 import { ExpectedCache } from '../cache-model/expected-cache.js';
-import type { CrashHandler } from './load/fixed-clients.js';
-import { describeLoadModel, loadModelFor, runLoadModel, type LoadModel } from './load/from-options.js';
+import type { CrashHandler } from './load/executor.js';
+import { describeLoadModel, loadModelFor, loadModelWarnings, runLoadModel, type LoadModel } from './load/registry.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
 import { sleep } from './sleep.js';
 import { StopController, type StopReason } from './stop.js';
@@ -25,6 +25,18 @@ export function unfinishedWarning(counts: ConversationCounts, reason: StopReason
   if (counts.unfinished === 0) return undefined;
   const n = counts.unfinished;
   return `${counted(n, 'conversation')} ${wasWere(n)} started but not finished when the run stopped (${reason}); ${n === 1 ? 'it is' : 'they are'} counted as unfinished`;
+}
+
+/** The warning for requests a full --max-queue dropped, if any (each ended its conversation). */
+export function droppedWarning(counts: ConversationCounts): string | undefined {
+  const n = counts.dropped;
+  if (n === 0) return undefined;
+  return `${counted(n, 'request')} ${wasWere(n)} dropped: ${n === 1 ? 'it' : 'each'} found the --max-queue full, and ${n === 1 ? 'its conversation' : 'their conversations'} ended there (dropped_requests)`;
+}
+
+/** The end-of-run warnings of the conversation counts: unfinished conversations and dropped requests. */
+export function countWarnings(counts: ConversationCounts, reason: StopReason): string[] {
+  return [unfinishedWarning(counts, reason), droppedWarning(counts)].filter((w): w is string => w !== undefined);
 }
 
 /** Formats a crash for the run's warnings: one line, the error's own message. */
@@ -72,13 +84,13 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     warmupOutcomes.length = 0;
 
     const loadModel = loadModelFor(load, remaining, part, traced);
-    warnIdleClients(run, loadModel, remaining);
+    if (!stop.stopping.aborted) for (const warning of loadModelWarnings(loadModel, remaining)) tally.warn(warning);
     const durationMs = deadlines.durationMs;
     if (durationMs !== undefined) armed.timers.push(setLongTimeout(() => stop.stop('duration'), durationMs));
     observer.onPhase?.('benchmark', describeLoadModel(loadModel));
     if (part?.startEpochMs === undefined) ctx.runStartMs = performance.now(); // the measured phase starts here
     ctx.loadStartMs = load.warmupStep ? performance.now() : ctx.runStartMs;
-    await runLoadModel(loadModel, ctx, pool, tally.onCrash);
+    await runLoadModel(loadModel, { turn: ctx, pool, onCrash: tally.onCrash });
     return finishResult(run, pool, loadModel, warmupRequestsSent);
   } finally {
     await releaseDeadlines(armed, ctx);
@@ -237,14 +249,6 @@ function countWarmupOutcomes(pool: WorkPool, outcomes: readonly WarmupOutcome[])
   }
 }
 
-/** Warns when a fixed number of clients has fewer conversations than clients (unless the run is already stopping). */
-function warnIdleClients(run: EngineRun, loadModel: LoadModel, remaining: number): void {
-  if (loadModel.type === 'fixed-clients' && remaining < loadModel.config.numClients && !run.stop.stopping.aborted) {
-    const earlyStop = loadModel.config.earlyStop && loadModel.config.untilBudget !== true ? ' and early stop ends the run at once (use --no-early-stop)' : '';
-    run.tally.warn(`only ${counted(remaining, 'conversation')} for ${counted(loadModel.config.numClients, 'client')}: some clients have no work${earlyStop}`);
-  }
-}
-
 /** Stops the run (for -n, or as completed), says what it left unfinished, and makes its result. */
 function finishResult(run: EngineRun, pool: WorkPool, loadModel: LoadModel, warmupRequestsSent: number): EngineResult {
   const { stop, tally } = run;
@@ -252,10 +256,7 @@ function finishResult(run: EngineRun, pool: WorkPool, loadModel: LoadModel, warm
   stop.stop(pool.budgetSpent ? 'max_requests' : 'completed');
   const stopReason = finalStopReason(stop.reason, counts);
   // A part of a larger run leaves this warning to its coordinator, which sees every part's counts.
-  if (run.input.part?.coordinated !== true) {
-    const unfinished = unfinishedWarning(counts, stopReason);
-    if (unfinished !== undefined) tally.warn(unfinished);
-  }
+  if (run.input.part?.coordinated !== true) for (const warning of countWarnings(counts, stopReason)) tally.warn(warning);
   const mismatches = tally.answerMismatches;
   if (mismatches > 0) tally.warn(`--verify-output: ${counted(mismatches, 'answer')} ${mismatches === 1 ? 'differs' : 'differ'} from the dataset's`);
   return {

@@ -1,4 +1,3 @@
-import type { RequestRecord } from '../metrics/record.js';
 import { ActiveConversation } from './active-conversation.js';
 import { sleep } from './sleep.js';
 import type { EngineObserver } from './types.js';
@@ -8,12 +7,14 @@ import type { StopController } from './stop.js';
 export interface ForkContext {
   stop: StopController;
   observer: EngineObserver;
-  takeRequest?: () => boolean;
   onCrash?: (what: string, error: unknown) => void;
 }
 
-/** Runs one conversation's steps to its end: a turn runner given by turn.ts (which calls back here for nested forks). */
-export type RunTurnFn = (conversation: ActiveConversation) => Promise<RequestRecord>;
+/**
+ * One step of a child: turn.ts's takeTurn (one request from the -n budget, the turn, its record; it calls back here for
+ * nested forks), given as a function so that this file does not import turn.ts.
+ */
+export type StepFn = (conversation: ActiveConversation) => Promise<'more' | 'done' | 'failed' | 'budget_spent'>;
 
 /**
  * Fork/join of sub-agents (docs/DATASETS.md, "Sub-agent forks"). After a step whose answer the dataset forks at, the
@@ -23,7 +24,7 @@ export type RunTurnFn = (conversation: ActiveConversation) => Promise<RequestRec
  * request from the -n budget; when the budget is spent the run stops as it does for a top-level request.
  * Returns the records' count (children's records go to the observer as they end).
  */
-export async function joinForks(ctx: ForkContext, parent: ActiveConversation, runTurn: RunTurnFn): Promise<number> {
+export async function joinForks(ctx: ForkContext, parent: ActiveConversation, step: StepFn): Promise<number> {
   const forks = parent.takeForks();
   if (forks === undefined) return 0;
   const stopping = ctx.stop.stopping;
@@ -34,13 +35,10 @@ export async function joinForks(ctx: ForkContext, parent: ActiveConversation, ru
         const thinkSec = child.conversation.turns?.[child.nextTurn - 1]?.thinkTimeSec ?? 0;
         if (thinkSec > 0 && !(await sleep(thinkSec * 1000, stopping))) return;
       }
-      if (ctx.takeRequest !== undefined && !ctx.takeRequest()) {
-        ctx.stop.stop('max_requests');
-        return;
-      }
+      const outcome = await step(child);
+      if (outcome === 'budget_spent') return;
       sent += 1;
-      const record = await runTurn(child);
-      if (record.status === 'error') return;
+      if (outcome === 'failed') return;
     }
   };
   const children = forks.children.map(

@@ -33,7 +33,7 @@ export interface TurnContext {
   loadStartMs: number;
   /** Counts --verify-output mismatches. */
   onAnswerMismatch(): void;
-  /** Takes one request from the -n budget for a sub-agent's request (false: spent). Unset: no budget (warmup, tests). */
+  /** Takes one request from the -n budget for a step (false: spent). Unset: no budget (warmup, tests). */
   takeRequest?: () => boolean;
   /** A sub-agent task that died of a bug (the run records it and goes on). */
   onCrash?: (what: string, error: unknown) => void;
@@ -156,6 +156,29 @@ export interface TurnSchedule {
   queueMs: number;
 }
 
+/** How a conversation stands after a step: more turns to go, done, ended on a failed request, or nothing was sent (-n spent). */
+export type TurnOutcome = 'more' | 'done' | 'failed' | 'budget_spent';
+
+/**
+ * The step every load model takes (fixed clients, open-loop and trace sessions, sub-agents): one request from the -n
+ * budget (spent: the run stops and nothing is sent), the turn with its record, and how the conversation stands after it.
+ */
+export async function takeTurn(
+  ctx: TurnContext,
+  conversation: ActiveConversation,
+  clientId: number,
+  rng: Rng,
+  warmup: boolean,
+  schedule?: TurnSchedule,
+): Promise<TurnOutcome> {
+  if (ctx.takeRequest !== undefined && !ctx.takeRequest()) {
+    ctx.stop.stop('max_requests');
+    return 'budget_spent';
+  }
+  const record = await runTurn(ctx, conversation, clientId, rng, warmup, schedule);
+  return record.status === 'error' ? 'failed' : conversation.done ? 'done' : 'more';
+}
+
 /**
  * Sends the conversation's next turn (with retries), builds its record, moves the conversation on with the answer
  * that goes into the history (the server's, or the recorded one with --replay-dataset-answers), and hands the record
@@ -251,7 +274,7 @@ async function sendTurn(
     }
     if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);
     // Sub-agents forked after this answer run now; the conversation's next step waits for them.
-    await joinForks(ctx, conversation, (child) => runTurn(ctx, child, clientId, rng, warmup));
+    await joinForks(ctx, conversation, (child) => takeTurn(ctx, child, clientId, rng, warmup));
   }
   return record;
 }

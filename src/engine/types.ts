@@ -31,7 +31,7 @@ export interface EngineObserver {
 }
 
 /** How a conversation ended: every turn answered, or a failed request. */
-export type ConversationOutcome = 'completed' | 'failed';
+export type ConversationOutcome = 'completed' | 'failed' | 'dropped';
 
 /** The deadlines the engine keeps (the per-request ones are the client's). */
 export type EngineDeadlines = Pick<DeadlinesPlan, 'benchmarkMs' | 'durationMs' | 'stopGraceMs'>;

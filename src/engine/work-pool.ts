@@ -16,6 +16,7 @@ export class WorkPool {
   readonly #finished: Conversation[] = [];
   #completed = 0;
   #failed = 0;
+  #dropped = 0;
   readonly #total: number;
 
   readonly #keepFinished: boolean;
@@ -72,6 +73,13 @@ export class WorkPool {
     if (this.#active.delete(conversation)) this.#fail();
   }
 
+  /** A conversation ended because its next request found the --max-queue full: dropped, not sent. */
+  drop(conversation: ActiveConversation): void {
+    if (!this.#active.delete(conversation)) return;
+    this.#dropped += 1;
+    this.#onEnd?.('dropped');
+  }
+
   /** Conversations that finished during warmup count as completed up front. */
   completedInWarmup(conversation: ActiveConversation): void {
     this.#complete(conversation);
@@ -103,8 +111,9 @@ export class WorkPool {
       total: this.#total,
       completed: this.#completed,
       failed: this.#failed,
+      dropped: this.#dropped,
       unfinished,
-      not_started: this.#total - this.#completed - this.#failed - unfinished,
+      not_started: this.#total - this.#completed - this.#failed - this.#dropped - unfinished,
     };
   }
 }

@@ -87,6 +87,8 @@ export interface RunOptionsInput {
   rampUp?: string | undefined;
   /** open loop and trace replay: requests in flight at most; time waiting for a slot is recorded as queue time (`--max-concurrency <n>`) */
   maxConcurrency?: number | undefined;
+  /** with --max-concurrency: requests waiting for a slot at most; one that finds the queue full is dropped (its session ends) and counted in dropped_requests (`--max-queue <n>`; default: no bound) */
+  maxQueue?: number | undefined;
   /** trace replay: divides the trace's time by X (2 = twice as fast, 0.5 = half speed) (`--trace-speed <x>`; default: 1) */
   traceSpeed?: number | undefined;
   /** open loop: pause before each next turn, seconds: a distribution, e.g. exponential:5 or uniform:2:8 (`--think-time <dist>`; default: the dataset's per-turn values, else none) */

@@ -89,6 +89,8 @@ export interface LoadPlan {
   readonly clients: number;
   /** -n: exact total of requests; undefined for no limit. */
   readonly maxNumRequests?: number;
+  /** --max-queue: requests waiting for a --max-concurrency slot at most (more are dropped); undefined for no bound. */
+  readonly maxQueue?: number;
   /** Cap on messages per conversation. */
   readonly maxTurns?: number;
   readonly warmupStep: boolean;
@@ -282,6 +284,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
       trace: { speed: o.traceSpeed, maxConcurrency: o.maxConcurrency },
       clients: o.numClients,
       maxNumRequests: o.maxNumRequests,
+      maxQueue: o.maxQueue,
       maxTurns: o.maxTurns,
       warmupStep: o.warmupStep,
       seed: o.seed,

@@ -171,7 +171,9 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
     );
   }
   if (input.conversations !== undefined && Object.keys(input.conversations).length > 0) {
-    row('conversations', Object.entries(input.conversations).map(([k, v]) => `${k} ${v}`).join(', '));
+    // Drops happen only with --max-queue: said when there are any.
+    const counts = Object.entries(input.conversations).filter(([k, v]) => k !== 'dropped' || v > 0);
+    row('conversations', counts.map(([k, v]) => `${k} ${v}`).join(', '));
   }
   // Results files written before the field existed lack it.
   const approximate = (s.approximate_metrics ?? []).filter((m) => m !== 'ttft_by_context');

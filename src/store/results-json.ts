@@ -67,6 +67,8 @@ export type ResultsDocument = {
   client_health: ClientHealth | null;
   /** The engine's conversation counts (completed / unfinished / not started), passed through. */
   conversations: Record<string, unknown>;
+  /** Requests dropped at a full --max-queue (k6's dropped_iterations): each ended its conversation (`conversations.dropped`). */
+  dropped_requests: number;
   /**
    * TTFT, TPOT, ITL and E2EL of the summary's population as serialized LatencyHistograms, so that shards merge without
    * their records (`chatload merge --max-records`). Absent when the writer did not compute them.
@@ -108,6 +110,7 @@ export function buildResultsDocument(input: ResultsInput): ResultsDocument {
     per_turn: input.perTurn,
     client_health: input.clientHealth,
     conversations: input.conversations,
+    dropped_requests: typeof input.conversations.dropped === 'number' ? input.conversations.dropped : 0,
     ...(input.histograms === undefined ? {} : { histograms: input.histograms }),
     ...vllmFlatKeys(s, input.percentileMetrics),
     ...(input.peaks ?? {}),

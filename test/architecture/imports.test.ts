@@ -56,7 +56,7 @@ const LAYERS: readonly Layer[] = [
     why: "the expected-cache model: each engine's semantics on prefix-cache's pool, the server's or the local token ids, the miss causes; fed by the engine's request events",
     may: ['client', 'errors', 'metrics', 'options', 'prefix-cache', 'server-engine', 'server-metrics', 'tokenizer', 'util'],
   },
-  { folder: 'engine', why: 'the load: sessions, load models, deadlines, worker threads; never prints or stores', may: ['cache-model', 'client', 'metrics', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'], types: ['conversation'] },
+  { folder: 'engine', why: 'the load: sessions, load models, deadlines, worker threads; never prints or stores', may: ['cache-model', 'client', 'errors', 'metrics', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'], types: ['conversation'] },
   {
     folder: 'benchmark',
     why: 'one run, a sweep, a merge: wires every part below',

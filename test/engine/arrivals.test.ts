@@ -86,6 +86,23 @@ describe('ConcurrencyLimit', () => {
     assert.deepEqual(order, [2, 3]);
   });
 
+  test('--max-queue: full once no slot is free and the queue holds its bound; a waiter that gave up leaves room', async () => {
+    const limit = new ConcurrencyLimit(1, 1);
+    const stop = new AbortController();
+    assert.equal(limit.full, false);
+    await limit.acquire(stop.signal);
+    assert.equal(limit.full, false, 'no slot free, but the queue has room for one');
+    const waiting = limit.acquire(stop.signal);
+    assert.equal(limit.waiting, 1);
+    assert.equal(limit.full, true);
+    stop.abort();
+    assert.equal(await waiting, null);
+    assert.equal(limit.waiting, 0, 'the waiter that gave up no longer counts');
+    assert.equal(limit.full, false);
+    limit.release();
+    assert.equal(new ConcurrencyLimit(1, 0).full, false, 'a free slot is taken whatever the bound');
+  });
+
   test('a stop releases the waiters without giving them a slot', async () => {
     const limit = new ConcurrencyLimit(1);
     const stop = new AbortController();

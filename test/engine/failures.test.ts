@@ -45,7 +45,7 @@ describe('failures during a run', () => {
       assert.equal(result.summary.failed, 1);
       assert.equal(result.summary.failed_by_kind.http_status, 1);
       assert.equal(result.summary.completed, 4, 'the two other conversations finished');
-      assert.deepEqual(result.engine.conversations, { total: 3, completed: 2, failed: 1, unfinished: 0, not_started: 0 });
+      assert.deepEqual(result.engine.conversations, { total: 3, completed: 2, failed: 1, dropped: 0, unfinished: 0, not_started: 0 });
       const failed = readRequestsJsonl(result.files.requests).find((r) => r.status === 'error')!;
       assert.equal(failed.http_status, 500);
       assert.equal(result.exitCode, 1, 'errors over --max-error-rate exit 1');

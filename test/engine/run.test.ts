@@ -131,7 +131,7 @@ describe('run against the simulator', () => {
     assert.equal(c.completed + c.failed + c.unfinished + c.not_started, 6);
     assert.ok(c.unfinished + c.not_started > 0, 'early stop leaves work, and says so');
     const drained = await runBenchmark({ url: sim.url, inputFile, numClients: 3, earlyStop: false, outputDir: join(dir, 'b') });
-    assert.deepEqual(drained.engine.conversations, { total: 6, completed: 6, failed: 0, unfinished: 0, not_started: 0 });
+    assert.deepEqual(drained.engine.conversations, { total: 6, completed: 6, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
     assert.equal(drained.summary.completed, 1 + 5 * 4);
   });
 

@@ -122,7 +122,7 @@ describe('worker threads and shards against the simulator', () => {
     // Worker 0 owns the even conversations (1 turn), worker 1 the odd ones (5 turns): worker 0 is done long before.
     const path = writeDataset(dir, syntheticConversations({ count: 8, userTurns: (i) => (i % 2 === 0 ? 1 : 5) }));
     const result = await runBenchmark({ url: sim.url, inputFile: path, numClients: 2, earlyStop: false, workers: 2, outputDir: dir });
-    assert.deepEqual(result.engine.conversations, { total: 8, completed: 8, failed: 0, unfinished: 0, not_started: 0 });
+    assert.deepEqual(result.engine.conversations, { total: 8, completed: 8, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
     assert.equal(result.summary.completed, 4 + 4 * 5);
   });
 
@@ -132,7 +132,7 @@ describe('worker threads and shards against the simulator', () => {
     const records = readRequestsJsonl(result.files.requests);
     assert.equal(records.filter((r) => r.warmup).length, 6);
     assert.equal(result.summary.completed, 12);
-    assert.deepEqual(result.engine.conversations, { total: 6, completed: 6, failed: 0, unfinished: 0, not_started: 0 });
+    assert.deepEqual(result.engine.conversations, { total: 6, completed: 6, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
   });
 
   test('two shards and a merge give the request count of one run; identical records give identical percentiles', { timeout: 90_000 }, async () => {

@@ -63,9 +63,9 @@ describe('WorkPool', () => {
     pool.complete(a);
     pool.fail(b);
     const c = pool.take()!;
-    assert.deepEqual(pool.counts(), { total: 4, completed: 1, failed: 1, unfinished: 0, not_started: 2 }, 'picked up but never answered is not started');
+    assert.deepEqual(pool.counts(), { total: 4, completed: 1, failed: 1, dropped: 0, unfinished: 0, not_started: 2 }, 'picked up but never answered is not started');
     c.answer({ content: 'answer' }, 1, 1, () => 1);
-    assert.deepEqual(pool.counts(), { total: 4, completed: 1, failed: 1, unfinished: 1, not_started: 1 });
+    assert.deepEqual(pool.counts(), { total: 4, completed: 1, failed: 1, dropped: 0, unfinished: 1, not_started: 1 });
     assert.equal(pool.finishedConversations.length, 1);
   });
 });

@@ -226,6 +226,8 @@ const CASES: BadCase[] = [
     argv: () => ['run', '--num-clientz', '3'],
     message: /unknown option '--num-clientz'.*Did you mean --num-clients\?/,
   },
+  { name: '--max-queue without --max-concurrency', argv: () => ['run', '--session-rate', '1', '--max-queue', '4', '--output-dir', out], message: /--max-queue: bounds the wait for a --max-concurrency slot: add --max-concurrency/ },
+  { name: '--max-queue that is no whole number', argv: () => ['run', '--session-rate', '1', '--max-concurrency', '2', '--max-queue', '-1', '--output-dir', out], message: /--max-queue: expected an integer >= 0/ },
   { name: '--max-concurrency without the open loop', argv: () => ['run', '--max-concurrency', '4', '--output-dir', out], message: /--max-concurrency: applies to open-loop sessions/ },
   {
     name: '--output-dir under a regular file (checked before anything is sent)',

@@ -18,7 +18,7 @@ describe('counted', () => {
 });
 
 describe('the messages that counted', () => {
-  const counts = (unfinished: number) => ({ total: 4, completed: 4 - unfinished, failed: 0, unfinished, not_started: 0 });
+  const counts = (unfinished: number) => ({ total: 4, completed: 4 - unfinished, failed: 0, dropped: 0, unfinished, not_started: 0 });
 
   test('unfinished conversations', () => {
     assert.equal(unfinishedWarning(counts(1), 'max_requests'), '1 conversation was started but not finished when the run stopped (max_requests); it is counted as unfinished');

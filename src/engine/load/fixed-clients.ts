@@ -1,9 +1,13 @@
+import type { LoadPlan } from '../../options/run-plan.js';
 import { Rng } from '../../util/rng.js';
 import type { ActiveConversation } from '../active-conversation.js';
+import { offsetOf, shareOf } from '../partition.js';
 import { sleep } from '../sleep.js';
-import { runTurn, type TurnContext } from '../turn.js';
+import { takeTurn, type TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
 import { counted } from '../../util/plural.js';
+import type { CrashHandler, Executor, ExecutorContext, PartShare } from './executor.js';
+import { settle } from './settle.js';
 
 /**
  * `fixed-clients`: the reference's closed loop (-p/-k). N clients, each with one request in flight, each
@@ -36,11 +40,48 @@ export function activeShare(clientId: number, config: FixedClientsConfig): numbe
   return base + (clientId < config.maxActiveConversations % config.numClients ? 1 : 0);
 }
 
+/** This part's share of the plan's closed loop: -p and -k split between parts, the seed shared. */
+function configFor(load: LoadPlan, part: PartShare, conversations: number): FixedClientsConfig {
+  if (load.model.type !== 'fixed-clients') throw new Error(`fixed-clients made from a ${load.model.type} plan`);
+  const model = load.model;
+  const numClients = shareOf(model.numClients, part.index, part.count);
+  // -k split like -p, and never more than this part's conversations (but at least one per client).
+  const active = Math.max(numClients, Math.min(shareOf(model.maxActiveConversations, part.index, part.count), conversations));
+  return {
+    numClients,
+    maxActiveConversations: active,
+    sampling: model.sampling,
+    requestRate: model.requestRatePerSec,
+    earlyStop: model.earlyStop,
+    untilBudget: load.maxNumRequests !== undefined,
+    seed: load.seed,
+    clientIdOffset: offsetOf(model.numClients, part.index, part.count),
+  };
+}
+
+function validate(config: FixedClientsConfig): string[] {
+  const problems: string[] = [];
+  if (!Number.isInteger(config.numClients) || config.numClients < 1) problems.push(`numClients: expected a whole number >= 1, got ${config.numClients}`);
+  if (!(config.maxActiveConversations >= config.numClients)) problems.push(`maxActiveConversations: expected at least numClients (${config.numClients}), got ${config.maxActiveConversations}`);
+  if (!(config.requestRate >= 0) || !Number.isFinite(config.requestRate)) problems.push(`requestRate: expected a finite number >= 0, got ${config.requestRate}`);
+  return problems;
+}
+
 /** One line describing the load model, for logs and results. */
-export function describeFixedClients(config: FixedClientsConfig): string {
+function describe(config: FixedClientsConfig): string {
   const rate = config.requestRate > 0 ? `, ${config.requestRate} req/s per client` : '';
   return `fixed-clients: ${counted(config.numClients, 'client')}, ${counted(config.maxActiveConversations, 'active conversation')}, ${config.sampling}${rate}`;
 }
+
+/** Fewer conversations than clients: some clients have no work (and early stop may end the run at once). */
+function startWarnings(config: FixedClientsConfig, conversations: number): string[] {
+  if (conversations >= config.numClients) return [];
+  const earlyStop = config.earlyStop && config.untilBudget !== true ? ' and early stop ends the run at once (use --no-early-stop)' : '';
+  return [`only ${counted(conversations, 'conversation')} for ${counted(config.numClients, 'client')}: some clients have no work${earlyStop}`];
+}
+
+/** The closed loop as an executor (registry.ts). */
+export const fixedClients: Executor<FixedClientsConfig> = { configFor, validate, describe, startWarnings, run: runFixedClients };
 
 /** When the first client ran out of work while early stop waited for -n: the requests sent by then. */
 interface BudgetTail {
@@ -53,9 +94,6 @@ function outOfWork(config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool,
   if (config.untilBudget === true) tail.firstIdleAt ??= pool.requestsTaken;
   else ctx.stop.stop('out_of_work');
 }
-
-/** Called when a client task dies of a bug: the run records it and carries on without that client. */
-export type CrashHandler = (what: string, error: unknown) => void;
 
 async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler, tail: BudgetTail): Promise<void> {
   const clientId = (config.clientIdOffset ?? 0) + localId;
@@ -79,19 +117,14 @@ async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnC
       return;
     }
     if (meanGapMs > 0 && !(await sleep(nextSendAtMs - performance.now(), stopping))) return;
-    if (!pool.takeRequest()) {
-      ctx.stop.stop('max_requests');
-      return;
-    }
     // Round robin takes from the front and puts an unfinished conversation at the back, as the reference does.
     const position = config.sampling === 'random' ? rng.int(0, active.length - 1) : 0;
     const conversation = active.splice(position, 1)[0]!;
     try {
       const schedule = meanGapMs > 0 ? { scheduledAtMs: nextSendAtMs, queueMs: 0 } : undefined;
-      const record = await runTurn(ctx, conversation, clientId, rng, false, schedule);
-      if (record.status === 'error') pool.fail(conversation);
-      else if (conversation.done) pool.complete(conversation);
-      else active.push(conversation);
+      const outcome = await takeTurn(ctx, conversation, clientId, rng, false, schedule);
+      if (outcome === 'budget_spent') return;
+      if (settle(pool, conversation, outcome)) active.push(conversation);
     } catch (error) {
       // A bug while handling one turn ends that conversation, not the client.
       onCrash(`session ${conversation.id} (client ${clientId})`, error);
@@ -102,7 +135,7 @@ async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnC
 }
 
 /** Runs the closed loop until every client stops. Resolves (never rejects) when all clients have ended. */
-export async function runFixedClients(config: FixedClientsConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+async function runFixedClients(config: FixedClientsConfig, { turn: ctx, pool, onCrash }: ExecutorContext): Promise<void> {
   const clients: Promise<void>[] = [];
   const tail: BudgetTail = {};
   for (let id = 0; id < config.numClients; id++) {

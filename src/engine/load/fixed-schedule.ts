@@ -1,12 +1,12 @@
+import type { LoadPlan } from '../../options/run-plan.js';
 import { Rng } from '../../util/rng.js';
 import type { ActiveConversation } from '../active-conversation.js';
 import { ConcurrencyLimit } from '../concurrency-limit.js';
+import { shareOf } from '../partition.js';
 import { sleep } from '../sleep.js';
-import type { TurnContext } from '../turn.js';
-import type { WorkPool } from '../work-pool.js';
-import type { CrashHandler } from './fixed-clients.js';
+import type { Executor, ExecutorContext, PartShare } from './executor.js';
+import { describeCap, validateCap } from './queue-cap.js';
 import { runSessionTurns, SessionsInFlight } from './session-turns.js';
-import { counted } from '../../util/plural.js';
 
 /**
  * `fixed-schedule`: a production trace replayed at its timestamps (Mooncake, Bailian). An open loop: each session
@@ -20,17 +20,38 @@ export interface FixedScheduleConfig {
   speed: number;
   /** Requests in flight at most; undefined for no cap. */
   maxConcurrency?: number;
+  /** Requests waiting for a slot at most (more are dropped); undefined for no bound. */
+  maxQueue?: number;
   seed: number;
   /** Session numbers are offset + local number * stride, so parts of one run number their sessions apart. */
   sessionIdOffset?: number;
   sessionIdStride?: number;
 }
 
-/** One line describing the load model. */
-export function describeFixedSchedule(config: FixedScheduleConfig): string {
-  const cap = config.maxConcurrency === undefined ? '' : `, at most ${counted(config.maxConcurrency, 'request')} in flight`;
-  return `fixed-schedule: the trace's timestamps${config.speed === 1 ? '' : ` at ${config.speed}x speed`}${cap}`;
+/** This part's share of the trace's replay: the cap split between parts, sessions numbered apart. */
+function configFor(load: LoadPlan, part: PartShare): FixedScheduleConfig {
+  const { maxConcurrency: cap, speed } = load.trace;
+  return {
+    speed,
+    maxConcurrency: cap === undefined ? undefined : Math.max(1, shareOf(cap, part.index, part.count)),
+    maxQueue: load.maxQueue === undefined ? undefined : shareOf(load.maxQueue, part.index, part.count),
+    seed: load.seed + part.index,
+    sessionIdOffset: part.index,
+    sessionIdStride: part.count,
+  };
 }
+
+function validate(config: FixedScheduleConfig): string[] {
+  return [...(config.speed > 0 && Number.isFinite(config.speed) ? [] : [`speed: expected a finite number > 0, got ${config.speed}`]), ...validateCap(config)];
+}
+
+/** One line describing the load model. */
+function describe(config: FixedScheduleConfig): string {
+  return `fixed-schedule: the trace's timestamps${config.speed === 1 ? '' : ` at ${config.speed}x speed`}${describeCap(config)}`;
+}
+
+/** A trace's replay as an executor (registry.ts). */
+export const fixedSchedule: Executor<FixedScheduleConfig> = { configFor, validate, describe, run: runFixedSchedule };
 
 /** When the conversation's next turn is due (performance.now() ms): its timestamp, or its delay after `previousEndMs`. */
 function dueAt(conversation: ActiveConversation, config: FixedScheduleConfig, startMs: number, previousEndMs: number): number {
@@ -43,9 +64,9 @@ function dueAt(conversation: ActiveConversation, config: FixedScheduleConfig, st
  * Replays the trace until every session has ended (or a stop). Sessions are taken in the pool's order, which is the
  * order of their first request. Resolves, never rejects: a session that dies of a bug goes to `onCrash`.
  */
-export async function runFixedSchedule(config: FixedScheduleConfig, ctx: TurnContext, pool: WorkPool, onCrash: CrashHandler): Promise<void> {
+async function runFixedSchedule(config: FixedScheduleConfig, { turn: ctx, pool, onCrash }: ExecutorContext): Promise<void> {
   const stopping = ctx.stop.stopping;
-  const limit = config.maxConcurrency === undefined ? undefined : new ConcurrencyLimit(config.maxConcurrency);
+  const limit = config.maxConcurrency === undefined ? undefined : new ConcurrencyLimit(config.maxConcurrency, config.maxQueue);
   const startMs = ctx.loadStartMs;
   const sessions = new SessionsInFlight(pool, onCrash);
 

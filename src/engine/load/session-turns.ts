@@ -2,14 +2,16 @@ import type { Rng } from '../../util/rng.js';
 import type { ActiveConversation } from '../active-conversation.js';
 import type { ConcurrencyLimit } from '../concurrency-limit.js';
 import { sleep } from '../sleep.js';
-import { runTurn, type TurnContext } from '../turn.js';
+import { takeTurn, type TurnContext } from '../turn.js';
 import type { WorkPool } from '../work-pool.js';
+import { settle } from './settle.js';
 
 /**
  * One session of an open loop (open-sessions, fixed-schedule), turn by turn: each turn waits for a --max-concurrency
  * slot (reported as queued, recorded as queue time), takes one request from the -n budget, and is sent with the time
  * it was meant to go (`scheduledAtMs`), so lag shows. After an answer `nextAtMs` says when the next turn is due
- * (performance.now() ms). The session ends on a failed turn, when its conversation is done, or at a stop.
+ * (performance.now() ms). The session ends on a failed turn, when its conversation is done, at a stop, or when a turn
+ * finds the --max-queue full: that request is dropped, not sent, and the conversation counted dropped.
  */
 export async function runSessionTurns(
   ctx: TurnContext,
@@ -25,25 +27,21 @@ export async function runSessionTurns(
   let scheduledAtMs = firstAtMs;
   for (;;) {
     let queueMs: number | null = 0;
+    if (limit?.full === true) return pool.drop(conversation);
     if (limit !== undefined) {
       ctx.observer.onQueued?.(1);
       queueMs = await limit.acquire(stopping);
       ctx.observer.onQueued?.(-1);
     }
     if (queueMs === null) return; // the run stopped while it queued
-    let record;
+    let outcome;
     try {
       if (stopping.aborted) return;
-      if (!pool.takeRequest()) {
-        ctx.stop.stop('max_requests');
-        return;
-      }
-      record = await runTurn(ctx, conversation, session, rng, false, { scheduledAtMs, queueMs });
+      outcome = await takeTurn(ctx, conversation, session, rng, false, { scheduledAtMs, queueMs });
     } finally {
       limit?.release();
     }
-    if (record.status === 'error') return pool.fail(conversation);
-    if (conversation.done) return pool.complete(conversation);
+    if (outcome === 'budget_spent' || !settle(pool, conversation, outcome)) return;
     scheduledAtMs = nextAtMs(conversation, rng);
     if (!(await sleep(scheduledAtMs - performance.now(), stopping))) return;
   }

@@ -28,18 +28,18 @@ const BATCH_SIZE = 256;
 let batch: RequestRecord[] = [];
 let sent = 0;
 let queued = 0;
-let ended = { completed: 0, failed: 0 };
+let ended = { completed: 0, failed: 0, dropped: 0 };
 let flushTimer: NodeJS.Timeout | undefined;
 function flush(): void {
   clearTimeout(flushTimer);
   flushTimer = undefined;
-  if (batch.length === 0 && sent === 0 && queued === 0 && ended.completed + ended.failed === 0) return;
+  if (batch.length === 0 && sent === 0 && queued === 0 && ended.completed + ended.failed + ended.dropped === 0) return;
   post({ type: 'records', records: batch, sent, queued, ended });
   dieForTest(batch.length);
   batch = [];
   sent = 0;
   queued = 0;
-  ended = { completed: 0, failed: 0 };
+  ended = { completed: 0, failed: 0, dropped: 0 };
 }
 /*
  * Fault injection for the tests of a dying part (issue #35): CHATLOAD_TEST_KILL_PART=P:N ends part P's thread

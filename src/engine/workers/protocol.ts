@@ -35,9 +35,9 @@ export type PartMessage =
   | { type: 'ready' }
   /**
    * Records ended, and requests sent (`sent`) and sessions queued (`queued`, net) since the last: the live view's
-   * counts. `ended`: conversations completed and failed since the last, so a part that dies leaves its counts behind.
+   * counts. `ended`: conversations completed, failed and dropped since the last, so a part that dies leaves its counts behind.
    */
-  | { type: 'records'; records: RequestRecord[]; sent: number; queued: number; ended: { completed: number; failed: number } }
+  | { type: 'records'; records: RequestRecord[]; sent: number; queued: number; ended: { completed: number; failed: number; dropped: number } }
   | { type: 'warning'; message: string }
   /** The part's engine stopped for `reason`: every other part must stop too (soft, or hard when `abort`). */
   | { type: 'stop'; reason: StopReason; abort: boolean }

@@ -5,10 +5,10 @@ import { sumConversationCounts } from '../../metrics/conversation-counts.js';
 import type { SerializedRunAggregate } from '../../metrics/run-aggregate.js';
 import type { SummaryPlan, TokenizerChoice } from '../../options/run-plan.js';
 import { startModuleWorker } from '../../util/module-worker.js';
-import { finalStopReason, unfinishedWarning } from '../engine.js';
+import { countWarnings, finalStopReason } from '../engine.js';
 import { ownsConversation, RequestBudget } from '../partition.js';
 import { StopController, type StopReason } from '../stop.js';
-import type { EngineInput, EngineObserver, EngineResult } from '../types.js';
+import type { ConversationCounts, EngineInput, EngineObserver, EngineResult } from '../types.js';
 import type { CoordinatorMessage, PartMessage, PartWorkerData } from './protocol.js';
 import { counted, wasWere } from '../../util/plural.js';
 
@@ -171,16 +171,15 @@ function mergeParts(input: WorkersInput, run: Coordinator, ends: PartEnd[]): Eng
   const { budget, stop } = run;
   const owned = (index: number): number => partConversations(input, partOf(input, index)).conversations.length;
   const results = ends.map((end) => end.done?.result);
-  // A part that died is counted from what it said: the conversations it saw complete, and the rest as failed.
-  const parts = ends.map(({ done, said }, index) => done?.result.conversations ?? { total: owned(index), completed: said.completed, failed: owned(index) - said.completed, unfinished: 0, not_started: 0 });
+  // A part that died is counted from what it said: the conversations it saw complete or dropped, the rest as failed.
+  const parts = ends.map(({ done, said }, index) => done?.result.conversations ?? diedPartCounts(owned(index), said));
   const counts = sumConversationCounts(parts)!;
   input.onAggregates?.(ends.map((end) => end.done?.aggregate));
   const finished = results.flatMap((r) => r?.finishedConversations ?? []);
   if (budget.spent) stop.stop('max_requests');
   else stop.stop('completed');
   const stopReason = finalStopReason(stop.reason, counts);
-  const unfinished = unfinishedWarning(counts, stopReason);
-  if (unfinished !== undefined) run.warn(unfinished);
+  for (const warning of countWarnings(counts, stopReason)) run.warn(warning);
   const first = results.find((r) => r !== undefined);
   return {
     stopReason,
@@ -202,7 +201,13 @@ function mergeParts(input: WorkersInput, run: Coordinator, ends: PartEnd[]): Eng
 interface PartSaid {
   completed: number;
   failed: number;
+  dropped: number;
   inFlight: number;
+}
+
+/** The counts of a part that died: what it said ended as it went, and every other conversation of its own as failed. */
+function diedPartCounts(total: number, said: PartSaid): ConversationCounts {
+  return { total, completed: said.completed, failed: total - said.completed - said.dropped, dropped: said.dropped, unfinished: 0, not_started: 0 };
 }
 
 /** How a part ended: its `done` message, or undefined when it died; and what it had said. */
@@ -221,7 +226,7 @@ function followPart(
   run: { observer: EngineObserver; stop: StopController; warn: (message: string) => void; markReady: () => void },
 ): Promise<PartEnd> {
   const { observer, stop, warn } = run;
-  const said: PartSaid = { completed: 0, failed: 0, inFlight: 0 };
+  const said: PartSaid = { completed: 0, failed: 0, dropped: 0, inFlight: 0 };
   return new Promise((resolve) => {
     let settled = false;
     const fail = (why: string): void => {
@@ -239,6 +244,7 @@ function followPart(
         case 'records':
           said.completed += message.ended.completed;
           said.failed += message.ended.failed;
+          said.dropped += message.ended.dropped;
           said.inFlight += message.sent - message.records.length;
           // Sends first: a request's send came before its record.
           for (let i = 0; i < message.sent; i++) observer.onSend?.();

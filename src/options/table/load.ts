@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { integer, MAX_SECONDS, nonNegativeNumber, option, parsedText, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
+import { integer, MAX_SECONDS, nonNegativeInt, nonNegativeNumber, option, parsedText, positiveInt, positiveNumber, readInt, readNumber } from '../define.js';
 import { checkSecondsSpec, parseDistributionFlagSpec } from '../values/distribution-spec.js';
 import { rampUpSchema } from '../values/ramp-up.js';
 
@@ -92,6 +92,14 @@ export const loadOptions = {
     help: 'open loop and trace replay: requests in flight at most; time waiting for a slot is recorded as queue time',
     read: readInt,
     schema: positiveInt,
+  }),
+  maxQueue: option({
+    flags: '--max-queue <n>',
+    group: 'load',
+    help: 'with --max-concurrency: requests waiting for a slot at most; one that finds the queue full is dropped (its session ends) and counted in dropped_requests',
+    defaultText: 'no bound',
+    read: readInt,
+    schema: nonNegativeInt,
   }),
   traceSpeed: option({
     flags: '--trace-speed <x>',

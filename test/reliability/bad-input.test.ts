@@ -247,6 +247,11 @@ const CASES: BadCase[] = [
   { name: '-u with port 0', argv: () => ['run', '-u', 'http://127.0.0.1:0', '--output-dir', out], message: /--url: port 0 is no server's port; expected the port the server listens on$/ },
   { name: 'report of a results.json that is not one', argv: () => ['report', notResults()], message: /results\.json: expected a chatload results\.json with a "summary" object, got 5$/ },
   { name: 'compare of a results.json that is not one', argv: () => ['compare', notResults(), notResults()], message: /results\.json: expected a chatload results\.json with a "summary" object, got 5$/ },
+  // merge --expect N --wait D (issue #31, part 5): a count of at least one, a duration >= 0, and --wait only with --expect.
+  { name: 'merge --expect 0', argv: () => ['merge', join(dir, 'shard-*'), '--expect', '0', '-o', join(dir, 'merged')], message: /option '--expect <n>' argument '0' is invalid\. expected a positive integer\.$/ },
+  { name: 'merge --wait -1', argv: () => ['merge', join(dir, 'shard-*'), '--expect', '2', '--wait', '-1', '-o', join(dir, 'merged')], message: /option '--wait <duration>' argument '-1' is invalid\. expected a duration >= 0 of at most a year/ },
+  { name: 'merge --wait without --expect', argv: () => ['merge', join(dir, 'shard-*'), '--wait', '60', '-o', join(dir, 'merged')], message: /merge --wait: needs --expect N, the number of shard folders to wait for$/ },
+  { name: 'merge of a pattern that matches no folder', argv: () => ['merge', join(dir, 'no-shard-*'), '-o', join(dir, 'merged')], message: /merge .*no-shard-\*: no folder matches it$/ },
   // Past what the machine holds: -p 99999999999 grew to 6.7 GB, deaf to SIGTERM; --workers 1000 made 1,011 threads (issue #35, item 5).
   { name: '-p past what the machine holds', argv: () => ['run', '-p', '99999999999', '--output-dir', out], message: /--num-clients: expected at most \d+ per machine: one connection each takes at least 64 KiB, and this machine has [\d.]+ GiB; split a larger load over machines with --shard, got "99999999999"$/ },
   { name: '--max-concurrency past what the machine holds', argv: () => ['run', '--session-rate', '1', '--max-concurrency', '99999999999', '-i', join(dir, 'x.json'), '--output-dir', out], message: /--max-concurrency: expected at most \d+ per machine/ },

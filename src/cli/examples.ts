@@ -31,7 +31,7 @@ export const EXAMPLES = {
   ],
   report: ['chatload report results/run-a', 'chatload report results/run-a --excel --csv', 'chatload report results/run-a -o run-a.html'],
   compare: ['chatload compare results/run-a results/run-b', 'chatload compare results/baseline results/tuned results/tuned-2 --html compare.html'],
-  merge: ['chatload merge results/shard-0 results/shard-1 -o results/merged', 'chatload merge results/shard-* -o results/merged --max-records 1000000'],
+  merge: ['chatload merge results/shard-0 results/shard-1 -o results/merged', 'chatload merge results/shard-* -o results/merged --max-records 1000000', 'chatload merge "results/shard-*" --expect 4 --wait 2h -o results/merged'],
   trace: ['chatload trace stats mooncake_trace.jsonl', 'chatload trace stats bailian.jsonl --kv-cache-tokens 1000000 --json'],
   'trace stats': [
     'chatload trace stats mooncake_trace.jsonl',

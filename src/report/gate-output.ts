@@ -55,7 +55,8 @@ export function verdictText(r: GateResult): string {
       return r.band === null ? 'FAIL (band unknown)' : 'FAIL';
     case 'missing': {
       const which = r.base === null && r.candidate === null ? 'either run' : r.base === null ? 'the baseline' : 'the candidate';
-      return `FAIL (no value in ${which})`;
+      // A p99 is shown from 100 values up (metrics/percentile-support.ts), as in compare's table.
+      return `FAIL (no value in ${which}${r.gate.rowKey.endsWith(' p99') ? ': a p99 needs 100 requests' : ''})`;
     }
   }
 }

@@ -35,6 +35,8 @@ export interface ShardLook {
   complete: string[];
   /** What is missing, on one line ('' when nothing is). */
   missing: string;
+  /** The arguments read as patterns (with a wildcard, and not a folder themselves). */
+  patterns: string[];
 }
 
 /**
@@ -72,7 +74,7 @@ export function lookAtShards(args: readonly string[], expect: number, exclude?: 
     const where = patterns.length === 0 ? '' : ` (matching ${patterns.join(', ')})`;
     parts.push(`${counted(expect - folders.length, 'more folder')} not there yet${where}`);
   }
-  return { folders, complete, missing: parts.join('; ') };
+  return { folders, complete, missing: parts.join('; '), patterns };
 }
 
 /**
@@ -88,6 +90,9 @@ export async function waitForShards(options: ShardWaitOptions): Promise<string[]
   let said = '';
   for (;;) {
     const look = lookAtShards(args, expect, exclude);
+    if (look.patterns.length === 0 && look.folders.length < expect) {
+      throw new ConfigError(`merge --expect ${expect}: names ${counted(look.folders.length, 'folder')} and no pattern, so ${expect} can never be found; name them all, or give a pattern in quotes ('results/shard-*')`);
+    }
     if (look.folders.length > expect) {
       throw new ConfigError(`merge --expect ${expect}: found ${look.folders.length} folders (${look.folders.join(', ')}); name the shard folders of this run, or move an earlier run's away`);
     }

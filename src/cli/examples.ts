@@ -30,8 +30,8 @@ export const EXAMPLES = {
     'chatload sweep -u http://localhost:8000 --concurrency 8,32,128 --cache-pressure',
   ],
   report: ['chatload report results/run-a', 'chatload report results/run-a --excel --csv', 'chatload report results/run-a -o run-a.html'],
-  compare: ['chatload compare results/run-a results/run-b', 'chatload compare results/baseline results/tuned results/tuned-2 --html compare.html'],
-  merge: ['chatload merge results/shard-0 results/shard-1 -o results/merged', 'chatload merge results/shard-* -o results/merged --max-records 1000000'],
+  compare: ['chatload compare results/run-a results/run-b', 'chatload compare results/baseline results/tuned results/tuned-2 --html compare.html', 'chatload compare results/baseline results/candidate --fail-on "median_ttft_ms>+20%,output_throughput<-5%" --junit gates.xml'],
+  merge: ['chatload merge results/shard-0 results/shard-1 -o results/merged', 'chatload merge results/shard-* -o results/merged --max-records 1000000', 'chatload merge "results/shard-*" --expect 4 --wait 2h -o results/merged'],
   trace: ['chatload trace stats mooncake_trace.jsonl', 'chatload trace stats bailian.jsonl --kv-cache-tokens 1000000 --json'],
   'trace stats': [
     'chatload trace stats mooncake_trace.jsonl',

@@ -1,17 +1,28 @@
 import type { Command } from 'commander';
 import { DEFAULT_MERGE_MAX_RECORDS, mergeRuns } from '../benchmark/merge.js';
-import { positiveInt } from './parse.js';
+import { formatWait, shardFolders, waitForShards } from '../benchmark/merge-wait.js';
+import { ConfigError } from '../errors/index.js';
+import { durationMs, positiveInt } from './parse.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { examplesText } from './examples.js';
+import { onStopSignals } from './signals.js';
 import { counted } from '../util/plural.js';
+import { escapeControl } from '../util/control-chars.js';
 
-/** Adds `chatload merge DIR... -o OUT [--max-records N]`. */
+interface MergeFlags {
+  outputDir: string;
+  maxRecords: number;
+  expect?: number;
+  wait?: number;
+}
+
+/** Adds `chatload merge DIR... -o OUT [--max-records N] [--expect N [--wait DURATION]]`. */
 export function registerMergeCommand(program: Command): void {
   program
     .command('merge')
     .description(COMMAND_DESCRIPTIONS.merge)
     .addHelpText('after', examplesText('merge'))
-    .argument('<dirs...>', 'results folders to merge')
+    .argument('<dirs...>', "results folders to merge, or patterns with wildcards, quoted ('results/shard-*'), matched by the merge itself")
     .requiredOption('-o, --output-dir <dir>', 'folder for the merged requests.jsonl, results.json and report.html')
     .option(
       '--max-records <n>',
@@ -19,9 +30,41 @@ export function registerMergeCommand(program: Command): void {
       positiveInt,
       DEFAULT_MERGE_MAX_RECORDS,
     )
-    .action(async (dirs: string[], flags: { outputDir: string; maxRecords: number }) => {
+    .option('--expect <n>', 'the number of shard folders: merge only when exactly N are complete (results.json, or a crashed run\'s requests.jsonl with no live lock), else exit 1 naming what is missing', positiveInt)
+    .option('--wait <duration>', 'with --expect: wait up to this long for the N folders to be complete, looking every second (seconds, or 500ms, 90s, 10m, 2h); SIGINT/SIGTERM end the wait', durationMs)
+    .action(async (args: string[], flags: MergeFlags) => {
+      const dirs = await mergeFolders(args, flags);
       const result = await mergeRuns(dirs, flags.outputDir, { maxRecords: flags.maxRecords });
       const mode = result.mode === 'histogram' ? ' (histogram mode: percentiles within 0.1%; see warnings in results.json)' : '';
       process.stdout.write(`merged ${counted(result.records, 'record')} from ${counted(result.runs, 'run')} into ${result.outputDir}${mode}\n`);
     });
+}
+
+/**
+ * The folders to merge. Without --expect, the arguments as given, a pattern replaced by its matches (one that matches
+ * nothing is refused). With --expect N, the N folders once they are complete, waiting up to --wait for them.
+ */
+async function mergeFolders(args: string[], flags: MergeFlags): Promise<string[]> {
+  if (flags.expect === undefined) {
+    if (flags.wait !== undefined) throw new ConfigError('merge --wait: needs --expect N, the number of shard folders to wait for');
+    const { folders, patterns } = shardFolders(args, flags.outputDir);
+    const empty = patterns.filter((p) => shardFolders([p], flags.outputDir).folders.length === 0);
+    if (empty.length > 0) throw new ConfigError(`merge ${empty[0]}: no folder matches it`);
+    return folders;
+  }
+  const stop = new AbortController();
+  const removeHandlers = onStopSignals(() => stop.abort());
+  const waitMs = flags.wait ?? 0;
+  try {
+    return await waitForShards({
+      args,
+      expect: flags.expect,
+      waitMs,
+      exclude: flags.outputDir,
+      signal: stop.signal,
+      onWaiting: (missing) => process.stderr.write(`chatload merge: waiting up to ${formatWait(waitMs)} for ${flags.expect} complete shard folders; missing: ${escapeControl(missing)}\n`),
+    });
+  } finally {
+    removeHandlers();
+  }
 }

@@ -7,7 +7,8 @@ import { claimOutputDir, describeFsError, prepareOutputDir, RUN_FILES } from './
 /** The file that says a run is using its output folder: created atomically, removed when the run ends. */
 export const LOCK_FILE = 'chatload.lock';
 
-interface LockOwner {
+/** Who holds a folder's lock, as its lock file says. */
+export interface LockOwner {
   pid: number;
   host: string;
   started: string;
@@ -34,6 +35,18 @@ function isStale(owner: LockOwner | undefined): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
+}
+
+/**
+ * `dir`'s lock as it stands: undefined when there is none; else its owner (undefined when the file cannot be read, e.g.
+ * half written) and whether it is stale (its owner a dead process of this machine; one of another machine cannot be
+ * checked, so it is never stale).
+ */
+export function readLock(dir: string): { owner: LockOwner | undefined; stale: boolean } | undefined {
+  const lock = join(dir, LOCK_FILE);
+  if (!existsSync(lock)) return undefined;
+  const owner = readOwner(lock);
+  return { owner, stale: isStale(owner) };
 }
 
 /**

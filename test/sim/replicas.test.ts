@@ -154,6 +154,28 @@ describe('simulator replicas and routers', () => {
     assert.deepEqual(lines.map((l) => l.replica).sort(), [0, 0, 0, 1, 1, 2, 2]);
   });
 
+  test('shared in front of the replicas: faults strike in arrival order with the replica header on them; the Responses store serves any replica', TIMEOUT, async () => {
+    const sim = await startSimulator({ profile: 'cpu-tiny', replicas: 2, router: 'round-robin', faults: '500=1' });
+    try {
+      const failed = await chat(sim.url, prompt('f', 5));
+      assert.equal(failed.status, 500);
+      assert.equal(failed.replica, 0, 'an injected fault is the serving replica\'s answer');
+    } finally {
+      await sim.close();
+    }
+    await withSim({ replicas: 2, router: 'round-robin' }, async (s) => {
+      const post = async (body: object): Promise<{ replica: number; json: { id: string; usage: { input_tokens: number } } }> => {
+        const res = await fetch(`${s.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, max_output_tokens: 4, ...body }) });
+        assert.equal(res.status, 200);
+        return { replica: Number(res.headers.get(REPLICA_HEADER)), json: (await res.json()) as { id: string; usage: { input_tokens: number } } };
+      };
+      const first = await post({ input: 'remember the word pineapple', store: true });
+      const second = await post({ input: 'which word?', previous_response_id: first.json.id });
+      assert.notEqual(second.replica, first.replica, 'round-robin sent the continuation elsewhere');
+      assert.ok(second.json.usage.input_tokens > first.json.usage.input_tokens, 'the stored history was found on the other replica');
+    });
+  });
+
   test('the cache truth: round-robin over 4 replicas hits the prefix cache clearly less than sticky on a multi-turn load', TIMEOUT, async () => {
     const hits = (router: RouterKind): Promise<{ hits: number; queries: number }> =>
       withSim({ replicas: 4, router }, async (sim) => {

@@ -1,5 +1,6 @@
 import type { RouterKind } from '../options/values/replicas.js';
 import { Rng } from '../util/rng.js';
+import { BlockHashChain } from '../prefix-cache/block-hash.js';
 import { ROOT_BLOCK_HASH, blockHash } from './kv-cache.js';
 
 /*
@@ -43,6 +44,9 @@ export const BALANCE_ABS_THRESHOLD = 64;
 /** ...and more than this many times the least busy one's (balance_rel_threshold). */
 export const BALANCE_REL_THRESHOLD = 1.5;
 
+/** Prompt ids block-hashed per turn of the loop by pickYielding (~1-2 ms of hashing). */
+export const ROUTE_HASH_STEP_IDS = 256 * 1024;
+
 /** 32-bit FNV-1a of a string, then mixed with `salt` (rendezvous hashing's per-replica weight). */
 function sessionWeight(session: string, salt: number): number {
   let h = 0x811c9dc5 ^ Math.imul(salt + 1, 0x9e3779b1);
@@ -82,6 +86,23 @@ export class Router {
       case 'prefix':
         return this.#prefix(req.promptIds);
     }
+  }
+
+  /**
+   * pick, for a prompt of any length: `prefix` hashes a prompt over ROUTE_HASH_STEP_IDS ids in steps that let the loop
+   * go (`yieldToLoop`) before it looks, as the engine hashes a long prompt (issue #14); the rest pick at once.
+   */
+  async pickYielding(req: RouteRequest, yieldToLoop: () => Promise<void>): Promise<number> {
+    const ids = req.promptIds;
+    if (this.kind !== 'prefix' || this.#replicas.length === 1 || ids.length <= ROUTE_HASH_STEP_IDS) return this.pick(req);
+    const chain = new BlockHashChain(this.#blockSize);
+    for (let upTo = 0; upTo < ids.length; ) {
+      const next = Math.min(ids.length, upTo + ROUTE_HASH_STEP_IDS);
+      chain.sync(ids, next, upTo);
+      upTo = next;
+      if (upTo < ids.length) await yieldToLoop();
+    }
+    return this.#prefix(ids, chain.hashes);
   }
 
   /** Rendezvous (highest random weight) hashing: stateless, and a session keeps its replica while the set stands. */
@@ -125,11 +146,11 @@ export class Router {
    * cached prefix if it covers more than CACHE_THRESHOLD of the prompt (ties: fewer in flight, then the lower index);
    * else the replica with the fewest cached blocks (ties: fewer in flight, then the lower index).
    */
-  #prefix(promptIds: ArrayLike<number>): number {
+  #prefix(promptIds: ArrayLike<number>, hashed?: readonly number[]): number {
     if (this.#imbalanced()) return this.#leastLoaded();
     const bs = this.#blockSize;
-    // Each block's hash made once, and only when some replica's lookup reaches it.
-    const hashes: number[] = [];
+    // Each block's hash made once, and only when some replica's lookup reaches it (unless made already).
+    const hashes: number[] = hashed === undefined ? [] : [...hashed];
     const hashAt = (b: number): number => {
       for (let i = hashes.length; i <= b; i++) hashes.push(blockHash(i === 0 ? ROOT_BLOCK_HASH : hashes[i - 1]!, promptIds, i * bs, bs));
       return hashes[b]!;

@@ -296,7 +296,7 @@ export class SimServer {
       // A long prompt's hash in steps that let the loop go, before submit (issue #14); a short one is hashed there.
       const hash = promptIds.length > PROMPT_HASH_STEP_IDS ? await promptHashYielding(promptIds, letLoopGo) : undefined;
       // From here the replica answers: its errors (faults, a full queue) carry its header too.
-      replica = this.replicas[this.router.pick({ sessionId, promptIds })]!;
+      replica = this.replicas[await this.router.pickYielding({ sessionId, promptIds }, letLoopGo)]!;
       res.setHeader(REPLICA_HEADER, String(replica.index));
       const fault = this.#faults.draw();
       if (fault?.kind === '500' || fault?.kind === '429') {

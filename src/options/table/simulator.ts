@@ -33,7 +33,7 @@ export const simulatorOptions = {
   simRouter: option({
     flags: '--sim-router <kind>',
     group: 'simulator',
-    help: `how the built-in simulator's router picks a replica: ${ROUTER_KINDS.join(', ')} (docs/SIMULATOR.md)`,
+    help: `how the built-in simulator's router picks a replica: ${ROUTER_KINDS.join(', ')} (sticky follows the X-Session-ID header that --send-conversation-id sends; docs/SIMULATOR.md)`,
     schema: z.enum(ROUTER_KINDS, { error: (issue) => `expected ${ROUTER_KINDS.join(', ')}, got ${JSON.stringify(issue.input)}` }),
     default: DEFAULT_ROUTER,
   }),

@@ -126,7 +126,7 @@ export function registerServeCommand(program: Command): void {
     .option('--trace <file>', 'write one JSONL line per request to this file')
     .option('--model-name <name>', 'model name to serve', DEFAULT_MODEL_NAME)
     .option('--replicas <n>', `simulated engines behind the one port, each with its own KV cache and scheduler (1-${MAX_REPLICAS}); each response names its replica in the x-chatload-replica header`, replicaCount, 1)
-    .option('--router <kind>', `how each request's replica is picked: ${ROUTER_KINDS.join(', ')} (docs/SIMULATOR.md)`, routerKind, 'round-robin')
+    .option('--router <kind>', `how each request's replica is picked: ${ROUTER_KINDS.join(', ')} (sticky follows the X-Session-ID header; docs/SIMULATOR.md)`, routerKind, 'round-robin')
     .option('--cache-semantics <engine>', "prefix-cache semantics: vllm (blocks shared once computed) or llamacpp (token by token, shared once a request ends; docs/ENGINES.md)")
     .action(async (options: ServeCliOptions) => {
       const controller = new AbortController();

@@ -15,7 +15,7 @@ export const EXAMPLES = {
     'chatload run -u http://localhost:8000 --session-rate 2 --duration 600 --goodput ttft:500 e2el:10000',
     'chatload run -n 200 -p 8 --repeat 3 --output-dir results/baseline',
   ],
-  serve: ['chatload serve --port 8000', 'chatload serve --port 8000 --profile h100-8b --faults 500=0.01,reset=0.01', 'chatload serve --config sim.json --trace serve-trace.jsonl'],
+  serve: ['chatload serve --port 8000', 'chatload serve --port 8000 --profile h100-8b --faults 500=0.01,reset=0.01', 'chatload serve --config sim.json --trace serve-trace.jsonl', 'chatload serve --replicas 4 --router sticky'],
   generate: ['chatload generate -i coding.json -o coding.jsonl --seed 1', 'chatload generate -i coding.json -o coding.json --print-stats'],
   convert: ['chatload convert sharegpt sharegpt.json conversations.json', 'chatload convert sharegpt sharegpt.jsonl conversations.jsonl --max-items 1000 --min-turns 4'],
   'convert sharegpt': [

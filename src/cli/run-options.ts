@@ -88,7 +88,7 @@ export function runOptionsFromCommand(command: Command, env: NodeJS.ProcessEnv):
   if (!check.ok) throw optionsError(problemLines(check.problems, RUN_OPTIONS, given));
   // The simulator's flags with --url would change nothing (issue #35). Judged on what the user typed: a sweep
   // passes each point the URL of the simulator it started, with the flags that started it.
-  const unused = (['simProfile', 'simFaults'] as const).filter((key) => values.url !== undefined && values[key] !== undefined);
+  const unused = (['simProfile', 'simFaults', 'simReplicas', 'simRouter'] as const).filter((key) => values.url !== undefined && values[key] !== undefined);
   if (unused.length > 0) throw optionsError(problemLines(unused.map((key) => ({ key, message: 'sets the built-in simulator, which a run with --url does not start: drop one' })), RUN_OPTIONS, given));
   return { input, plan: planOf(check.options, check.given, { defaulted: check.defaulted, notes: check.notes }) };
 }

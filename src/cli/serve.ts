@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError } from '../errors/index.js';
-import { DEFAULT_MODEL_NAME, parseSimConfigOverrides, profiles, startSimulator, type SimConfig } from '../sim/index.js';
+import { DEFAULT_MODEL_NAME, MAX_REPLICAS, parseSimConfigOverrides, profiles, ROUTER_KINDS, startSimulator, type RouterKind, type SimConfig } from '../sim/index.js';
 import { onStopSignals } from './signals.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { examplesText } from './examples.js';
@@ -32,12 +32,28 @@ export interface ServeCliOptions {
   modelName: string;
   /** Prefix-cache semantics: `vllm` or `llamacpp` (SimConfig.cache_semantics). */
   cacheSemantics?: string;
+  /** Simulated engines behind the port. @default 1 */
+  replicas?: number;
+  /** How the router picks a replica. @default 'round-robin' */
+  router?: RouterKind;
 }
 
 function portNumber(value: string): number {
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535.');
   return n;
+}
+
+function replicaCount(value: string): number {
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || n < 1 || n > MAX_REPLICAS) throw new InvalidArgumentError(`expected a whole number of replicas from 1 to ${MAX_REPLICAS}.`);
+  return n;
+}
+
+function routerKind(value: string): RouterKind {
+  const kind = ROUTER_KINDS.find((k) => k === value);
+  if (kind === undefined) throw new InvalidArgumentError(`expected ${ROUTER_KINDS.join(', ')}.`);
+  return kind;
 }
 
 function seedNumber(value: string): number {
@@ -85,8 +101,11 @@ export async function runServe(options: ServeCliOptions, signal: AbortSignal, pr
     tracePath: options.trace,
     modelName: options.modelName,
     tokenizer: options.tokenizer === 'approx' ? undefined : options.tokenizer,
+    replicas: options.replicas,
+    router: options.router,
   });
-  print(`chatload serve: listening on ${sim.url} (profile ${options.profile}, model ${options.modelName})`);
+  const fleet = (options.replicas ?? 1) === 1 ? '' : `, ${options.replicas} replicas behind a ${options.router ?? 'round-robin'} router`;
+  print(`chatload serve: listening on ${sim.url} (profile ${options.profile}, model ${options.modelName}${fleet})`);
   if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   await sim.close();
 }
@@ -106,6 +125,8 @@ export function registerServeCommand(program: Command): void {
     .option('--faults <spec>', 'fault injection, e.g. 500=0.01,429=0.02:2,reset=0.01 (kinds: 500 429 reset stall trickle malformed truncate)')
     .option('--trace <file>', 'write one JSONL line per request to this file')
     .option('--model-name <name>', 'model name to serve', DEFAULT_MODEL_NAME)
+    .option('--replicas <n>', `simulated engines behind the one port, each with its own KV cache and scheduler (1-${MAX_REPLICAS}); each response names its replica in the x-chatload-replica header`, replicaCount, 1)
+    .option('--router <kind>', `how each request's replica is picked: ${ROUTER_KINDS.join(', ')} (sticky follows the X-Session-ID header; docs/SIMULATOR.md)`, routerKind, 'round-robin')
     .option('--cache-semantics <engine>', "prefix-cache semantics: vllm (blocks shared once computed) or llamacpp (token by token, shared once a request ends; docs/ENGINES.md)")
     .action(async (options: ServeCliOptions) => {
       const controller = new AbortController();

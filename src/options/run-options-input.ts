@@ -151,4 +151,8 @@ export interface RunOptionsInput {
   simProfile?: string | undefined;
   /** fault injection of the built-in simulator, e.g. 500=0.01,429=0.02 (`--sim-faults <spec>`) */
   simFaults?: string | undefined;
+  /** replicas of the built-in simulator behind its router, each with its own KV cache and scheduler (1-64) (`--sim-replicas <n>`; default: 1) */
+  simReplicas?: number | undefined;
+  /** how the built-in simulator's router picks a replica: round-robin, random, sticky, prefix (sticky follows the X-Session-ID header that --send-conversation-id sends; docs/SIMULATOR.md) (`--sim-router <kind>`; default: round-robin) */
+  simRouter?: "random" | "round-robin" | "sticky" | "prefix" | undefined;
 }

@@ -1,6 +1,7 @@
 import { optionsError, checkRunOptions, formatProblem, isOpenLoop, type RunOptions, type RunOptionsInput } from './run-options.js';
 import type { DistributionSpec } from './values/distribution-spec.js';
 import type { FaultRule } from './values/fault-spec.js';
+import type { RouterKind } from './values/replicas.js';
 import type { Shard } from './values/shard.js';
 import type { Slos } from './values/slos.js';
 import type { TraceWindow } from './values/trace-window.js';
@@ -202,6 +203,9 @@ export interface SimulatorPlan {
   readonly profile: string;
   readonly faults: readonly FaultRule[];
   readonly seed: number;
+  /** Replicas behind the simulator's router (issue #31). */
+  readonly replicas: number;
+  readonly router: RouterKind;
 }
 
 /** The validated, normalized run, organized by part. Frozen (`config` and `extraBody` only at their top level). */
@@ -325,7 +329,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
     expectedCache: { blockSize: o.cacheBlockSize, capacityTokens: o.kvCacheTokens },
     outputs: { outputDir: o.outputDir, outputFile: o.outputFile, overwrite: o.overwrite, resume: o.resume, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
-    simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed },
+    simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed, replicas: o.simReplicas, router: o.simRouter },
     config,
     defaulted: extra.defaulted ?? [],
     notes: [...(extra.notes ?? [])],

@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../util/module-worker.js';
-import { ChatloadError } from '../errors/index.js';
+import { ChatloadError, ConfigError } from '../errors/index.js';
+import { DEFAULT_ROUTER, replicasProblem, routerProblem, type RouterKind } from '../options/values/replicas.js';
 import { DEFAULT_PROFILE, profiles, resolveSimConfig, type SimConfig } from './config.js';
 import { parseFaultSpec, type FaultRule } from './faults.js';
 import { SimServer } from './server.js';
@@ -11,6 +12,8 @@ export { type SimConfig, profiles };
 export { parseSimConfigOverrides, resolveSimConfig, DEFAULT_PROFILE } from './config.js';
 export { parseFaultSpec, FAULT_KINDS, type FaultKind, type FaultRule } from './faults.js';
 export type { TraceLine } from './request-trace.js';
+export { REPLICA_HEADER } from './server.js';
+export { ROUTER_KINDS, MAX_REPLICAS, type RouterKind } from '../options/values/replicas.js';
 
 /** How to start a simulator. Every field is optional; see docs/SIMULATOR.md. */
 export interface SimulatorOptions {
@@ -35,6 +38,10 @@ export interface SimulatorOptions {
    * model folder, a Hub model id); prompts are counted with its chat template. @default the approximate tokenizer
    */
   tokenizer?: string;
+  /** Simulated engines behind the one port, each with its own KV cache and scheduler (1..64). @default 1 */
+  replicas?: number;
+  /** How a request's replica is picked: round-robin, random (seeded), sticky (X-Session-ID) or prefix. @default 'round-robin' */
+  router?: RouterKind;
 }
 
 /** A simulator that is listening. `url` has no trailing slash, e.g. `http://127.0.0.1:8000`. */
@@ -52,6 +59,12 @@ export const DEFAULT_MODEL_NAME = 'chatload-sim';
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const config = resolveSimConfig(options.profile ?? DEFAULT_PROFILE, options.config ?? {});
   const faults = typeof options.faults === 'string' ? parseFaultSpec(options.faults) : (options.faults ?? []);
+  const replicas = options.replicas ?? 1;
+  const replicasWrong = replicasProblem(replicas);
+  if (replicasWrong !== null) throw new ConfigError(`replicas: ${replicasWrong}; got ${replicas}`);
+  const router = options.router ?? DEFAULT_ROUTER;
+  const routerWrong = routerProblem(router);
+  if (routerWrong !== null) throw new ConfigError(`router: ${routerWrong}`);
   const counter = options.tokenizer === undefined ? defaultTokenCounter : await resolveTokenCounter({ tokenizer: options.tokenizer });
   const server = await SimServer.start({
     host: options.host ?? '127.0.0.1',
@@ -63,6 +76,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     modelName: options.modelName ?? DEFAULT_MODEL_NAME,
     version: chatloadVersion(),
     counter,
+    replicas,
+    router,
   });
   return {
     url: server.url,

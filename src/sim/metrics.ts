@@ -1,5 +1,5 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, type Aggregator } from 'prom-client';
 import type { Scheduler, SchedulerObserver, FinishReason } from './scheduler.js';
 
 // vLLM's bucket edges (seconds), with a few finer ones at the low end where the simulator's fast profiles live.
@@ -34,54 +34,7 @@ export class SimMetrics implements SchedulerObserver {
     const registers = [this.registry];
     this.#loopDelay = monitorEventLoopDelay({ resolution: 10 });
     this.#loopDelay.enable();
-    const loopDelay = this.#loopDelay;
-    const gauge = (name: string, help: string, read: () => number): void => {
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.set(labels, read());
-        },
-      });
-    };
-    gauge('vllm:num_requests_running', 'Requests in the running batch.', () => scheduler().numRunning);
-    gauge('vllm:num_requests_waiting', 'Requests waiting for admission.', () => scheduler().numWaiting);
-    gauge('vllm:kv_cache_usage_perc', 'KV cache usage, 0..1 (1 = full).', () => scheduler().kv.usage);
-    // vLLM's cache_config_info: an info gauge (value 1) whose labels are the cache config, num_gpu_blocks and
-    // block_size among them; chatload reads the KV capacity from it (issue #13).
-    new Gauge({
-      name: 'vllm:cache_config_info',
-      help: 'Information of the LLMEngine CacheConfig.',
-      labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching'],
-      registers,
-      collect() {
-        const { config } = scheduler();
-        this.set({ block_size: String(config.block_size), num_gpu_blocks: String(config.num_gpu_blocks), enable_prefix_caching: String(config.enable_prefix_caching) }, 1);
-      },
-    });
-    // Whose prefix-cache semantics the simulator runs (SimConfig.cache_semantics): the expected-cache model reads it.
-    new Gauge({
-      name: 'chatload_sim_cache_semantics_info',
-      help: "The simulator's prefix-cache semantics (vllm or llamacpp).",
-      labelNames: ['semantics'],
-      registers,
-      collect() {
-        this.set({ semantics: scheduler().config.cache_semantics }, 1);
-      },
-    });
-    gauge('vllm:gpu_cache_usage_perc', 'KV cache usage, 0..1 (older name of kv_cache_usage_perc).', () => scheduler().kv.usage);
-    new Gauge({
-      name: 'chatload_sim_event_loop_delay_p99_seconds',
-      help: "p99 of the simulator thread's event-loop delay since the previous scrape (perf_hooks.monitorEventLoopDelay).",
-      registers,
-      collect() {
-        this.set(loopDelay.count > 0 ? loopDelay.percentile(99) / 1e9 : 0);
-        // A window per scrape: the value describes the last interval, not the whole life of the process.
-        loopDelay.reset();
-      },
-    });
+    registerGauges(this.registry, modelName, scheduler, this.#loopDelay);
     const counter = (name: string, help: string): Counter.Internal => {
       const child = new Counter({ name, help, labelNames, registers }).labels(labels);
       child.inc(0); // present (at 0) from the first scrape, so deltas work
@@ -149,4 +102,67 @@ export class SimMetrics implements SchedulerObserver {
     this.#success.inc({ model_name: this.#model, finished_reason: reason });
     if (reason !== 'abort') this.#e2e.observe(e2eMs / 1000);
   }
+}
+
+/**
+ * The simulator's gauges, read at scrape time. `aggregator`: how the router's page (replica-pages.ts) folds the
+ * replicas' values; counters and histograms sum.
+ */
+function registerGauges(registry: Registry, modelName: string, scheduler: () => Scheduler, loopDelay: IntervalHistogram): void {
+  const labelNames = ['model_name'] as const;
+  const labels = { model_name: modelName };
+  const registers = [registry];
+  const gauge = (name: string, help: string, read: () => number, aggregator: Aggregator = 'sum'): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      aggregator,
+      collect() {
+        this.set(labels, read());
+      },
+    });
+  };
+  gauge('vllm:num_requests_running', 'Requests in the running batch.', () => scheduler().numRunning);
+  gauge('vllm:num_requests_waiting', 'Requests waiting for admission.', () => scheduler().numWaiting);
+  gauge('vllm:kv_cache_usage_perc', 'KV cache usage, 0..1 (1 = full).', () => scheduler().kv.usage, 'average');
+  // vLLM's cache_config_info: an info gauge (value 1) whose labels are the cache config, num_gpu_blocks and
+  // block_size among them; chatload reads the KV capacity from it (issue #13).
+  new Gauge({
+    name: 'vllm:cache_config_info',
+    help: 'Information of the LLMEngine CacheConfig.',
+    labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching'],
+    registers,
+    // The router's page rewrites num_gpu_blocks to the replicas' total first (replica-pages.ts), then keeps one.
+    aggregator: 'first',
+    collect() {
+      const { config } = scheduler();
+      this.set({ block_size: String(config.block_size), num_gpu_blocks: String(config.num_gpu_blocks), enable_prefix_caching: String(config.enable_prefix_caching) }, 1);
+    },
+  });
+  // Whose prefix-cache semantics the simulator runs (SimConfig.cache_semantics): the expected-cache model reads it.
+  new Gauge({
+    name: 'chatload_sim_cache_semantics_info',
+    help: "The simulator's prefix-cache semantics (vllm or llamacpp).",
+    labelNames: ['semantics'],
+    registers,
+    aggregator: 'first',
+    collect() {
+      this.set({ semantics: scheduler().config.cache_semantics }, 1);
+    },
+  });
+  gauge('vllm:gpu_cache_usage_perc', 'KV cache usage, 0..1 (older name of kv_cache_usage_perc).', () => scheduler().kv.usage, 'average');
+  new Gauge({
+    name: 'chatload_sim_event_loop_delay_p99_seconds',
+    help: "p99 of the simulator thread's event-loop delay since the previous scrape (perf_hooks.monitorEventLoopDelay).",
+    registers,
+    // The replicas share one loop: each measures it; the router's page shows the worst.
+    aggregator: 'max',
+    collect() {
+      this.set(loopDelay.count > 0 ? loopDelay.percentile(99) / 1e9 : 0);
+      // A window per scrape: the value describes the last interval, not the whole life of the process.
+      loopDelay.reset();
+    },
+  });
 }

@@ -19,6 +19,8 @@ export interface TraceLine {
   outcome: string;
   /** The request's X-Session-ID header (chatload sends it with --send-conversation-id), to match client records. */
   session_id?: string | null;
+  /** The replica that served it (0-based, `x-chatload-replica`); null when the router refused it before picking one. */
+  replica?: number | null;
 }
 
 const FLUSH_BYTES = 64 * 1024;

@@ -3,15 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ChatloadError, ConfigError } from '../errors/index.js';
 import { defaultTokenCounter, encodeIdsYielding, letLoopGo, type TokenCounter } from '../tokenizer/index.js';
-import { realClock } from './clock.js';
 import type { SimConfig } from './config.js';
-import { Scheduler, SchedulerRejection, PROMPT_HASH_STEP_IDS, promptHashYielding, resolveOutputBudget } from './scheduler.js';
-import { Exchange, type ExchangeContext } from './request-exchange.js';
+import { SchedulerRejection, PROMPT_HASH_STEP_IDS, promptHashYielding, resolveOutputBudget } from './scheduler.js';
+import { Exchange } from './request-exchange.js';
 import { FaultInjector, type FaultRule } from './faults.js';
 import { HttpError, readJsonBody, sendError, sendJson } from './http-util.js';
-import { SimMetrics } from './metrics.js';
-import { OutputPump } from './output-pump.js';
 import { wordVocabulary } from './words.js';
+import type { RouterKind } from '../options/values/replicas.js';
+import { SimReplica } from './replica.js';
+import { replicaPage, routerPage, type MetricsPage } from './replica-pages.js';
+import { Router } from './router.js';
 import { Rng } from '../util/rng.js';
 import { encodeSimMessages, encodeSimMessagesYielding } from './prompt-tokens.js';
 import { parseGenerationBody, parseResponsesBody, piecesAtFor, type GenerationParams, type SimMessage } from './request-parse.js';
@@ -32,14 +33,27 @@ export interface SimServerOptions {
   version: string;
   /** Counts prompt tokens (chat template applied to `messages`). @default defaultTokenCounter (approximate, ChatML) */
   counter?: TokenCounter;
+  /** Simulated engines behind the one port, 1..MAX_REPLICAS. @default 1 */
+  replicas?: number;
+  /** How the router picks a replica for each request. @default 'round-robin' */
+  router?: RouterKind;
 }
 
-/** The simulator's HTTP server (node:http) over one Scheduler driven by the real clock. */
-export class SimServer implements ExchangeContext {
-  readonly scheduler: Scheduler;
+/**
+ * The header naming the replica that served a response, its index in decimal from 0 (issue #31). A contract:
+ * chatload's client reads it to learn each request's replica.
+ */
+export const REPLICA_HEADER = 'x-chatload-replica';
+
+/**
+ * The simulator's HTTP server (node:http): a router in front of `replicas` simulated engines (SimReplica: a Scheduler
+ * driven by the real clock, its KV cache, its metrics), one event loop for all. What is shared sits here, in front of
+ * the replicas: the fault draw, the Responses API's store, the tool-call draw and the trace (docs/SIMULATOR.md).
+ */
+export class SimServer {
   readonly modelName: string;
-  readonly outputs = new OutputPump();
-  readonly metrics: SimMetrics;
+  readonly replicas: readonly SimReplica[];
+  readonly router: Router;
   readonly #options: SimServerOptions;
   readonly #counter: TokenCounter;
   readonly #server: Server;
@@ -61,8 +75,10 @@ export class SimServer implements ExchangeContext {
     this.#options = options;
     this.#counter = options.counter ?? defaultTokenCounter;
     this.modelName = options.modelName;
-    this.metrics = new SimMetrics(options.modelName, () => this.scheduler);
-    this.scheduler = new Scheduler(options.config, realClock, { seed: options.seed, observer: this.metrics, vocabulary: wordVocabulary(this.#counter.tokenizer) });
+    const vocabulary = wordVocabulary(this.#counter.tokenizer);
+    const done = (exchange: Exchange, line: TraceLine): void => this.#done(exchange, line);
+    this.replicas = Array.from({ length: options.replicas ?? 1 }, (_, index) => new SimReplica({ index, config: options.config, seed: options.seed, modelName: options.modelName, vocabulary, done }));
+    this.router = new Router(options.router ?? 'round-robin', this.replicas, { seed: options.seed, blockSize: options.config.block_size });
     this.#faults = new FaultInjector(options.faults, options.seed);
     this.#toolRng = Rng.derive(options.seed ?? 0, 0x746f6f6c);
     this.#responses = new ResponseStore(options.config.responses_store_size);
@@ -93,7 +109,7 @@ export class SimServer implements ExchangeContext {
         });
       });
     } catch (error) {
-      sim.metrics.close();
+      for (const replica of sim.replicas) replica.close();
       await trace?.close();
       throw new ChatloadError(`the simulator cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, {
         cause: error,
@@ -120,17 +136,17 @@ export class SimServer implements ExchangeContext {
     this.#closing ??= (async () => {
       const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
       for (const exchange of [...this.#exchanges]) exchange.shutdown();
-      this.scheduler.stop();
+      for (const replica of this.replicas) replica.stop();
       this.#server.closeAllConnections();
       await closed;
-      this.metrics.close();
+      for (const replica of this.replicas) replica.close();
       await this.#trace?.close();
     })();
     return this.#closing;
   }
 
-  /** ExchangeContext: an exchange ended. */
-  done(exchange: Exchange, line: TraceLine): void {
+  /** An exchange ended on a replica (its line names the replica). */
+  #done(exchange: Exchange, line: TraceLine): void {
     this.#exchanges.delete(exchange);
     this.#trace?.write({ ...line, session_id: this.#sessions.get(exchange) ?? null });
   }
@@ -141,6 +157,8 @@ export class SimServer implements ExchangeContext {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
+    const replicaPath = REPLICA_METRICS_PATH.exec(path);
+    if (replicaPath !== null) return this.#replicaMetrics(req, res, replicaPath[1]!);
     const route = ROUTES[path];
     if (route === undefined) throw new HttpError(404, `Route ${method} ${path} not found.`);
     if (route !== method) {
@@ -168,15 +186,24 @@ export class SimServer implements ExchangeContext {
         return this.#tokenize(req, res);
       case '/reset_prefix_cache':
         req.resume();
-        this.scheduler.resetPrefixCache();
+        for (const replica of this.replicas) replica.scheduler.resetPrefixCache();
         res.writeHead(200, { 'content-length': 0 });
         return void res.end();
-      case '/metrics': {
-        const text = await this.metrics.render();
-        res.writeHead(200, { 'content-type': this.metrics.contentType, 'content-length': Buffer.byteLength(text) });
-        return void res.end(text);
-      }
+      case '/metrics':
+        return sendPage(res, await routerPage(this.replicas));
     }
+  }
+
+  /** GET /replicas/<i>/metrics: replica i's own page (404 past the last replica). */
+  async #replicaMetrics(req: IncomingMessage, res: ServerResponse, index: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (method !== 'GET') {
+      req.resume();
+      throw new HttpError(405, `Method ${method} not allowed on ${req.url ?? ''}; use GET.`, { headers: { allow: 'GET' } });
+    }
+    const replica = this.replicas[Number(index)];
+    if (replica === undefined) throw new HttpError(404, `No replica ${index}: this simulator runs ${this.replicas.length} (0 to ${this.replicas.length - 1}).`);
+    sendPage(res, await replicaPage(replica));
   }
 
   #checkModel(model: string | undefined): void {
@@ -255,6 +282,7 @@ export class SimServer implements ExchangeContext {
     const id = kind === 'responses' ? `resp_sim${this.#port}x${serial}` : `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-sim-${this.#port}-${serial}`;
     let promptTokens = 0;
     let outcome = 'rejected';
+    let replica: SimReplica | null = null;
     try {
       const body = await readJsonBody(req, piecesAtFor(kind));
       const { params, onAnswer } = kind === 'responses' ? this.#responsesRequest(body, id) : { params: parseGenerationBody(body, kind), onAnswer: undefined };
@@ -267,6 +295,9 @@ export class SimServer implements ExchangeContext {
       if ('error' in budget) throw new HttpError(400, budget.error);
       // A long prompt's hash in steps that let the loop go, before submit (issue #14); a short one is hashed there.
       const hash = promptIds.length > PROMPT_HASH_STEP_IDS ? await promptHashYielding(promptIds, letLoopGo) : undefined;
+      // From here the replica answers: its errors (faults, a full queue) carry its header too.
+      replica = this.replicas[await this.router.pickYielding({ sessionId, promptIds }, letLoopGo)]!;
+      res.setHeader(REPLICA_HEADER, String(replica.index));
       const fault = this.#faults.draw();
       if (fault?.kind === '500' || fault?.kind === '429') {
         outcome = `fault:${fault.kind}`;
@@ -275,7 +306,7 @@ export class SimServer implements ExchangeContext {
       }
       // Only chat answers call tools (the Responses API's function-call items are not simulated).
       const toolCall = kind === 'chat' ? this.#drawToolCall(params.toolNames) : null;
-      const exchange = new Exchange(this, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault, toolCall, onAnswer });
+      const exchange = new Exchange(replica, res, { id, kind, stream: params.stream, includeUsage: params.includeUsage, promptTokens, arrivalMs, fault, toolCall, onAnswer });
       this.#sessions.set(exchange, sessionId);
       if (fault?.kind === 'stall') {
         // 200 and headers, then silence until the client goes away.
@@ -297,7 +328,7 @@ export class SimServer implements ExchangeContext {
       };
       let engineReq;
       try {
-        engineReq = this.scheduler.submit(spec, exchange);
+        engineReq = replica.scheduler.submit(spec, exchange);
       } catch (error) {
         if (error instanceof SchedulerRejection) throw new HttpError(error.status, error.message);
         throw error;
@@ -319,11 +350,21 @@ export class SimServer implements ExchangeContext {
         status,
         outcome,
         session_id: sessionId,
+        replica: replica?.index ?? null,
       });
       throw error;
     }
   }
 }
+
+/** Sends a Prometheus page. */
+function sendPage(res: ServerResponse, page: MetricsPage): void {
+  res.writeHead(200, { 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.text) });
+  res.end(page.text);
+}
+
+/** `/replicas/<i>/metrics`: one replica's Prometheus page. */
+const REPLICA_METRICS_PATH = /^\/replicas\/(\d{1,6})\/metrics$/;
 
 /** Known paths and their method. */
 const ROUTES: Readonly<Record<string, string>> = {

@@ -314,6 +314,13 @@ const CASES: BadCase[] = [
   // Other commands
   { name: 'report of a folder with no results', argv: () => ['report', join(dir, 'empty-results')], message: /empty-results/ },
   { name: 'serve --faults with a bad rate', argv: () => ['serve', '--port', '0', '--faults', '500=2'], message: /--faults: rate 2 .* must be a probability/ },
+  // Issue #31: the simulator's replicas and router.
+  { name: 'serve --replicas 0', argv: () => ['serve', '--port', '0', '--replicas', '0'], message: /^chatload: option '--replicas <n>' argument '0' is invalid\. expected a whole number of replicas from 1 to 64\.$/ },
+  { name: 'serve --replicas 1e9', argv: () => ['serve', '--port', '0', '--replicas', '1e9'], message: /^chatload: option '--replicas <n>' argument '1e9' is invalid\. expected a whole number of replicas from 1 to 64\.$/ },
+  { name: 'serve --router nope', argv: () => ['serve', '--port', '0', '--router', 'nope'], message: /^chatload: option '--router <kind>' argument 'nope' is invalid\. expected round-robin, random, sticky, prefix\.$/ },
+  { name: 'run --sim-replicas 0', argv: () => ['run', '--sim-replicas', '0', '--output-dir', out], message: /^chatload: invalid options: --sim-replicas: expected a whole number of replicas from 1 to 64, got "0"$/ },
+  { name: 'run --sim-router nope', argv: () => ['run', '--sim-router', 'nope', '--output-dir', out], message: /^chatload: invalid options: --sim-router: expected round-robin, random, sticky, prefix, got "nope"$/ },
+  { name: 'run --sim-replicas with --url', argv: () => ['run', '-u', 'http://127.0.0.1:9', '--sim-replicas', '2', '--output-dir', out], message: /--sim-replicas: sets the built-in simulator, which a run with --url does not start: drop one$/ },
 ];
 
 describe('bad input: one line, exit 2, no stack trace', () => {

@@ -22,6 +22,7 @@ import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js'
 import { resumedCounts } from './resume.js';
 import { connectAndProbe, prepareRun, runLoad, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
 import { requestsHeld } from '../engine/active-conversation.js';
+import { observerWithMetrics, withLiveMetrics } from './live-metrics-hooks.js';
 
 export type { BenchmarkHooks, BenchmarkStartInfo } from './run-steps.js';
 
@@ -84,8 +85,20 @@ function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number
  * warnings) → write results.json and the other files. Bad input throws a ChatloadError before anything is sent; after
  * that, nothing that was measured is lost.
  */
-export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: BenchmarkHooks = {}): Promise<BenchmarkResult> {
+export async function runBenchmark(input: RunOptionsInput | RunPlan, given: BenchmarkHooks = {}): Promise<BenchmarkResult> {
   const plan = isRunPlan(input) ? input : planRun(input);
+  // --metrics-port: listening before any work (a port in use is bad input); the caller's when it serves several runs.
+  const live = await withLiveMetrics(plan.outputs.metricsPort, given);
+  const hooks = { ...live.hooks, observer: observerWithMetrics(live.hooks.observer, live.hooks.liveMetrics) };
+  try {
+    return await runMeasured(plan, hooks);
+  } finally {
+    await live.close();
+  }
+}
+
+/** runBenchmark's steps, its hooks' observer telling the live metrics too. */
+async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<BenchmarkResult> {
   const warnings: string[] = [];
   const warn = (message: string): void => {
     warnings.push(message);

@@ -30,6 +30,7 @@ import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset, wa
 import type { writeSync } from 'node:fs';
 import type { EngineInfo } from '../server-engine/detect.js';
 import type { EngineObserver } from '../engine/types.js';
+import type { LiveMetrics } from '../live-metrics/index.js';
 import { pastContextWarning, requestsPastContext } from './context-check.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
@@ -47,6 +48,13 @@ export interface BenchmarkHooks {
   onDatasetStats?(text: string): void;
   /** Test-only: the writeSync requests.jsonl is appended with (a failing one stands in for a full disk). */
   writeRecords?: typeof writeSync;
+  /**
+   * --metrics-port: the live metrics the run's sends and records go to, when the caller serves them across runs
+   * (`run --repeat`, `sweep`: one server, a label per run). Without it a run given --metrics-port serves its own.
+   */
+  liveMetrics?: LiveMetrics;
+  /** Called once the live metrics are served (--metrics-port), with their URL. */
+  onMetricsServing?(url: string): void;
 }
 
 /** What is about to run. */

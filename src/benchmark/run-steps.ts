@@ -121,11 +121,12 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
   const { outputDir, release } = claimRunFolder(plan.outputs.outputDir, fallback, plan.outputs.overwrite, plan.outputs.resume);
   try {
     // The other files the run writes, proved writable too before anything is sent.
-    const { outputFile, statsJsonOutput, excel, csv } = plan.outputs;
+    const { outputFile, statsJsonOutput, excel, csv, llmdReport } = plan.outputs;
     if (outputFile !== undefined) prepareOutputFile('-o', outputFile);
     if (statsJsonOutput !== undefined) prepareOutputFile('--stats-json-output', statsJsonOutput);
     if (typeof excel === 'string') prepareOutputFile('--excel-output', excel);
     if (typeof csv === 'string') prepareOutputFile('--csv', csv);
+    if (llmdReport !== undefined) prepareOutputFile('--llmd-report', llmdReport);
     // --resume: what the interrupted run left, checked against the dataset before anything is sent.
     const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, datasetLoad) : undefined;
     const load = resumed === undefined ? datasetLoad : { ...datasetLoad, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
@@ -222,6 +223,8 @@ export interface LoadOutcome {
   /** The first failed write of requests.jsonl, with the records it lost; undefined when every record is on disk. */
   outputError: OutputError | undefined;
   clientHealth: ClientHealth;
+  /** When the load ended (epoch ms): with clientHealth.wall_ms, its wall-clock span (--llmd-report's run.time). */
+  endedAtMs: number;
   serverMetrics: ServerMetricsReport | undefined;
 }
 
@@ -289,7 +292,8 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
     outputError = recorder.finish();
   }
   const clientHealth = withStaleConnectionResends(health.stop(), recorder.staleConnectionResends);
+  const endedAtMs = Date.now();
   const serverMetrics = await scraper?.stop();
   if (serverMetrics?.warning) warn(serverMetrics.warning);
-  return { engine, recorder, outputError, clientHealth, serverMetrics };
+  return { engine, recorder, outputError, clientHealth, endedAtMs, serverMetrics };
 }

@@ -8,7 +8,7 @@ import { planRun, type RunPlan } from '../options/run-plan.js';
 import { hasSlos } from '../metrics/goodput.js';
 import { writeJsonAtomic, writeTextAtomic } from '../store/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
-import { prepareOutputDir, defaultOutputDir } from '../store/output-dir.js';
+import { prepareOutputDir, defaultOutputDir, indexedFile } from '../store/output-dir.js';
 import { redactSecrets } from '../store/redact.js';
 import { runBenchmark, type BenchmarkHooks, type BenchmarkResult } from './run-benchmark.js';
 import { writeRepeats } from './repeats.js';
@@ -96,7 +96,9 @@ async function sweepPoints(base: RunOptionsInput, checked: RunPlan, plan: SweepP
       const repeat = plan.kind === 'search' ? 1 : (plan.repeat ?? 1);
       const runOnce = (outputDir: string, repetition = 1): Promise<BenchmarkResult> => {
         hooks.liveMetrics?.setRun({ point: `${kind}=${value}`, repetition: String(repetition) });
-        return runBenchmark({ ...base, ...load, url, outputDir, outputFile: undefined, statsJsonOutput: undefined, llmdReport: undefined }, hooks);
+        // --llmd-report: one report per point (and repetition), numbered from 0 as llm-d numbers a results file's stages.
+        const llmdReport = base.llmdReport === undefined ? undefined : indexedFile(base.llmdReport, `${points.length}${repeat > 1 ? `_${repetition}` : ''}`);
+        return runBenchmark({ ...base, ...load, url, outputDir, outputFile: undefined, statsJsonOutput: undefined, llmdReport }, hooks);
       };
       const target = plan.kind === 'search' ? plan.targetShare : 1;
       if (repeat <= 1) {

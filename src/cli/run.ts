@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, PARSE_ONCE, problemsOf } from '../options/run-options.js';
 import { repeatOptions } from '../options/table/outputs.js';
-import { defaultOutputDir } from '../store/output-dir.js';
+import { defaultOutputDir, indexedFile } from '../store/output-dir.js';
 import { writeRepeats } from '../benchmark/repeats.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
@@ -168,7 +168,9 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       for (let i = 1; i <= repeat && !stop.signal.aborted; i++) {
         if (repeat > 1) live.setHeading(`repetition ${i}/${repeat}`);
         metrics.hooks.liveMetrics?.setRun({ point: 'run', repetition: String(i) });
-        const runInput = repeat === 1 ? plan : { ...input, outputDir: join(baseDir, `repeat-${i}`) };
+        // --llmd-report: one report per repetition (`_1` … `_N` before the extension).
+        const llmdReport = input.llmdReport === undefined ? undefined : indexedFile(input.llmdReport, String(i));
+        const runInput = repeat === 1 ? plan : { ...input, outputDir: join(baseDir, `repeat-${i}`), llmdReport };
         const result = await runBenchmark(runInput, {
           ...metrics.hooks,
           signal: stop.signal,

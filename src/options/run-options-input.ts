@@ -121,7 +121,7 @@ export interface RunOptionsInput {
   generateOnly?: boolean | undefined;
   /** also write the reference's per-request stats list to this file (`--stats-json-output <file>`) */
   statsJsonOutput?: string | undefined;
-  /** also write llm-d-benchmark's benchmark report (BR v0.2, YAML) to this file, so chatload can run as an llm-d harness (docs/REPORTS.md) (`--llmd-report <file>`) */
+  /** also write llm-d-benchmark's benchmark report (BR v0.2, as JSON, which llm-d reads as YAML) to this file, so chatload can run as an llm-d harness; --repeat and sweep write one per run, numbered before the extension (docs/REPORTS.md) (`--llmd-report <file>`) */
   llmdReport?: string | undefined;
   /** serve the run's live metrics as Prometheus text on 127.0.0.1:<port>/metrics while it runs (0: a free port, said at the start; docs/REPORTS.md) (`--metrics-port <port>`) */
   metricsPort?: number | undefined;

@@ -272,6 +272,7 @@ const CASES: BadCase[] = [
     message: /^chatload: --stats-json-output \/proc\/chatload-stats\.json: its folder \/proc: cannot write there \(/,
   },
   { name: '--csv naming a folder', argv: () => run(file('ok-csv.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '--csv', dir), message: /^chatload: --csv .*: is a folder/ },
+  { name: '--llmd-report naming a folder', argv: () => run(file('ok-llmd.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '--llmd-report', dir), message: /^chatload: --llmd-report .*: is a folder; expected a file to write$/ },
   // Paths the other commands write, proved writable before any work (issue #35, item 18).
   { name: 'generate -o under a file', argv: () => ['generate', '-i', file('gen-ok.json', genConfig(() => undefined)), '-o', join(file('plain.txt', 'x'), 'out.json')], message: /^chatload: -o .*plain\.txt\/out\.json: its folder .*plain\.txt: cannot write there \(/ },
   { name: 'serve --trace naming a folder', argv: () => ['serve', '--port', '0', '--trace', dir], message: /^chatload: --trace .*: is a folder; expected a file to write$/ },

@@ -49,7 +49,7 @@ export const outputOptions = {
   llmdReport: option({
     flags: '--llmd-report <file>',
     group: 'outputs',
-    help: "also write llm-d-benchmark's benchmark report (BR v0.2, YAML) to this file, so chatload can run as an llm-d harness (docs/REPORTS.md)",
+    help: "also write llm-d-benchmark's benchmark report (BR v0.2, as JSON, which llm-d reads as YAML) to this file, so chatload can run as an llm-d harness; --repeat and sweep write one per run, numbered before the extension (docs/REPORTS.md)",
     schema: text,
   }),
   metricsPort: option({

@@ -1,5 +1,5 @@
 import type { EngineObserver } from '../engine/types.js';
-import { serveLiveMetrics, type LiveMetrics } from '../live-metrics/index.js';
+import type { LiveMetrics } from '../live-metrics/index.js';
 import type { BenchmarkHooks } from './run-steps.js';
 
 /** A run's hooks with the live metrics in them, and what ends them (nothing when the caller owns them). */
@@ -15,6 +15,8 @@ export interface LiveMetricsHooks<H extends BenchmarkHooks> {
  */
 export async function withLiveMetrics<H extends BenchmarkHooks>(port: number | undefined, hooks: H): Promise<LiveMetricsHooks<H>> {
   if (hooks.liveMetrics !== undefined || port === undefined) return { hooks, close: async () => {} };
+  // Loaded only when asked for: prom-client is not needed by a run without --metrics-port (issue 17: start-up).
+  const { serveLiveMetrics } = await import('../live-metrics/index.js');
   const served = await serveLiveMetrics(port);
   hooks.onMetricsServing?.(served.server.url);
   return { hooks: { ...hooks, liveMetrics: served.metrics }, close: () => served.close() };

@@ -123,7 +123,7 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
     ran.engine.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
-    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, warnings, embeddedSimulator: open.simulator !== undefined });
+    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, warnings, embeddedSimulator: open.simulator !== undefined, llmdStage: hooks.llmdStage ?? 0 });
     const { summary, warmupPercentages, perTurn } = analysis;
     const outcomes = ran.recorder.outcomes;
     return {
@@ -196,6 +196,8 @@ interface RunFilesInput {
   prefixCache: RunPrefixCache;
   warnings: string[];
   embeddedSimulator: boolean;
+  /** --llmd-report's `stage`: a sweep's point index, else 0. */
+  llmdStage: number;
 }
 
 /**
@@ -262,6 +264,7 @@ function llmdReportInput(input: RunFilesInput): LlmdReportInput {
     chatloadVersion: chatloadVersion(),
     time: { startMs: ran.endedAtMs - ran.clientHealth.wall_ms, endMs: ran.endedAtMs },
     parts: plan.scale.shard?.count ?? 1,
+    stage: input.llmdStage,
     experiment: { id: env('LLMDBENCH_RUN_EXPERIMENT_ID'), description: env('LLMDBENCH_DESCRIPTION_TEXT'), keywords },
   };
 }

@@ -55,6 +55,8 @@ export interface BenchmarkHooks {
   liveMetrics?: LiveMetrics;
   /** Called once the live metrics are served (--metrics-port), with their URL. */
   onMetricsServing?(url: string): void;
+  /** --llmd-report's `scenario.load.standardized.stage`: a sweep gives its point's index (from 0); 0 otherwise. */
+  llmdStage?: number;
 }
 
 /** What is about to run. */

@@ -98,7 +98,7 @@ async function sweepPoints(base: RunOptionsInput, checked: RunPlan, plan: SweepP
         hooks.liveMetrics?.setRun({ point: `${kind}=${value}`, repetition: String(repetition) });
         // --llmd-report: one report per point (and repetition), numbered from 0 as llm-d numbers a results file's stages.
         const llmdReport = base.llmdReport === undefined ? undefined : indexedFile(base.llmdReport, `${points.length}${repeat > 1 ? `_${repetition}` : ''}`);
-        return runBenchmark({ ...base, ...load, url, outputDir, outputFile: undefined, statsJsonOutput: undefined, llmdReport }, hooks);
+        return runBenchmark({ ...base, ...load, url, outputDir, outputFile: undefined, statsJsonOutput: undefined, llmdReport }, { ...hooks, llmdStage: points.length });
       };
       const target = plan.kind === 'search' ? plan.targetShare : 1;
       if (repeat <= 1) {

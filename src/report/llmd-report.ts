@@ -37,6 +37,8 @@ export interface LlmdReportInput {
   time: { startMs: number; endMs: number };
   /** --shard's count (1 without shards): the workload generators the whole run had. */
   parts: number;
+  /** BR's `stage` ("workload stage number, if multi-stage"): a sweep's point index, else 0. */
+  stage: number;
   /**
    * What llm-d-benchmark's harness pod says of the experiment (LLMDBENCH_RUN_EXPERIMENT_ID,
    * LLMDBENCH_DESCRIPTION_TEXT, LLMDBENCH_DESCRIPTION_KEYWORDS), when set.
@@ -124,7 +126,7 @@ function scenarioSection(input: LlmdReportInput): Record<string, unknown> {
         parallelism: input.parts,
         // A trace's prompts are synthesized from its hash ids (random words); every other dataset's text is sampled.
         source: input.dataset.traced ? 'random' : 'sampled',
-        stage: 0,
+        stage: input.stage,
         input_seq_len: measuredLength(summary.metrics.input_num_tokens) ?? { distribution: 'other', value: 0 },
         output_seq_len: measuredLength(summary.metrics.output_num_tokens),
         multi_turn: turns === null ? undefined : { enabled: turns.max > 1, max_turns: { distribution: 'other', value: turns.max, min: Math.round(turns.min), max: Math.max(1, Math.round(turns.max)) } },

@@ -118,6 +118,20 @@ describe('--llmd-report', { timeout: 240_000 }, () => {
     assert.equal(uids.size, 2, 'each report its own run.uid');
   });
 
+  test("sweep writes one report per point, its stage the point's index and its concurrency the point's", async () => {
+    const dir = tempDir('llmd-report-sweep');
+    const file = join(dir, 'benchmark_report.yaml');
+    const result = await runCli(['sweep', '--concurrency', '1,2', '-n', '4', '--output-dir', join(dir, 'sweep'), '--llmd-report', file, '--progress', 'off', '-q'], { timeoutMs: 200_000 });
+    assert.equal(result.code, 0, result.stderr);
+    const validate = validator();
+    for (const [index, concurrency] of [[0, 1], [1, 2]] as const) {
+      const doc = JSON.parse(readFileSync(join(dir, `benchmark_report_${index}.yaml`), 'utf8')) as Json;
+      assert.deepEqual(validate(doc), []);
+      assert.equal(doc.scenario.load.standardized.stage, index);
+      assert.equal(doc.scenario.load.standardized.concurrency, concurrency);
+    }
+  });
+
   test('numbers keep a point before their exponent (PyYAML, YAML 1.1, reads 1e-7 as a string)', () => {
     const text = llmdReportText({ a: 1e-7, b: 2.5e-7, c: 1e21, d: 3, e: 0.25, f: [1e-9] });
     assert.deepEqual(JSON.parse(text), { a: 1e-7, b: 2.5e-7, c: 1e21, d: 3, e: 0.25, f: [1e-9] });

@@ -13,6 +13,10 @@ import { isRunPlan, planRun, type RunPlan } from '../options/run-plan.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
+import { llmdReportDocument, llmdReportText, type LlmdReportInput } from '../report/llmd-report.js';
+import { writeTextAtomic } from '../store/atomic-write.js';
+import { chatloadVersion } from '../util/version.js';
+import { randomUUID } from 'node:crypto';
 import type { EngineInfo } from '../server-engine/detect.js';
 import { compareCacheCounts } from '../server-metrics/compare.js';
 import type { ServerMetricsReport } from '../server-metrics/scraper.js';
@@ -22,6 +26,7 @@ import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js'
 import { resumedCounts } from './resume.js';
 import { connectAndProbe, prepareRun, runLoad, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
 import { requestsHeld } from '../engine/active-conversation.js';
+import { observerWithMetrics, withLiveMetrics } from './live-metrics-hooks.js';
 
 export type { BenchmarkHooks, BenchmarkStartInfo } from './run-steps.js';
 
@@ -30,7 +35,7 @@ export interface BenchmarkResult {
   /** The validated plan the run followed. */
   plan: RunPlan;
   outputDir: string;
-  files: { requests: string; results: string; statsJson?: string; conversations?: string; html?: string; excel?: string; csv?: string };
+  files: { requests: string; results: string; statsJson?: string; conversations?: string; llmdReport?: string; html?: string; excel?: string; csv?: string };
   model: string;
   /** The server's URL, credentials redacted. */
   url: string;
@@ -84,8 +89,20 @@ function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number
  * warnings) → write results.json and the other files. Bad input throws a ChatloadError before anything is sent; after
  * that, nothing that was measured is lost.
  */
-export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: BenchmarkHooks = {}): Promise<BenchmarkResult> {
+export async function runBenchmark(input: RunOptionsInput | RunPlan, given: BenchmarkHooks = {}): Promise<BenchmarkResult> {
   const plan = isRunPlan(input) ? input : planRun(input);
+  // --metrics-port: listening before any work (a port in use is bad input); the caller's when it serves several runs.
+  const live = await withLiveMetrics(plan.outputs.metricsPort, given);
+  const hooks = { ...live.hooks, observer: observerWithMetrics(live.hooks.observer, live.hooks.liveMetrics) };
+  try {
+    return await runMeasured(plan, hooks);
+  } finally {
+    await live.close();
+  }
+}
+
+/** runBenchmark's steps, its hooks' observer telling the live metrics too. */
+async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<BenchmarkResult> {
   const warnings: string[] = [];
   const warn = (message: string): void => {
     warnings.push(message);
@@ -106,7 +123,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     ran.engine.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
-    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, warnings, embeddedSimulator: open.simulator !== undefined });
+    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, warnings, embeddedSimulator: open.simulator !== undefined, llmdStage: hooks.llmdStage ?? 0 });
     const { summary, warmupPercentages, perTurn } = analysis;
     const outcomes = ran.recorder.outcomes;
     return {
@@ -179,6 +196,8 @@ interface RunFilesInput {
   prefixCache: RunPrefixCache;
   warnings: string[];
   embeddedSimulator: boolean;
+  /** --llmd-report's `stage`: a sweep's point index, else 0. */
+  llmdStage: number;
 }
 
 /**
@@ -208,6 +227,12 @@ async function writeRunFiles(input: RunFilesInput): Promise<BenchmarkResult['fil
     files.conversations = outputFile;
     writeConversationsJson(outputFile, ran.engine.finishedConversations);
   }
+  if (plan.outputs.llmdReport !== undefined) {
+    files.llmdReport = plan.outputs.llmdReport;
+    // Redacted as results.json is: its config through publicConfig, the URL as shown (no document-wide pass: a key-name
+    // redaction would take `time_to_first_token` for a credential).
+    writeTextAtomic(files.llmdReport, llmdReportText(llmdReportDocument(llmdReportInput(input))));
+  }
   const reports = await writeRunReports(outputDir, { html: plan.outputs.report, excel: plan.outputs.excel, csv: plan.outputs.csv });
   // Named as the output folder was given (relative stays relative), like the other files.
   const asGiven = (path: string): string => (path.startsWith(resolve(outputDir)) ? join(outputDir, relative(resolve(outputDir), path)) : path);
@@ -215,6 +240,33 @@ async function writeRunFiles(input: RunFilesInput): Promise<BenchmarkResult['fil
   if (reports.excel !== undefined) files.excel = asGiven(reports.excel);
   if (reports.csv !== undefined) files.csv = asGiven(reports.csv);
   return files;
+}
+
+/**
+ * --llmd-report's figures (report/llmd-report.ts): the run's, the server's, and what llm-d-benchmark's harness pod
+ * says of the experiment in its environment (LLMDBENCH_RUN_EXPERIMENT_ID, LLMDBENCH_DESCRIPTION_TEXT and
+ * LLMDBENCH_DESCRIPTION_KEYWORDS, read as llm-d's converters read them).
+ */
+function llmdReportInput(input: RunFilesInput): LlmdReportInput {
+  const { plan, prepared, connected, ran, analysis } = input;
+  const env = (name: string): string | undefined => process.env[name]?.trim() || undefined;
+  const keywords = env('LLMDBENCH_DESCRIPTION_KEYWORDS')?.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  const { engine } = connected.probe;
+  return {
+    uid: randomUUID(),
+    summary: analysis.summary,
+    perConversation: analysis.perConversation,
+    conversations: { ...resumedCounts(ran.engine.conversations, prepared.resumed) },
+    config: publicConfig(plan.config),
+    load: prepared.load,
+    dataset: { source: prepared.dataset.source, traced: prepared.dataset.traced === true },
+    server: { engine: engine.name, version: engine.version, url: input.embeddedSimulator ? 'embedded simulator' : connected.shownUrl, model: connected.model },
+    chatloadVersion: chatloadVersion(),
+    time: { startMs: ran.endedAtMs - ran.clientHealth.wall_ms, endMs: ran.endedAtMs },
+    parts: plan.scale.shard?.count ?? 1,
+    stage: input.llmdStage,
+    experiment: { id: env('LLMDBENCH_RUN_EXPERIMENT_ID'), description: env('LLMDBENCH_DESCRIPTION_TEXT'), keywords },
+  };
 }
 
 /** results.json's document. */

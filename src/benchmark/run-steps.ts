@@ -30,6 +30,7 @@ import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset, wa
 import type { writeSync } from 'node:fs';
 import type { EngineInfo } from '../server-engine/detect.js';
 import type { EngineObserver } from '../engine/types.js';
+import type { LiveMetrics } from '../live-metrics/index.js';
 import { pastContextWarning, requestsPastContext } from './context-check.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
@@ -47,6 +48,15 @@ export interface BenchmarkHooks {
   onDatasetStats?(text: string): void;
   /** Test-only: the writeSync requests.jsonl is appended with (a failing one stands in for a full disk). */
   writeRecords?: typeof writeSync;
+  /**
+   * --metrics-port: the live metrics the run's sends and records go to, when the caller serves them across runs
+   * (`run --repeat`, `sweep`: one server, a label per run). Without it a run given --metrics-port serves its own.
+   */
+  liveMetrics?: LiveMetrics;
+  /** Called once the live metrics are served (--metrics-port), with their URL. */
+  onMetricsServing?(url: string): void;
+  /** --llmd-report's `scenario.load.standardized.stage`: a sweep gives its point's index (from 0); 0 otherwise. */
+  llmdStage?: number;
 }
 
 /** What is about to run. */
@@ -113,11 +123,12 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
   const { outputDir, release } = claimRunFolder(plan.outputs.outputDir, fallback, plan.outputs.overwrite, plan.outputs.resume);
   try {
     // The other files the run writes, proved writable too before anything is sent.
-    const { outputFile, statsJsonOutput, excel, csv } = plan.outputs;
+    const { outputFile, statsJsonOutput, excel, csv, llmdReport } = plan.outputs;
     if (outputFile !== undefined) prepareOutputFile('-o', outputFile);
     if (statsJsonOutput !== undefined) prepareOutputFile('--stats-json-output', statsJsonOutput);
     if (typeof excel === 'string') prepareOutputFile('--excel-output', excel);
     if (typeof csv === 'string') prepareOutputFile('--csv', csv);
+    if (llmdReport !== undefined) prepareOutputFile('--llmd-report', llmdReport);
     // --resume: what the interrupted run left, checked against the dataset before anything is sent.
     const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, datasetLoad) : undefined;
     const load = resumed === undefined ? datasetLoad : { ...datasetLoad, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
@@ -214,6 +225,8 @@ export interface LoadOutcome {
   /** The first failed write of requests.jsonl, with the records it lost; undefined when every record is on disk. */
   outputError: OutputError | undefined;
   clientHealth: ClientHealth;
+  /** When the load ended (epoch ms): with clientHealth.wall_ms, its wall-clock span (--llmd-report's run.time). */
+  endedAtMs: number;
   serverMetrics: ServerMetricsReport | undefined;
 }
 
@@ -281,7 +294,8 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
     outputError = recorder.finish();
   }
   const clientHealth = withStaleConnectionResends(health.stop(), recorder.staleConnectionResends);
+  const endedAtMs = Date.now();
   const serverMetrics = await scraper?.stop();
   if (serverMetrics?.warning) warn(serverMetrics.warning);
-  return { engine, recorder, outputError, clientHealth, serverMetrics };
+  return { engine, recorder, outputError, clientHealth, endedAtMs, serverMetrics };
 }

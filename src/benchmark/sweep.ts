@@ -4,14 +4,15 @@ import type { SweepPoint } from '../metrics/sweep-point.js';
 import { cachePressureCurve, cachePressureKnee, type CachePressureKnee, type CachePressurePoint } from '../metrics/cache-pressure.js';
 import type { Summary } from '../metrics/summary.js';
 import type { RunOptionsInput } from '../options/run-options.js';
-import { planRun } from '../options/run-plan.js';
+import { planRun, type RunPlan } from '../options/run-plan.js';
 import { hasSlos } from '../metrics/goodput.js';
 import { writeJsonAtomic, writeTextAtomic } from '../store/atomic-write.js';
 import { startSimulatorWorker, type RunningSimulator } from '../sim/index.js';
-import { prepareOutputDir, defaultOutputDir } from '../store/output-dir.js';
+import { prepareOutputDir, defaultOutputDir, indexedFile } from '../store/output-dir.js';
 import { redactSecrets } from '../store/redact.js';
 import { runBenchmark, type BenchmarkHooks, type BenchmarkResult } from './run-benchmark.js';
 import { writeRepeats } from './repeats.js';
+import { withLiveMetrics } from './live-metrics-hooks.js';
 
 export type { SweepPoint } from '../metrics/sweep-point.js';
 
@@ -57,11 +58,22 @@ export interface SweepHooks extends BenchmarkHooks {
  * them when there is no --url), each into its own folder, then writes sweep.json and sweep.html. With
  * --reset-prefix-cache, and always for a cache curve (--cache-pressure, --think-time), every point starts cold.
  */
-export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: SweepHooks = {}): Promise<SweepResult> {
+export async function runSweep(base: RunOptionsInput, plan: SweepPlan, given: SweepHooks = {}): Promise<SweepResult> {
   const checked = planRun(base); // every problem of the shared options, before anything runs
   if (plan.kind === 'search' && !hasSlos(checked.summary.goodput)) throw new ConfigError('sweep --search needs --goodput SLOs to search against');
   // Think time paces open-loop sessions only: the retention curve needs sessions arriving at a rate.
   if (plan.kind === 'think-time' && checked.load.model.type !== 'open-sessions') throw new ConfigError('sweep --think-time LIST: think time applies to open-loop sessions: add --session-rate R');
+  // --metrics-port: one server for every point, each point (and repetition) its own label values.
+  const live = await withLiveMetrics(checked.outputs.metricsPort, given);
+  try {
+    return await sweepPoints(base, checked, plan, live.hooks);
+  } finally {
+    await live.close();
+  }
+}
+
+/** runSweep's points, its checks passed and its live metrics (if any) served. */
+async function sweepPoints(base: RunOptionsInput, checked: RunPlan, plan: SweepPlan, hooks: SweepHooks): Promise<SweepResult> {
   const outputDir = prepareOutputDir(checked.outputs.outputDir ?? defaultOutputDir());
   let simulator: RunningSimulator | undefined;
   const points: SweepPoint[] = [];
@@ -82,7 +94,12 @@ export async function runSweep(base: RunOptionsInput, plan: SweepPlan, hooks: Sw
       const cold = plan.kind !== 'search' && plan.cachePressure !== undefined ? { resetPrefixCache: true } : {};
       const load = { ...pointLoad(kind, value), ...cold };
       const repeat = plan.kind === 'search' ? 1 : (plan.repeat ?? 1);
-      const runOnce = (outputDir: string) => runBenchmark({ ...base, ...load, url, outputDir, outputFile: undefined, statsJsonOutput: undefined }, hooks);
+      const runOnce = (outputDir: string, repetition = 1): Promise<BenchmarkResult> => {
+        hooks.liveMetrics?.setRun({ point: `${kind}=${value}`, repetition: String(repetition) });
+        // --llmd-report: one report per point (and repetition), numbered from 0 as llm-d numbers a results file's stages.
+        const llmdReport = base.llmdReport === undefined ? undefined : indexedFile(base.llmdReport, `${points.length}${repeat > 1 ? `_${repetition}` : ''}`);
+        return runBenchmark({ ...base, ...load, url, outputDir, outputFile: undefined, statsJsonOutput: undefined, llmdReport }, { ...hooks, llmdStage: points.length });
+      };
       const target = plan.kind === 'search' ? plan.targetShare : 1;
       if (repeat <= 1) {
         const result = await runOnce(dir);
@@ -125,12 +142,12 @@ async function repeatedPoint(
   dir: string,
   repeat: number,
   target: number,
-  runOnce: (outputDir: string) => Promise<BenchmarkResult>,
+  runOnce: (outputDir: string, repetition: number) => Promise<BenchmarkResult>,
   hooks: SweepHooks,
   facts: SweepFacts,
 ): Promise<SweepPoint> {
   const results = [];
-  for (let i = 1; i <= repeat && (i === 1 || !hooks.signal?.aborted); i++) results.push(await runOnce(join(dir, `repeat-${i}`)));
+  for (let i = 1; i <= repeat && (i === 1 || !hooks.signal?.aborted); i++) results.push(await runOnce(join(dir, `repeat-${i}`), i));
   const first = results[0]!;
   facts.model ??= first.model;
   const { intervals, runs } = await writeRepeats(dir, repeat, results);

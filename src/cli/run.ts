@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { runBenchmark, type BenchmarkResult, type BenchmarkStartInfo } from '../benchmark/run-benchmark.js';
+import { runBenchmark, type BenchmarkHooks, type BenchmarkResult, type BenchmarkStartInfo } from '../benchmark/run-benchmark.js';
 import { writeRunDataset } from '../benchmark/run-dataset.js';
+import { withLiveMetrics } from '../benchmark/live-metrics-hooks.js';
 import { ExitCode } from '../errors/index.js';
 import { LiveView } from '../report/progress.js';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import * as z from 'zod';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, PARSE_ONCE, problemsOf } from '../options/run-options.js';
 import { repeatOptions } from '../options/table/outputs.js';
-import { defaultOutputDir } from '../store/output-dir.js';
+import { defaultOutputDir, indexedFile } from '../store/output-dir.js';
 import { writeRepeats } from '../benchmark/repeats.js';
 import { addRunOptions, problemLines, runOptionsFromCommand, terminalFlags, type TerminalFlags } from './run-options.js';
 import { onStopSignals } from './signals.js';
@@ -152,20 +153,26 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       say(`chatload: wrote ${counted(written.conversations.length, 'conversation')} from ${written.source} to ${written.file}\n`);
       return;
     }
+    const { repeat } = repeatCount(command);
+    // --metrics-port: one server for every repetition (a port in use ends the command here, before any work).
+    const metrics = await withLiveMetrics<BenchmarkHooks>(plan.outputs.metricsPort, { onMetricsServing: (url: string) => say(`chatload: live metrics at ${url}\n`) });
     const stop = new AbortController();
     const releaseSignals = onStopSignals(() => {
       live.print('\nchatload: stopping: no new requests; in-flight ones get a short grace (Ctrl-C again exits now)\n');
       stop.abort();
     });
-    const { repeat } = repeatCount(command);
     // --repeat n: the same benchmark n times, each in its own folder under --output-dir, then the intervals.
     const baseDir = plan.outputs.outputDir ?? defaultOutputDir();
     const results: BenchmarkResult[] = [];
     try {
       for (let i = 1; i <= repeat && !stop.signal.aborted; i++) {
         if (repeat > 1) live.setHeading(`repetition ${i}/${repeat}`);
-        const runInput = repeat === 1 ? plan : { ...input, outputDir: join(baseDir, `repeat-${i}`) };
+        metrics.hooks.liveMetrics?.setRun({ point: 'run', repetition: String(i) });
+        // --llmd-report: one report per repetition (`_1` … `_N` before the extension).
+        const llmdReport = input.llmdReport === undefined ? undefined : indexedFile(input.llmdReport, String(i));
+        const runInput = repeat === 1 ? plan : { ...input, outputDir: join(baseDir, `repeat-${i}`), llmdReport };
         const result = await runBenchmark(runInput, {
+          ...metrics.hooks,
           signal: stop.signal,
           onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
           onServerNotReady: (cause) => live.serverNotReady(cause),
@@ -193,6 +200,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     } finally {
       live.stop();
       releaseSignals();
+      await metrics.close();
     }
   });
 }

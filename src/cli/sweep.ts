@@ -121,6 +121,7 @@ export function registerSweepCommand(program: Command): void {
       const fmtMean = plan.kind !== 'search' && plan.repeat !== undefined ? (await import('../report/repeats.js')).fmtMeanInterval : undefined;
       const result = await runSweep(input, plan, {
         signal: stop.signal,
+        onMetricsServing: (url) => say(`chatload: live metrics at ${url}\n`),
         onPointStart: (p) => live.setHeading(`point ${p.index}${p.atMost ? ` (of at most ${p.total})` : `/${p.total}`}: ${p.kind} ${p.value}`),
         onWaitingForServer: (info) => live.waitingForServer(info.url, info.timeoutMs),
           onServerNotReady: (cause) => live.serverNotReady(cause),

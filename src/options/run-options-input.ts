@@ -123,6 +123,10 @@ export interface RunOptionsInput {
   generateOnly?: boolean | undefined;
   /** also write the reference's per-request stats list to this file (`--stats-json-output <file>`) */
   statsJsonOutput?: string | undefined;
+  /** also write llm-d-benchmark's benchmark report (BR v0.2, as JSON, which llm-d reads as YAML) to this file, so chatload can run as an llm-d harness; --repeat and sweep write one per run, numbered before the extension (docs/REPORTS.md) (`--llmd-report <file>`) */
+  llmdReport?: string | undefined;
+  /** serve the run's live metrics as Prometheus text on 127.0.0.1:<port>/metrics while it runs (0: a free port, said at the start; docs/REPORTS.md) (`--metrics-port <port>`) */
+  metricsPort?: number | undefined;
   /** do not write report.html (`--no-report`) */
   report?: boolean | undefined;
   /** also write the Excel workbook (Summary, Raw data, Per turn); default file: report.xlsx in the output folder (`-e, --excel-output [file]`) */

@@ -188,6 +188,10 @@ export interface OutputsPlan {
   /** false, true (the default file name) or a file. */
   readonly excel: boolean | string;
   readonly csv: boolean | string;
+  /** --llmd-report: llm-d-benchmark's report (BR v0.2) to this file. */
+  readonly llmdReport?: string;
+  /** --metrics-port: serve live Prometheus metrics on 127.0.0.1:port while the run runs (0: a free port). */
+  readonly metricsPort?: number;
 }
 
 /** Past one core and past one machine. */
@@ -327,7 +331,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
       metricPercentiles: o.metricPercentiles,
     },
     expectedCache: { blockSize: o.cacheBlockSize, capacityTokens: o.kvCacheTokens },
-    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, overwrite: o.overwrite, resume: o.resume, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv },
+    outputs: { outputDir: o.outputDir, outputFile: o.outputFile, overwrite: o.overwrite, resume: o.resume, generateOnly: o.generateOnly, statsJsonOutput: o.statsJsonOutput, report: o.report, excel: o.excelOutput, csv: o.csv, llmdReport: o.llmdReport, metricsPort: o.metricsPort },
     scale: { workers: o.workers, shard: o.shard, startAtEpochMs: o.startAt },
     simulator: { profile: o.simProfile, faults: o.simFaults ?? [], seed: o.seed, replicas: o.simReplicas, router: o.simRouter },
     config,

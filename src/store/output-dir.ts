@@ -1,5 +1,5 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors/index.js';
 
 /** `./chatload-results/<UTC timestamp>/`, e.g. chatload-results/2026-11-30T09-33-26Z. */
@@ -49,6 +49,16 @@ export function prepareOutputDir(dir: string, write: typeof writeSync = writeSyn
     rmSync(probe, { force: true });
   }
   return dir;
+}
+
+/**
+ * One of several runs' file named after the file given: `_<suffix>` before its extension
+ * (`out/benchmark_report.yaml` → `out/benchmark_report_0.yaml`), as llm-d-benchmark's converter names a results file's
+ * stages (--llmd-report of a sweep's points and --repeat's repetitions).
+ */
+export function indexedFile(file: string, suffix: string): string {
+  const ext = extname(file);
+  return `${file.slice(0, file.length - ext.length)}_${suffix}${ext}`;
 }
 
 /**

@@ -38,6 +38,7 @@ const LAYERS: readonly Layer[] = [
   { folder: 'client', why: 'HTTP + SSE, error kinds: knows no load, no metrics, no files; messages in their wire shape (tokenizer/chat-message)', may: ['errors', 'tokenizer', 'util'] },
   { folder: 'server-engine', why: 'which engine serves a URL, from a few GETs', may: ['util'] },
   { folder: 'metrics', why: "numbers derived from records; reads the client's StreamResult and ErrorKind as types", may: ['options'], types: ['client'] },
+  { folder: 'live-metrics', why: "a run's live Prometheus metrics (--metrics-port): prom-client fed by the run's records, served on 127.0.0.1", may: ['errors'], types: ['metrics'] },
   {
     folder: 'conversation',
     why: 'the Conversation model, loading and validating datasets',
@@ -60,7 +61,7 @@ const LAYERS: readonly Layer[] = [
   {
     folder: 'benchmark',
     why: 'one run, a sweep, a merge: wires every part below',
-    may: ['cache-model', 'client', 'conversation', 'engine', 'errors', 'metrics', 'options', 'report', 'server-engine', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer', 'util'],
+    may: ['cache-model', 'client', 'conversation', 'engine', 'errors', 'live-metrics', 'metrics', 'options', 'report', 'server-engine', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer', 'util'],
   },
   {
     folder: 'cli',

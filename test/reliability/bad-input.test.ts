@@ -4,14 +4,21 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { runCliBatch, type BatchResult } from '../helpers/cli-batch.js';
 import { DIST_CLI } from '../helpers/dist.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('bad-input');
+/** A port held for the test file's life: --metrics-port in use. */
+const held = createServer();
+await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+held.unref();
+const heldPort = (held.address() as AddressInfo).port;
 const out = join(dir, 'out');
 
 /** Writes `text` to `name` in the test folder and returns its path. */
@@ -280,6 +287,7 @@ const CASES: BadCase[] = [
     message: /^chatload: --stats-json-output \/proc\/chatload-stats\.json: its folder \/proc: cannot write there \(/,
   },
   { name: '--csv naming a folder', argv: () => run(file('ok-csv.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '--csv', dir), message: /^chatload: --csv .*: is a folder/ },
+  { name: '--llmd-report naming a folder', argv: () => run(file('ok-llmd.json', JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }] }])), '--llmd-report', dir), message: /^chatload: --llmd-report .*: is a folder; expected a file to write$/ },
   // Paths the other commands write, proved writable before any work (issue #35, item 18).
   { name: 'generate -o under a file', argv: () => ['generate', '-i', file('gen-ok.json', genConfig(() => undefined)), '-o', join(file('plain.txt', 'x'), 'out.json')], message: /^chatload: -o .*plain\.txt\/out\.json: its folder .*plain\.txt: cannot write there \(/ },
   { name: 'serve --trace naming a folder', argv: () => ['serve', '--port', '0', '--trace', dir], message: /^chatload: --trace .*: is a folder; expected a file to write$/ },
@@ -311,6 +319,9 @@ const CASES: BadCase[] = [
   { name: 'an API key with a line break', argv: () => ['run', '-u', 'http://127.0.0.1:9', '--api-key', 'sk-abc\n', '--output-dir', out], message: /^chatload: invalid options: --api-key: holds a control character \(a line break, as `\$\(cat keyfile\)` can leave\): give the key alone$/ },
   { name: 'a --header value with a control character', argv: () => ['run', '--header', 'X-A: b\u0001c', '--output-dir', out], message: /--header: X-A: its value holds a control character; give the value alone$/ },
   { name: 'a refused URL never shows its password', argv: () => ['run', '-u', 'ftp://user:hunter2@host', '--output-dir', out], message: /^chatload: invalid options: --url: expected an http:\/\/ or https:\/\/ URL, got "ftp:\/\/\[redacted\]@host"$/ },
+  // --metrics-port: a port that is none, and one in use, refused before any work (issue #32, part 3).
+  { name: '--metrics-port 70000', argv: () => ['run', '--metrics-port', '70000', '--output-dir', out], message: /^chatload: invalid options: --metrics-port: expected a TCP port, a whole number from 0 to 65535, got "70000"$/ },
+  { name: '--metrics-port in use', argv: () => ['run', '--metrics-port', String(heldPort), '--output-dir', out], message: /^chatload: --metrics-port \d+: cannot serve the live metrics: the port is in use on 127\.0\.0\.1 \(EADDRINUSE\)$/ },
   // Other commands
   { name: 'report of a folder with no results', argv: () => ['report', join(dir, 'empty-results')], message: /empty-results/ },
   { name: 'serve --faults with a bad rate', argv: () => ['serve', '--port', '0', '--faults', '500=2'], message: /--faults: rate 2 .* must be a probability/ },
@@ -325,6 +336,7 @@ const CASES: BadCase[] = [
 
 describe('bad input: one line, exit 2, no stack trace', () => {
   let results: BatchResult[] = [];
+  after(() => held.close());
   before(async () => {
     mkdirSync(join(dir, 'empty-results'), { recursive: true });
     results = await runCliBatch(CASES.map((c) => c.argv()), { timeoutMs: 90_000 });

@@ -2,6 +2,8 @@ import * as z from 'zod';
 import { option, parsedWith, readInt, readPercentList, readWordList, text } from '../define.js';
 import { parseSlos } from '../values/slos.js';
 
+const PORT_EXPECTED = 'expected a TCP port, a whole number from 0 to 65535';
+
 /** The files a run writes, and the summaries in them. */
 export const outputOptions = {
   outputDir: option({
@@ -43,6 +45,19 @@ export const outputOptions = {
     group: 'outputs',
     help: "also write the reference's per-request stats list to this file",
     schema: text,
+  }),
+  llmdReport: option({
+    flags: '--llmd-report <file>',
+    group: 'outputs',
+    help: "also write llm-d-benchmark's benchmark report (BR v0.2, as JSON, which llm-d reads as YAML) to this file, so chatload can run as an llm-d harness; --repeat and sweep write one per run, numbered before the extension (docs/REPORTS.md)",
+    schema: text,
+  }),
+  metricsPort: option({
+    flags: '--metrics-port <port>',
+    group: 'outputs',
+    help: "serve the run's live metrics as Prometheus text on 127.0.0.1:<port>/metrics while it runs (0: a free port, said at the start; docs/REPORTS.md)",
+    read: readInt,
+    schema: z.number({ error: PORT_EXPECTED }).int(PORT_EXPECTED).min(0, PORT_EXPECTED).max(65535, PORT_EXPECTED),
   }),
   report: option({ flags: '--no-report', group: 'outputs', help: 'do not write report.html', schema: z.boolean(), default: true }),
   excelOutput: option({

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
 import { summarize, summarizeWarmupPercentages } from '../../src/metrics/summary.js';
-import { buildResultsDocument } from '../../src/store/results-json.js';
+import { buildResultsDocument, type ResultsExtra } from '../../src/store/results-json.js';
 import { writeJsonAtomic } from '../../src/store/atomic-write.js';
 
 /** Text a hostile model, dataset or server could put into a run's files. */
@@ -126,7 +126,7 @@ export function writeRunDir(
         dataset: 'synthetic',
         stop_reason: 'completed',
         warnings: options.warnings ?? [],
-      },
+      } as ResultsExtra,
     }),
   );
 }

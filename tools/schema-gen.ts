@@ -84,6 +84,18 @@ export function bumped(version: string, part: 'major' | 'minor' | 'patch'): stri
   return `${major}.${minor}.${patch + 1}`;
 }
 
+/**
+ * Why the schemas' shapes (`hashes`) do not stand under `version` in the committed record, or undefined when they do:
+ * a version not recorded, or recorded with another shape (the schema changed and the version was not bumped).
+ */
+export function versionProblem(versions: VersionHashes, version: string, hashes: Record<SchemaKey, string>): string | undefined {
+  const recorded = versions[version];
+  if (recorded === undefined) return `schema_version ${version} is not recorded in ${VERSIONS_FILE}: run \`npm run schema\``;
+  const changed = (Object.keys(SCHEMAS) as SchemaKey[]).filter((key) => recorded[key] !== hashes[key]);
+  if (changed.length === 0) return undefined;
+  return `${changed.map((key) => SCHEMAS[key].file).join(' and ')} changed since schema_version ${version} was recorded (${VERSIONS_FILE}): ${BUMP_HINT}`;
+}
+
 /** What to run for a schema whose shape changed under the same version. */
 export const BUMP_HINT =
   'run `npm run schema -- --bump minor` (fields added), `-- --bump major` (a field removed, renamed or retyped, a unit changed) or `-- --bump patch` (the schema corrected to what chatload already wrote); docs/REPORTS.md';

@@ -6,14 +6,16 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUMP_HINT, bumped, currentVersion, generateSchema, readVersions, SCHEMAS, shapeHash, VERSION_SOURCE, VERSIONS_FILE, type SchemaKey } from './schema-gen.js';
+import { bumped, currentVersion, generateSchema, readVersions, SCHEMAS, shapeHash, VERSION_SOURCE, VERSIONS_FILE, versionProblem, type SchemaKey } from './schema-gen.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
 const bumpAt = args.indexOf('--bump');
-const part = bumpAt >= 0 ? args[bumpAt + 1] : undefined;
-if (bumpAt >= 0 && part !== 'major' && part !== 'minor' && part !== 'patch') {
-  process.stderr.write(`schema: --bump takes major, minor or patch, got ${part ?? 'nothing'}\n`);
+const PARTS = ['major', 'minor', 'patch'] as const;
+const given = bumpAt >= 0 ? args[bumpAt + 1] : undefined;
+const part = PARTS.find((p) => p === given);
+if (bumpAt >= 0 && part === undefined) {
+  process.stderr.write(`schema: --bump takes major, minor or patch, got ${given ?? 'nothing'}\n`);
   process.exit(2);
 }
 
@@ -34,15 +36,13 @@ for (const key of Object.keys(SCHEMAS) as SchemaKey[]) {
   hashes[key] = shapeHash(text);
   process.stdout.write(`wrote ${SCHEMAS[key].file}\n`);
 }
-const recorded = versions[version];
-if (recorded === undefined) {
+if (versions[version] === undefined) {
   versions[version] = hashes;
   writeFileSync(join(root, VERSIONS_FILE), `${JSON.stringify(versions, null, 2)}\n`);
   process.stdout.write(`recorded schema_version ${version} in ${VERSIONS_FILE}\n`);
-} else {
-  const changed = (Object.keys(SCHEMAS) as SchemaKey[]).filter((key) => recorded[key] !== hashes[key]);
-  if (changed.length > 0) {
-    process.stderr.write(`schema: ${changed.map((key) => SCHEMAS[key].file).join(' and ')} changed since schema_version ${version} was recorded (${VERSIONS_FILE}): ${BUMP_HINT}\n`);
-    process.exit(1);
-  }
+}
+const problem = versionProblem(versions, version, hashes);
+if (problem !== undefined) {
+  process.stderr.write(`schema: ${problem}\n`);
+  process.exit(1);
 }

@@ -19,6 +19,8 @@ export const COMMAND_DESCRIPTIONS = {
     'Compare the key metrics of two or more runs side by side (the first is the baseline), with deltas.',
   merge:
     "Combine the results folders of shards (--shard I/N) into one results folder: every record on one clock, exact percentiles, summed conversation counts, and the report. Past --max-records records, the merge streams the records and takes every statistic's percentiles from histograms (within 0.1%).",
+  schema:
+    'Print the JSON Schema of results.json (`schema results`) or of one requests.jsonl record (`schema record`), for the results\' schema_version. See docs/REPORTS.md.',
   trace:
     'Production traces (Mooncake, Bailian): `trace stats FILE` prints ISL/OSL distributions, the request rate over time and the theoretical prefix-cache hit ratio. See docs/DATASETS.md.',
   completion:

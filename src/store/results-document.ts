@@ -1,5 +1,6 @@
 // results.json's types: the published contract. schema/results.schema.json is generated from ResultsDocument by
 // `npm run schema` (tools/schema.ts); its version is RESULTS_SCHEMA_VERSION (schema-version.ts), docs/REPORTS.md.
+// A field written into results.json must be declared here (RunFields for a run's, MergeFields for a merge's).
 import type { AgenticSummary } from '../metrics/agentic-tally.js';
 import type { ClientHealth } from '../metrics/client-health.js';
 import type { ConversationCounts } from '../metrics/conversation-counts.js';
@@ -9,6 +10,7 @@ import type { Peaks } from '../metrics/peak-bins.js';
 import type { ConversationStats, ConversationSummary } from '../metrics/per-conversation.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
+import type { StatField } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import type { RunOptionsInput } from '../options/run-options-input.js';
 import type { EngineInfo } from '../server-engine/detect.js';
@@ -27,10 +29,20 @@ export interface ResultsEnvironment {
   total_memory_mb: number;
 }
 
-/** The latency metrics that get vllm-style flat keys (FLAT_METRICS). */
-type FlatMetric = 'ttft' | 'tpot' | 'itl' | 'e2el';
-/** The percentiles that get flat keys (FLAT_PERCENTILES), named as vllm names them. */
-type FlatPercentile = '25' | '50' | '75' | '90' | '99' | '99.9';
+/** The latency metrics that get vllm-style flat keys. */
+export const FLAT_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
+/** The percentiles that get flat keys, named as vllm names them: p25, p50, ..., p99, p99.9. */
+export const FLAT_PERCENTILES = [
+  ['25', 'p25'],
+  ['50', 'p50'],
+  ['75', 'p75'],
+  ['90', 'p90'],
+  ['99', 'p99'],
+  ['99.9', 'p99_9'],
+] as const satisfies ReadonlyArray<readonly [string, StatField]>;
+
+type FlatMetric = (typeof FLAT_METRICS)[number];
+type FlatPercentile = (typeof FLAT_PERCENTILES)[number][0];
 
 /** The flat keys of `vllm bench serve`'s result JSON. Latencies in ms; null where there was no value (vllm writes 0). */
 export type VllmFlatKeys = {

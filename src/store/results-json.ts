@@ -4,28 +4,19 @@ import type { ClientHealth } from '../metrics/client-health.js';
 import type { ConversationCounts } from '../metrics/conversation-counts.js';
 import type { SerializedHistograms } from '../metrics/histogram.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
-import { populationStd, type StatField } from '../metrics/stats.js';
+import { populationStd } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import { redactSecrets } from './redact.js';
 import { chatloadVersion } from '../util/version.js';
+import { FLAT_METRICS, FLAT_PERCENTILES } from './results-document.js';
 import type { MergeFields, ResultsCommon, ResultsConfig, ResultsDocument, ResultsEnvironment, RunFields, VllmFlatKeys } from './results-document.js';
 import { RESULTS_SCHEMA_VERSION } from './schema-version.js';
 
 export { redactSecrets } from './redact.js';
 export { writeJsonAtomic } from './atomic-write.js';
 export type * from './results-document.js';
+export { FLAT_METRICS, FLAT_PERCENTILES } from './results-document.js';
 
-/** The latency metrics that get vllm-style flat keys. */
-export const FLAT_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
-/** The percentiles that get flat keys, named as vllm names them: p25, p50, ..., p99, p99.9. */
-export const FLAT_PERCENTILES = [
-  ['25', 'p25'],
-  ['50', 'p50'],
-  ['75', 'p75'],
-  ['90', 'p90'],
-  ['99', 'p99'],
-  ['99.9', 'p99_9'],
-] as const satisfies ReadonlyArray<readonly [string, StatField]>;
 
 /** The fields a writer gives buildResultsDocument as they are: a run's (RunFields) or a merge's (MergeFields). */
 export type ResultsExtra = Pick<ResultsCommon, 'conversation_stats' | 'agentic' | 'per_conversation' | 'warnings'> & (RunFields | MergeFields);

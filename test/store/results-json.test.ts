@@ -7,6 +7,7 @@ import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import { summarize, summarizeWarmupPercentages } from '../../src/metrics/summary.js';
 import type { ConversationCounts } from '../../src/metrics/conversation-counts.js';
 import { buildResultsDocument, writeJsonAtomic, type ResultsConfig, type ResultsDocument, type ResultsExtra } from '../../src/store/results-json.js';
+import { RESULTS_SCHEMA_VERSION } from '../../src/store/schema-version.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatload-results-'));
@@ -33,6 +34,7 @@ describe('buildResultsDocument', () => {
 
   test('sections and environment', () => {
     assert.match(doc.chatload_version, /^\d+\.\d+\.\d+/);
+    assert.equal(doc.schema_version, RESULTS_SCHEMA_VERSION);
     assert.equal(doc.created_at, '2025-01-02T03:04:05.000Z');
     assert.equal(doc.environment.node, process.version);
     assert.ok(doc.environment.cpus >= 1);

@@ -2,7 +2,8 @@ import { join, resolve } from 'node:path';
 import { sleep } from '../engine/sleep.js';
 import { ChatloadError, ConfigError, ExitCode } from '../errors/index.js';
 import { folderGlob, hasWildcard } from '../store/folder-glob.js';
-import { readResults, RESULTS_FILE } from '../store/run-data.js';
+import { readResultsFile } from '../store/results-reader.js';
+import { RESULTS_FILE } from '../store/run-data.js';
 import { describeRunFolderState, isComplete, runFolderState } from '../store/run-folder-state.js';
 import { counted } from '../util/plural.js';
 
@@ -117,7 +118,7 @@ function missingShards(complete: readonly string[], expect: number): string {
   for (const dir of complete) {
     let shard: unknown;
     try {
-      shard = readResults(join(dir, RESULTS_FILE)).shard;
+      shard = readResultsFile(join(dir, RESULTS_FILE)).shard;
     } catch {
       return ''; // a crashed shard (no results.json) does not say its index
     }

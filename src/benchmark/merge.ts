@@ -6,10 +6,10 @@ import { sumConversationCounts, type ConversationCounts } from '../metrics/conve
 import type { RequestRecord } from '../metrics/record.js';
 import { EXACT_ANALYSIS_RECORDS, RunAggregate, runAggregateOptions, type RecordReplay } from '../metrics/run-aggregate.js';
 import { normalizeRunOptions } from '../options/run-options.js';
-import { redactSecrets } from '../store/redact.js';
 import { countJsonlLines, RequestsJsonlSink, streamRequestsJsonl } from '../store/requests-jsonl.js';
-import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
-import { loadRunData, normalizeRecord, readResults, REQUESTS_FILE, RESULTS_FILE } from '../store/run-data.js';
+import { buildResultsDocument, writeJsonAtomic, type MergeFields, type ResultsConfig, type ResultsStopReason } from '../store/results-json.js';
+import { readResultsFile } from '../store/results-reader.js';
+import { loadRunData, normalizeRecord, REQUESTS_FILE, RESULTS_FILE } from '../store/run-data.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { analyzeAggregate } from '../metrics/run-analysis.js';
 import { prepareOutputDir } from '../store/output-dir.js';
@@ -126,12 +126,13 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
   writeJsonAtomic(
     files.results,
     buildResultsDocument({
-      config: first.config,
+      // A run's options as results.json recorded them (a RunOptionsInput, checked as an object by the reader).
+      config: first.config as ResultsConfig,
       summary: analysis.summary,
       warmupPercentages: analysis.warmupPercentages,
       perTurn: analysis.perTurn,
       clientHealth: null,
-      conversations: { ...sumConversationCounts(runs.flatMap((r) => (r.conversations === null ? [] : [r.conversations]))) },
+      conversations: sumConversationCounts(runs.flatMap((r) => (r.conversations === null ? [] : [r.conversations]))),
       histograms: analysis.histograms,
       peaks: analysis.peaks,
       extra: {
@@ -200,43 +201,33 @@ interface RunResults {
   dir: string;
   finished: boolean;
   config: Record<string, unknown>;
-  facts: Record<string, unknown>;
+  /** The facts a merged results.json carries from its first finished run. */
+  facts: Omit<MergeFields, 'merge_mode' | 'merged_from'>;
   /** The engine's conversation counts; null when unknown (no results.json). */
   conversations: Partial<ConversationCounts> | null;
   clientHealth: ClientHealth | null;
-  shard: unknown;
+  shard: string | null;
 }
-
-/** Keys of a run's results.json carried into the merged one (facts of the first finished run). */
-const FACT_KEYS = ['model', 'url', 'dataset', 'stop_reason', 'tokenizer', 'crashed_tasks'] as const;
 
 function readRunResults(dir: string): RunResults {
   const path = join(resolve(dir), RESULTS_FILE);
   const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null };
   if (!existsSync(path)) return empty;
-  const doc = readResults(path);
-  const facts: Record<string, unknown> = {};
-  for (const key of FACT_KEYS) if (doc[key] !== undefined && doc[key] !== null) facts[key] = doc[key];
-  const conversations: Partial<Record<keyof ConversationCounts, number>> = {};
-  if (isObject(doc.conversations)) {
-    for (const [k, v] of Object.entries(doc.conversations)) if (typeof v === 'number') conversations[k as keyof ConversationCounts] = v;
-  }
+  const stored = readResultsFile(path);
+  const { model, url, dataset, stop_reason, tokenizer, crashed_tasks } = stored.facts;
+  const facts = { model, url, dataset, stop_reason: stop_reason as ResultsStopReason | undefined, tokenizer, crashed_tasks };
   return {
     ...empty,
     finished: true,
-    config: redactSecrets(isObject(doc.config) ? doc.config : {}),
-    facts: redactSecrets(facts),
-    conversations,
-    clientHealth: isObject(doc.client_health) ? (doc.client_health as unknown as ClientHealth) : null,
-    shard: doc.shard ?? null,
+    config: stored.config,
+    facts: Object.fromEntries(Object.entries(facts).filter(([, v]) => v !== undefined)),
+    conversations: stored.conversations,
+    clientHealth: stored.clientHealth,
+    shard: stored.shard,
   };
 }
 
 /** Streams a run's requests.jsonl as normalized records (older files' missing fields filled, as loadRunData does). */
 function streamRecords(path: string, onRecord: (record: RequestRecord) => void): Promise<number> {
   return streamRequestsJsonl(path, (record) => onRecord(normalizeRecord(record)));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -22,7 +22,7 @@ import { compareCacheCounts } from '../server-metrics/compare.js';
 import type { ServerMetricsReport } from '../server-metrics/scraper.js';
 import { describeFsError } from '../store/output-dir.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
-import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js';
+import { buildResultsDocument, writeJsonAtomic, type ResultsDocument, type ResultsConfig } from '../store/results-json.js';
 import { resumedCounts } from './resume.js';
 import { connectAndProbe, prepareRun, runLoad, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
 import { requestsHeld } from '../engine/active-conversation.js';
@@ -62,9 +62,10 @@ export interface BenchmarkResult {
  * The options as results.json shows them: secrets replaced (redactSecrets also covers URL passwords), and every
  * --header value hidden, since any header may carry a credential.
  */
-function publicConfig(config: Readonly<Record<string, unknown>>): Record<string, unknown> {
+function publicConfig(config: Readonly<Record<string, unknown>>): ResultsConfig {
   const headers = Array.isArray(config.headers) ? (config.headers as string[]) : [];
-  return redactSecrets({
+  // The plan's config holds the options as given (a RunOptionsInput) with their defaults (checkRunOptions).
+  return redactSecrets<ResultsConfig>({
     ...config,
     apiKey: config.apiKey === undefined ? undefined : REDACTED,
     // Names only: a header's value may be a secret, in either "Name: value" or "Name=value" form.
@@ -270,7 +271,7 @@ function llmdReportInput(input: RunFilesInput): LlmdReportInput {
 }
 
 /** results.json's document. */
-function resultsDocument(input: RunFilesInput): Record<string, unknown> {
+function resultsDocument(input: RunFilesInput): ResultsDocument {
   const { plan, prepared, connected, ran, analysis, prefixCache } = input;
   const { engine, outputError } = ran;
   const { shard } = plan.scale;
@@ -282,7 +283,7 @@ function resultsDocument(input: RunFilesInput): Record<string, unknown> {
     warmupPercentages: analysis.warmupPercentages,
     perTurn: analysis.perTurn,
     clientHealth: ran.clientHealth,
-    conversations: { ...resumedCounts(engine.conversations, prepared.resumed) },
+    conversations: resumedCounts(engine.conversations, prepared.resumed),
     histograms: analysis.histograms,
     peaks: analysis.peaks,
     percentileMetrics: plan.summary.percentileMetrics,

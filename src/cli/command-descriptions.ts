@@ -19,6 +19,8 @@ export const COMMAND_DESCRIPTIONS = {
     'Compare the key metrics of two or more runs side by side (the first is the baseline), with deltas; with --fail-on, a CI gate that exits 1 when a metric got worse beyond its limit and its noise band.',
   merge:
     "Combine the results folders of shards (--shard I/N) into one results folder: every record on one clock, exact percentiles, summed conversation counts, and the report. Past --max-records records, the merge streams the records and takes every statistic's percentiles from histograms (within 0.1%). With --expect N --wait D, it first waits for N complete shard folders.",
+  schema:
+    'Print the JSON Schema of results.json (`schema results`) or of one requests.jsonl record (`schema record`), for the results\' schema_version. See docs/REPORTS.md.',
   trace:
     'Production traces (Mooncake, Bailian): `trace stats FILE` prints ISL/OSL distributions, the request rate over time and the theoretical prefix-cache hit ratio. See docs/DATASETS.md.',
   completion:

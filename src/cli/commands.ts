@@ -19,6 +19,7 @@ export const COMMAND_LOADERS: Readonly<Record<CommandName, () => Promise<Registe
   compare: async () => (await import('./compare.js')).registerCompareCommand,
   merge: async () => (await import('./merge.js')).registerMergeCommand,
   trace: async () => (await import('./trace.js')).registerTraceCommand,
+  schema: async () => (await import('./schema.js')).registerSchemaCommand,
   // It lists every command's flags, so it is handed this table (it cannot import this module back: no cycles).
   completion: async () => {
     const { registerCompletionCommand } = await import('./completion.js');

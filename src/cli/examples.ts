@@ -38,6 +38,7 @@ export const EXAMPLES = {
     'chatload trace stats mooncake_trace.jsonl --kv-cache-tokens 1000000',
     'chatload trace stats bailian.jsonl --input-format bailian --json',
   ],
+  schema: ['chatload schema results > results.schema.json', 'chatload schema record'],
   completion: ['chatload completion bash > ~/.local/share/bash-completion/completions/chatload', 'chatload completion zsh > "${fpath[1]}/_chatload"', 'chatload completion fish > ~/.config/fish/completions/chatload.fish'],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -297,7 +297,7 @@ function configHtml(data: RunData): string {
   let html = '';
   if (Object.keys(facts).length > 0) html += `<h3>Run</h3>${htmlTable(['', 'value'], kv(facts), { className: 'kv' })}`;
   if (typeof environment === 'object' && environment !== null) {
-    html += `<h3>Environment</h3>${htmlTable(['', 'value'], kv(environment as Record<string, unknown>), { className: 'kv' })}`;
+    html += `<h3>Environment</h3>${htmlTable(['', 'value'], kv({ ...environment }), { className: 'kv' })}`;
   }
   html += Object.keys(data.config).length > 0 ? optionsTable(data.config, data.defaulted) : '<p class="muted">No configuration recorded (results.json is missing).</p>';
   return html;

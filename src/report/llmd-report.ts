@@ -26,7 +26,7 @@ export interface LlmdReportInput {
   perConversation: readonly ConversationSummary[];
   conversations: ConversationCounts;
   /** The options as results.json shows them (secrets redacted). */
-  config: Readonly<Record<string, unknown>>;
+  config: object;
   load: LoadPlan;
   /** The dataset as results.json names it, and whether it was a trace (its text synthesized from hash ids). */
   dataset: { source: string; traced: boolean };

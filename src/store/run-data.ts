@@ -1,5 +1,5 @@
 import { MISS_CAUSES, type MissCause, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
 import type { ClientHealth } from '../metrics/client-health.js';
@@ -8,7 +8,7 @@ import type { RequestRecord } from '../metrics/record.js';
 import { RunAggregate } from '../metrics/run-aggregate.js';
 import type { Summary } from '../metrics/summary.js';
 import { Rng } from '../util/rng.js';
-import { redactSecrets } from './redact.js';
+import { readResultsFile, type StoredFacts } from './results-reader.js';
 import { streamRequestsJsonl } from './requests-jsonl.js';
 import { counted } from '../util/plural.js';
 
@@ -75,28 +75,16 @@ export interface RunData {
   /** The keys of `config` that were defaults, not given (results.json `defaulted_options`); null when not recorded. */
   defaulted: string[] | null;
   /** Run facts shown in the report header: model, url, dataset, stop reason, ... (strings, numbers; may be empty). */
-  facts: Record<string, unknown>;
+  facts: StoredFacts;
   /** The engine's conversation counts; empty when unknown. */
   conversations: Record<string, number>;
   /** Warnings the run recorded (results.json), plus notes about how this data was read (unfinished run, sample). */
   warnings: string[];
 }
 
-/** Keys of results.json shown as run facts, in this order, when present. */
-const FACT_KEYS = [
-  'model',
-  'url',
-  'dataset',
-  'stop_reason',
-  'tokenizer',
-  'created_at',
-  'chatload_version',
-  'crashed_tasks',
-] as const;
-
 /**
  * Reads a results directory (results.json and/or requests.jsonl). Throws DatasetError when the directory holds
- * neither file, or when results.json is not a JSON object; ConfigError for a maxRecords that is not a whole number
+ * neither file, or when results.json is not one chatload reads (readResultsFile: bad JSON, another major, a field of the wrong type); ConfigError for a maxRecords that is not a whole number
  * >= 0 (or Infinity). Unknown record fields are kept; missing optional ones are tolerated (see normalizeRecord).
  *
  * requests.jsonl is streamed once, so memory is bounded by `maxRecords` records whatever the file's size: above that
@@ -120,24 +108,19 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
     throw new DatasetError({ file: dirPath }, `holds neither ${RESULTS_FILE} nor ${REQUESTS_FILE}: nothing to report`);
   }
   // results.json first: whether the pass over the records must also summarize them depends on what it holds.
-  const doc = hasResults ? readResults(resultsPath) : null;
-  const docSummary = doc !== null && isObject(doc.summary) ? (doc.summary as unknown as Summary) : null;
-  const docPerTurn = doc !== null && Array.isArray(doc.per_turn) ? (doc.per_turn as TurnSummary[]) : null;
+  const stored = hasResults ? readResultsFile(resultsPath) : null;
   const read = hasRecords
-    ? await readRecords(requestsPath, maxRecords, docSummary === null || docPerTurn === null)
+    ? await readRecords(requestsPath, maxRecords, stored === null || stored.perTurn === null)
     : { records: [], total: 0, aggregate: null };
   const { records, total, aggregate } = read;
   const sampled = total > records.length;
-  const summary = docSummary ?? (aggregate ?? new RunAggregate()).summary();
-  const perTurn = docPerTurn ?? (aggregate ?? new RunAggregate()).perTurn();
+  const summary = stored?.summary ?? (aggregate ?? new RunAggregate()).summary();
+  const perTurn = stored?.perTurn ?? (aggregate ?? new RunAggregate()).perTurn();
   const warnings: string[] = [];
   const label = basename(dir);
-  // Checked for shape only: a results.json older than issue #13 has none.
-  const docPrefix = doc !== null && isObject(doc.prefix_cache) ? (doc.prefix_cache as Record<string, unknown>) : null;
-  const prefixCache = docPrefix !== null && isObject(docPrefix.totals) && Array.isArray(docPrefix.per_turn) && isObject(docPrefix.model) ? (docPrefix as unknown as RunPrefixCache) : null;
-  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache };
+  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache: stored?.prefixCache ?? null };
 
-  if (doc === null) {
+  if (stored === null) {
     warnings.push(
       `The run did not finish: ${RESULTS_FILE} is missing, so these figures are summarized from the ` +
         `${counted(total, 'record')} in ${REQUESTS_FILE} (requests in flight when it stopped are not included).`,
@@ -147,27 +130,18 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
   }
 
   if (!hasRecords) warnings.push(`${REQUESTS_FILE} is missing: distributions, time series and the errors list are left out.`);
-  if (sampled) {
-    warnings.push(...samplingWarnings(total, records.length, { summaryFromResults: docSummary !== null, perTurnFromResults: docPerTurn !== null }));
-  }
-  const facts: Record<string, unknown> = {};
-  for (const key of FACT_KEYS) if (doc[key] !== undefined && doc[key] !== null) facts[key] = doc[key];
-  if (isObject(doc.environment)) facts.environment = doc.environment;
+  if (sampled) warnings.push(...samplingWarnings(total, records.length, { summaryFromResults: true, perTurnFromResults: stored.perTurn !== null }));
   const conversations: Record<string, number> = {};
-  if (isObject(doc.conversations)) {
-    for (const [k, v] of Object.entries(doc.conversations)) if (typeof v === 'number') conversations[k] = v;
-  }
-  const runWarnings = Array.isArray(doc.warnings) ? doc.warnings.filter((w): w is string => typeof w === 'string') : [];
+  for (const [k, v] of Object.entries(stored.conversations ?? {})) if (typeof v === 'number') conversations[k] = v;
   return {
     ...common,
     finished: true,
-    clientHealth: isObject(doc.client_health) ? (doc.client_health as unknown as ClientHealth) : null,
-    // Defensive: results.json is already redacted, but a hand-edited or older file may not be.
-    config: redactSecrets(isObject(doc.config) ? doc.config : {}),
-    defaulted: Array.isArray(doc.defaulted_options) ? doc.defaulted_options.filter((k): k is string => typeof k === 'string') : null,
-    facts: redactSecrets(facts),
+    clientHealth: stored.clientHealth,
+    config: stored.config,
+    defaulted: stored.defaulted,
+    facts: { ...stored.facts },
     conversations,
-    warnings: [...runWarnings, ...warnings],
+    warnings: [...stored.warnings, ...warnings],
   };
 }
 
@@ -226,24 +200,6 @@ async function readRecords(path: string, maxRecords: number, summarize: boolean)
   if (total <= maxRecords) return { records: kept, total, aggregate };
   const order = kept.map((_, slot) => slot).sort((a, b) => keptAt[a]! - keptAt[b]!);
   return { records: order.map((slot) => kept[slot]!), total, aggregate };
-}
-
-/** Reads a results.json as a JSON object; a DatasetError naming the file when it is not valid JSON, not an object, or has no summary object. */
-export function readResults(path: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new DatasetError({ file: path }, 'not valid JSON', { cause: error });
-  }
-  if (!isObject(parsed)) throw new DatasetError({ file: path }, 'expected a JSON object (a chatload results.json)');
-  // Every results.json chatload writes has its summary object; without one the file is not a run's (issue #35).
-  if (!isObject(parsed.summary)) throw new DatasetError({ file: path }, `expected a chatload results.json with a "summary" object, got ${parsed.summary === undefined ? 'none' : JSON.stringify(parsed.summary).slice(0, 40)}`);
-  return parsed;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const num = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);

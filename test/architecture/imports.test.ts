@@ -50,7 +50,12 @@ const LAYERS: readonly Layer[] = [
   { folder: 'synth', why: 'seeded RNG, distributions, the conversation generator', may: ['conversation', 'errors', 'metrics', 'options', 'prefix-cache', 'tokenizer', 'util'] },
   { folder: 'sim', why: 'the simulated server: never the engine, client or benchmark that test against it', may: ['errors', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'] },
   { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine', 'util'], types: ['metrics', 'options'] },
-  { folder: 'store', why: "a run's files: requests.jsonl, results.json, atomic writes, loading a run, redaction", may: ['errors', 'metrics', 'synth', 'util'], types: ['options'] },
+  {
+    folder: 'store',
+    why: "a run's files: requests.jsonl, results.json (its typed document names the engine detected and the /metrics read as types), atomic writes, loading a run, redaction",
+    may: ['errors', 'metrics', 'synth', 'util'],
+    types: ['options', 'server-engine', 'server-metrics'],
+  },
   { folder: 'report', why: 'renderers only: never the network (client), the engine, or who runs them; the option table for flag names', may: ['metrics', 'options', 'store', 'util'], types: ['conversation'] },
   {
     folder: 'cache-model',

@@ -95,6 +95,7 @@ describe('chatload completion', () => {
     assert.deepEqual(complete(['chatload', 'sweep', '--progress', '']), ['auto', 'panel', 'plain', 'off']);
     assert.deepEqual(complete(['chatload', 'run', '--progress', 'p']), ['panel', 'plain']);
     assert.deepEqual(complete(['chatload', 'completion', '']), ['bash', 'zsh', 'fish']);
+    assert.deepEqual(complete(['chatload', 'schema', '']), ['results', 'record'], "schema's names (issue #32)");
   });
 
   test('zsh: a native script that compinit registers, offering the commands and each command\'s flags (where zsh is installed: .ci/run installs it)', { timeout: 60_000 }, async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
-import { readResults } from '../../src/store/run-data.js';
+import { readFileSync } from 'node:fs';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
 import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { abortAfterRecords, assertCountsAddUp } from '../helpers/executor-runs.js';
@@ -47,9 +47,9 @@ describe('open-sessions executor', () => {
     // At most one request in flight at any time.
     for (const r of records) assert.ok(records.filter((o) => o.sent_at_ms <= r.sent_at_ms && o.done_at_ms > r.sent_at_ms).length <= 1);
     // A dropped session sent nothing after its drop: it has fewer records than turns, or none.
-    const results = readResults(result.files.results);
+    const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as { dropped_requests: number; conversations: { dropped: number } };
     assert.equal(results.dropped_requests, c.dropped);
-    assert.equal((results.conversations as { dropped: number }).dropped, c.dropped);
+    assert.equal(results.conversations.dropped, c.dropped);
     assert.ok(warnings.some((w) => /dropped: .*--max-queue full/.test(w)), warnings.join('\n'));
     assert.match(result.engine.loadModel, /at most 1 request in flight, 0 queued at most \(more dropped\)/);
   });

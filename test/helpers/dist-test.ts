@@ -20,8 +20,8 @@ import { REPO_ROOT } from './repo.js';
 
 /** The compiled tree: dist-test/src/**, dist-test/test/** (git-ignored, not linted, not packed). */
 export const DIST_TEST = join(REPO_ROOT, 'dist-test');
-/** The folders compiled: the tests and the sources they import. */
-const FOLDERS = ['src', 'test'];
+/** The folders compiled: the tests and the sources and tools they import. */
+const FOLDERS = ['src', 'test', 'tools'];
 /** What the outputs depend on besides their own source: a change here rebuilds everything. */
 const OPTIONS = { esbuild: version, format: 'esm', platform: 'node', target: 'node20', sourcemap: 'linked', sourcesContent: false } as const;
 const stampFile = join(DIST_TEST, '.options.json');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import type { RequestRecord } from '../../src/metrics/record.js';
 import { summarize, summarizeWarmupPercentages } from '../../src/metrics/summary.js';
-import { buildResultsDocument } from '../../src/store/results-json.js';
+import { buildResultsDocument, type ResultsExtra } from '../../src/store/results-json.js';
 import { writeJsonAtomic } from '../../src/store/atomic-write.js';
 
 /** Text a hostile model, dataset or server could put into a run's files. */
@@ -120,13 +120,13 @@ export function writeRunDir(
         bottleneck: false,
         warnings: [],
       },
-      conversations: { total: 6, completed: 5, failed: 1, unfinished: 0, not_started: 0 },
+      conversations: { total: 6, completed: 5, failed: 1, dropped: 0, unfinished: 0, not_started: 0 },
       extra: {
         model: options.model ?? 'test-model',
         dataset: 'synthetic',
         stop_reason: 'completed',
         warnings: options.warnings ?? [],
-      },
+      } as ResultsExtra,
     }),
   );
 }

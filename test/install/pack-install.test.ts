@@ -62,7 +62,7 @@ function bytesUnder(path: string): number {
 function copyOfCheckout(to: string): string {
   ensureDist();
   mkdirSync(to, { recursive: true });
-  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'docs', 'src', 'tools', 'dist']) {
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'docs', 'schema', 'src', 'tools', 'dist']) {
     cpSync(join(ROOT, entry), join(to, entry), { recursive: true });
   }
   rmSync(join(to, 'dist', '.build-lock'), { recursive: true, force: true });
@@ -88,7 +88,7 @@ describe('the packed tarball, installed into an empty folder with --omit=dev', {
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
     tarball = join(work, info!.filename);
     const files = info!.files.map((f) => f.path);
-    for (const wanted of ['LICENSE', 'README.md', 'bin/chatload.js', 'dist/bundle/chatload.js', 'dist/bundle/index.js', 'dist/bundle/part-worker.js', 'dist/bundle/worker.js', 'dist/bundle/THIRD-PARTY-LICENSES.txt', 'dist/index.d.ts']) {
+    for (const wanted of ['LICENSE', 'README.md', 'bin/chatload.js', 'dist/bundle/chatload.js', 'dist/bundle/index.js', 'dist/bundle/part-worker.js', 'dist/bundle/worker.js', 'dist/bundle/THIRD-PARTY-LICENSES.txt', 'dist/index.d.ts', 'schema/results.schema.json', 'schema/record.schema.json']) {
       assert.ok(files.includes(wanted), `${wanted} is in the tarball`);
     }
     assert.deepEqual(files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('dist-test/') || f.startsWith('tools/') || /^dist\/(?!bundle\/).*\.js$/.test(f)), [], 'no sources, tests, tools or unbundled JS');
@@ -127,6 +127,10 @@ describe('the packed tarball, installed into an empty folder with --omit=dev', {
     assert.equal(results.completed, 12);
     assert.equal(results.failed, 0);
     assert.ok(existsSync(join(out, 'report.html')));
+    // The published schema, read from the installed package (issue #32).
+    const schema = await run(bin, ['schema', 'results'], { cwd: app, timeoutMs: 30_000 });
+    assert.equal(schema.code, 0, schema.stderr);
+    assert.equal(schema.stdout, readFileSync(join(ROOT, 'schema', 'results.schema.json'), 'utf8'));
   });
 
   test('without the optional @huggingface/hub (as --omit=optional installs), a Hub tokenizer is one line saying what to install', { timeout: 60_000 }, async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PeakBins } from '../../src/metrics/peak-bins.js';
 import { RunAggregate } from '../../src/metrics/run-aggregate.js';
-import { buildResultsDocument } from '../../src/store/results-json.js';
+import { buildResultsDocument, type ResultsExtra } from '../../src/store/results-json.js';
 import { analyzeRecords } from '../../src/metrics/run-analysis.js';
 import { makeRecord } from './record-fixtures.js';
 import { planRun } from '../../src/options/run-plan.js';
@@ -44,7 +44,7 @@ describe('PeakBins (max_output_tokens_per_s, max_concurrent_requests)', () => {
 
   test('results.json carries them, and request_goodput only with --goodput, as vllm bench serve', () => {
     const records = [rec(0, 1.5, 0.5, 10, 5), rec(0.5, 1.2, 0.6, 4, 2), { ...rec(0, 0.1, 0.05, 1, 1), warmup: true }];
-    const base = { config: {}, perTurn: [], clientHealth: null, conversations: {}, warmupPercentages: {} };
+    const base = { config: {}, perTurn: [], clientHealth: null, conversations: null, warmupPercentages: {}, extra: {} as ResultsExtra };
     const plain = analyzeRecords(records, { warmupPercentages: [0] });
     const doc = buildResultsDocument({ ...base, summary: plain.summary, peaks: plain.peaks });
     assert.equal(doc.max_concurrent_requests, 2, 'the warmup record is left out');
@@ -67,7 +67,7 @@ describe('--percentile-metrics and --metric-percentiles (vllm bench serve)', () 
     const analysis = analyzeRecords(records, plan.summary);
     const ttft = analysis.summary.metrics.ttft_ms!;
     assert.deepEqual(Object.keys(ttft.percentiles ?? {}), ['95', '99.5'], 'p99 is a fixed field already');
-    const doc = buildResultsDocument({ config: {}, perTurn: [], clientHealth: null, conversations: {}, warmupPercentages: {}, summary: analysis.summary, percentileMetrics: plan.summary.percentileMetrics });
+    const doc = buildResultsDocument({ config: {}, perTurn: [], clientHealth: null, conversations: null, warmupPercentages: {}, extra: {} as ResultsExtra, summary: analysis.summary, percentileMetrics: plan.summary.percentileMetrics });
     const sorted = records.map((r) => r.ttft_ms!).sort((a, b) => a - b);
     // numpy's linear method by hand: rank 0.95 * 199 = 189.05.
     assert.ok(Math.abs((doc['p95_ttft_ms'] as number) - (sorted[189]! + 0.05 * (sorted[190]! - sorted[189]!))) < 1e-9);

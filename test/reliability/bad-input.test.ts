@@ -36,6 +36,19 @@ function notResults(): string {
   return folder;
 }
 
+/** A results folder named `name` holding `text` as its results.json and an empty requests.jsonl (what merge wants too). */
+function resultsFolder(name: string, text: string): string {
+  const folder = join(dir, name);
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'results.json'), text);
+  writeFileSync(join(folder, 'requests.jsonl'), '');
+  return folder;
+}
+
+/** A results.json of the current schema with `patch` over a minimal summary. */
+const resultsText = (patch: Record<string, unknown>, summary: Record<string, unknown> = {}): string =>
+  JSON.stringify({ schema_version: '1.0.0', summary: { completed: 1, failed: 0, ...summary }, ...patch });
+
 /** A FIFO named `name` in the test folder, with no writer: opening it for reading would block. */
 function fifo(name: string): string {
   const path = join(dir, name);
@@ -254,8 +267,15 @@ const CASES: BadCase[] = [
   { name: '--header Content-Length', argv: () => ['run', '--header', 'Content-Length: 5', '--output-dir', out], message: /--header: Content-Length is set by chatload for each request \(it frames the message or the connection\); drop it$/ },
   { name: '--header Transfer-Encoding', argv: () => ['run', '--header', 'transfer-encoding=chunked', '--output-dir', out], message: /--header: transfer-encoding is set by chatload/ },
   { name: '-u with port 0', argv: () => ['run', '-u', 'http://127.0.0.1:0', '--output-dir', out], message: /--url: port 0 is no server's port; expected the port the server listens on$/ },
-  { name: 'report of a results.json that is not one', argv: () => ['report', notResults()], message: /results\.json: expected a chatload results\.json with a "summary" object, got 5$/ },
-  { name: 'compare of a results.json that is not one', argv: () => ['compare', notResults(), notResults()], message: /results\.json: expected a chatload results\.json with a "summary" object, got 5$/ },
+  { name: 'report of a results.json that is not one', argv: () => ['report', notResults()], message: /results\.json: summary: expected an object, got 5$/ },
+  { name: 'compare of a results.json that is not one', argv: () => ['compare', notResults(), notResults()], message: /results\.json: summary: expected an object, got 5$/ },
+  // Issue #32: one reader of results.json for report, compare and merge, which checks schema_version and the fields it reads.
+  { name: 'report of a results.json that is not JSON', argv: () => ['report', resultsFolder('torn-results', '{"summary": {')], message: /torn-results\/results\.json: not valid JSON \(expected a chatload results\.json\)/ },
+  { name: 'report of a results.json of a newer major', argv: () => ['report', resultsFolder('major-2', resultsText({ schema_version: '2.0.0' }))], message: /major-2\/results\.json: schema_version 2\.0\.0 is not one this chatload reads, expected schema_version 1\.x\.y \(this chatload writes 1\.\d+\.\d+\): written by a newer chatload: upgrade chatload to read it$/ },
+  { name: 'report of a results.json whose schema_version is no version', argv: () => ['report', resultsFolder('version-5', resultsText({ schema_version: 5 }))], message: /version-5\/results\.json: schema_version: expected a version like "1\.\d+\.\d+", got 5$/ },
+  { name: 'compare of a results.json with per_turn of the wrong type', argv: () => ['compare', resultsFolder('turns-text', resultsText({ per_turn: 'x' })), notResults()], message: /turns-text\/results\.json: per_turn: expected an array, got "x"$/ },
+  { name: 'report of a results.json with a summary field of the wrong type', argv: () => ['report', resultsFolder('ttft-text', resultsText({}, { metrics: { ttft_ms: { p50: 'fast' } } }))], message: /ttft-text\/results\.json: summary\.metrics\.ttft_ms\.p50: expected a number, got "fast"$/ },
+  { name: 'merge of a results.json with a field of the wrong type', argv: () => ['merge', resultsFolder('shard-text', resultsText({ shard: 3 })), '-o', join(dir, 'merge-out')], message: /shard-text\/results\.json: shard: expected a string or null, got 3$/ },
   // merge --expect N --wait D (issue #31, part 5): a count of at least one, a duration >= 0, and --wait only with --expect.
   { name: 'merge --expect 0', argv: () => ['merge', join(dir, 'shard-*'), '--expect', '0', '-o', join(dir, 'merged')], message: /option '--expect <n>' argument '0' is invalid\. expected a positive integer\.$/ },
   { name: 'merge --wait -1', argv: () => ['merge', join(dir, 'shard-*'), '--expect', '2', '--wait', '-1', '-o', join(dir, 'merged')], message: /option '--wait <duration>' argument '-1' is invalid\. expected a duration >= 0 of at most a year/ },

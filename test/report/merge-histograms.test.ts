@@ -12,7 +12,7 @@ import type { TurnSummary } from '../../src/metrics/per-turn.js';
 import type { Summary } from '../../src/metrics/summary.js';
 import { normalizeRunOptions } from '../../src/options/run-options.js';
 import { readRequestsJsonl, RequestsJsonlSink } from '../../src/store/requests-jsonl.js';
-import { buildResultsDocument, writeJsonAtomic } from '../../src/store/results-json.js';
+import { buildResultsDocument, writeJsonAtomic, type ResultsExtra } from '../../src/store/results-json.js';
 import { normalizeRecord } from '../../src/store/run-data.js';
 import { Rng } from '../../src/util/rng.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
@@ -81,9 +81,9 @@ function writeShard(dir: string, records: readonly RequestRecord[], results: 'wi
       warmupPercentages: analysis.warmupPercentages,
       perTurn: analysis.perTurn,
       clientHealth: null,
-      conversations: { total: 9, completed: 9 },
+      conversations: { total: 9, completed: 9, failed: 0, dropped: 0, unfinished: 0, not_started: 0 },
       histograms: results === 'with-histograms' ? analysis.histograms : undefined,
-      extra: { model: 'test-model', shard: '0/3' },
+      extra: { model: 'test-model', shard: '0/3' } as ResultsExtra,
     }),
   );
 }

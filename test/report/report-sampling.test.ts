@@ -11,7 +11,7 @@ import { toRequestsCsv, writeRequestsCsvFromJsonl } from '../../src/report/csv.j
 import { escapeHtml } from '../../src/report/html-util.js';
 import { renderHtmlReport } from '../../src/report/html.js';
 import { RequestsJsonlSink } from '../../src/store/requests-jsonl.js';
-import { buildResultsDocument, writeJsonAtomic } from '../../src/store/results-json.js';
+import { buildResultsDocument, writeJsonAtomic, type ResultsExtra } from '../../src/store/results-json.js';
 import { loadRunData, normalizeRecord } from '../../src/store/run-data.js';
 import { timeSeries } from '../../src/report/series.js';
 import { writeReportsFor } from '../../src/report/write-reports.js';
@@ -77,8 +77,8 @@ function writeRun(dir: string, records: readonly RequestRecord[], options: { fin
       warmupPercentages: summarizeWarmupPercentages(records, [0]),
       perTurn: summarizePerTurn(records),
       clientHealth: null,
-      conversations: { total: TOTAL / 5, completed: TOTAL / 5 },
-      extra: { model: 'sampling-model', warnings: [] },
+      conversations: { total: TOTAL / 5, completed: TOTAL / 5, failed: 0, dropped: 0, unfinished: 0, not_started: 0 },
+      extra: { model: 'sampling-model', warnings: [] } as unknown as ResultsExtra,
     }),
   );
 }

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import { summarize, summarizeWarmupPercentages } from '../../src/metrics/summary.js';
-import { buildResultsDocument, writeJsonAtomic } from '../../src/store/results-json.js';
+import type { ConversationCounts } from '../../src/metrics/conversation-counts.js';
+import { buildResultsDocument, writeJsonAtomic, type ResultsConfig, type ResultsDocument, type ResultsExtra } from '../../src/store/results-json.js';
+import { RESULTS_SCHEMA_VERSION } from '../../src/store/schema-version.js';
 import { makeFailed, makeRecord } from '../metrics/record-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatload-results-'));
@@ -18,19 +20,21 @@ describe('buildResultsDocument', () => {
     makeFailed('http_status', { sent_at_ms: 600, done_at_ms: 700 }),
   ];
   const summary = summarize(records);
+  // Keys no run writes, to see redaction and precedence at work: the document is read as any JSON object.
   const doc = buildResultsDocument({
-    config: { model: 'm', api_key: 'sk-1', header: ['Authorization: Bearer x'], max_tokens: 64 },
+    config: { model: 'm', api_key: 'sk-1', header: ['Authorization: Bearer x'], max_tokens: 64 } as ResultsConfig,
     summary,
     warmupPercentages: summarizeWarmupPercentages(records, [0, 50]),
     perTurn: summarizePerTurn(records),
     clientHealth: null,
-    conversations: { completed: 1, unfinished: 0, not_started: 2 },
-    extra: { completed: -1, stop_reason: 'done', token: 'secret' },
+    conversations: { completed: 1, unfinished: 0, not_started: 2 } as ConversationCounts,
+    extra: { completed: -1, stop_reason: 'done', token: 'secret' } as unknown as ResultsExtra,
     createdAt: new Date('2025-01-02T03:04:05Z'),
-  });
+  }) as ResultsDocument & Record<string, unknown> & { config: Record<string, unknown> };
 
   test('sections and environment', () => {
     assert.match(doc.chatload_version, /^\d+\.\d+\.\d+/);
+    assert.equal(doc.schema_version, RESULTS_SCHEMA_VERSION);
     assert.equal(doc.created_at, '2025-01-02T03:04:05.000Z');
     assert.equal(doc.environment.node, process.version);
     assert.ok(doc.environment.cpus >= 1);
@@ -47,8 +51,8 @@ describe('buildResultsDocument', () => {
     assert.deepEqual(doc.config.header, ['Authorization: [redacted]']);
     assert.equal(doc.config.max_tokens, 64);
     assert.equal(doc.stop_reason, 'done');
-    assert.equal(doc.token, '[redacted]');
-    assert.equal(doc.completed, 2);
+    assert.equal((doc as unknown as Record<string, unknown>).token, '[redacted]');
+    assert.equal((doc as unknown as Record<string, unknown>).completed, 2);
   });
 
   test('flat vllm keys', () => {
@@ -81,7 +85,8 @@ describe('buildResultsDocument', () => {
       warmupPercentages: {},
       perTurn: [],
       clientHealth: null,
-      conversations: {},
+      conversations: null,
+      extra: {} as ResultsExtra,
     });
     assert.equal(empty.mean_ttft_ms, null);
     assert.equal(empty.completed, 0);

@@ -20,7 +20,7 @@ import { treeConversations, type AgentNode, type TreeOptions } from './session-t
  *   later call a tool-result turn.
  * Spans carry no content hashes: each call's prompt is made of block ids chatload assigns, a call sharing its agent's
  * previous prompt (a sub-agent its parent's prompt at the fork) up to the shorter of the two, in whole blocks; new
- * blocks are new ids. Times are the spans' start times.
+ * blocks are new ids. Times are the spans' start times, from the file's first model call (--trace-window counts from it).
  */
 
 const MODEL_CALLS = new Set(['chat', 'text_completion', 'generate_content']);
@@ -100,8 +100,13 @@ export class OtelReader {
     return agents;
   }
 
+  /** The first model call's start (epoch ms): the trace's clock starts there (for --trace-window). */
+  #origin = 0;
+
   finish(): Conversation[] {
     const agents = this.#agents();
+    this.#origin = Infinity;
+    for (const a of agents.values()) this.#origin = Math.min(this.#origin, a.calls[0]?.startMs ?? Infinity);
     // The nearest agent above with calls of its own: an agent with none passes its sub-agents up.
     const effectiveParent = (a: Agent): Agent | undefined => {
       for (let k = a.parentKey; k !== undefined; ) {
@@ -157,7 +162,7 @@ export class OtelReader {
       const input = s.attrs.get('gen_ai.usage.input_tokens') ?? s.attrs.get('gen_ai.usage.prompt_tokens');
       const output = s.attrs.get('gen_ai.usage.output_tokens') ?? s.attrs.get('gen_ai.usage.completion_tokens') ?? s.attrs.get('gen_ai.request.max_tokens');
       const turn: TraceTurn = {
-        atMs: s.startMs,
+        atMs: s.startMs - this.#origin,
         inputLength: intField(input, `span ${s.spanId}: gen_ai.usage.input_tokens`, at, 1),
         outputLength: Math.max(1, intField(output, `span ${s.spanId}: gen_ai.usage.output_tokens`, at)),
         hashIds: [],

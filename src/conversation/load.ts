@@ -337,7 +337,7 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
   const forced = options.trace?.format;
   // An agentic trace may be one JSON document (an OTLP export, a Weka trace file) as well as JSONL.
   if (isAgenticTraceFormat(forced) || (options.traceOnly === true && forced === undefined)) {
-    const document = size <= STREAM_ABOVE_BYTES && (await firstChar(file)) === '{' ? await wholeAgenticDocument(file, forced, options) : undefined;
+    const document = (await firstChar(file)) === '{' ? await wholeAgenticDocument(file, size, forced, options) : undefined;
     if (document !== undefined) return document;
   }
   if (/\.(jsonl|ndjson)$/i.test(file) || forced !== undefined || options.traceOnly === true) return loadJsonLines(file, options);
@@ -373,19 +373,29 @@ function readAgenticDocument(value: unknown, format: AgenticTraceFormat, file: s
 }
 
 /**
- * The file as one agentic trace document, when it is one: its whole text one JSON object of the forced format (or,
- * for `trace stats`, of a detected agentic format). Undefined when it is not (JSONL, or another format's rows).
+ * The file as one agentic trace document, when it is one: its first line no whole JSON value (so no JSONL), the whole
+ * text one JSON object of the forced format (or, for `trace stats`, of a detected agentic format). Read whole up to
+ * the bound of one item (itemChars); undefined when it is no such document.
  */
-async function wholeAgenticDocument(file: string, forced: AgenticTraceFormat | undefined, options: LoadOptions): Promise<LoadedDataset | undefined> {
-  const text = await readUtf8File(file, utf8Options(options));
-  // One line is a JSONL row, read as one (with its line number in errors).
-  if (!text.trim().includes('\n')) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
+async function wholeAgenticDocument(file: string, size: number, forced: AgenticTraceFormat | undefined, options: LoadOptions): Promise<LoadedDataset | undefined> {
+  const bounds = sizeBounds(options.bounds);
+  let first: string | undefined;
+  for await (const line of utf8Lines(file, { ...utf8Options(options), maxLineChars: bounds.itemChars })) {
+    if (line.trim() === '') continue;
+    first = line;
+    break;
   }
+  try {
+    JSON.parse(first ?? '');
+    return undefined; // a whole JSON value on the first line: JSONL (or a one-line document), read by loadJsonLines
+  } catch {
+    // a document spread over lines
+  }
+  if (size > bounds.itemChars) {
+    if (forced === undefined) return undefined;
+    throw new DatasetError({ file }, `one JSON document of ${formatCount(size)} bytes, over the bound of ${formatCount(bounds.itemChars)} characters a document; write it as JSON lines (one OTLP export request, or one trace, a line)`);
+  }
+  const value = parseJsonWithLocation(await readUtf8File(file, utf8Options(options)), file);
   const format = forced ?? detectAgenticTraceFormat(value);
   return format === undefined ? undefined : readAgenticDocument(value, format, file, options);
 }

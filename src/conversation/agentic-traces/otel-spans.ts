@@ -72,18 +72,17 @@ function idOf(v: unknown, field: string, at: DatasetLocation): string {
 function otlpSpan(raw: unknown, at: DatasetLocation, where: string): Span {
   if (!isRecord(raw)) throw fieldError(at, where, 'a span object', raw);
   const spanId = idOf(raw.spanId, `${where}.spanId`, at);
-  const sat: DatasetLocation = at;
   const attrs = new Map<string, unknown>();
-  if (raw.attributes !== undefined && !Array.isArray(raw.attributes)) throw fieldError(sat, `span ${spanId}: attributes`, 'a list of {key, value}', raw.attributes);
+  if (raw.attributes !== undefined && !Array.isArray(raw.attributes)) throw fieldError(at, `span ${spanId}: attributes`, 'a list of {key, value}', raw.attributes);
   for (const a of (raw.attributes as unknown[] | undefined) ?? []) if (isRecord(a) && typeof a.key === 'string' && KEPT.has(a.key)) attrs.set(a.key, anyValue(a.value));
   const parent = raw.parentSpanId;
   return {
-    traceId: idOf(raw.traceId, `span ${spanId}: traceId`, sat),
+    traceId: idOf(raw.traceId, `span ${spanId}: traceId`, at),
     spanId,
     parentId: typeof parent === 'string' && parent !== '' ? parent : undefined,
     name: typeof raw.name === 'string' ? raw.name : '',
-    startMs: nanosToMs(raw.startTimeUnixNano, `span ${spanId}: startTimeUnixNano`, sat),
-    endMs: nanosToMs(raw.endTimeUnixNano ?? raw.startTimeUnixNano, `span ${spanId}: endTimeUnixNano`, sat),
+    startMs: nanosToMs(raw.startTimeUnixNano, `span ${spanId}: startTimeUnixNano`, at),
+    endMs: nanosToMs(raw.endTimeUnixNano ?? raw.startTimeUnixNano, `span ${spanId}: endTimeUnixNano`, at),
     attrs,
     line: at.line,
   };

@@ -46,11 +46,12 @@ export function coveringIds(ids: readonly number[], inputLength: number, blockSi
   return out;
 }
 
-/** Requests and sub-agents of a tree (the root counted). */
+/** When an agent's first request goes, on the trace's clock (ms). */
 function startOf(node: AgentNode): number {
   return node.turns[0]?.atMs ?? 0;
 }
 
+/** Fails on an id used twice in the tree below `node` (which counts itself). */
 function checkIds(node: AgentNode, seen: Set<string>, file: string): void {
   if (seen.has(node.id)) throw new DatasetError({ file, line: node.line }, `session id ${JSON.stringify(node.id)} repeats (every session and sub-agent needs its own)`);
   seen.add(node.id);

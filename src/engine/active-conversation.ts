@@ -288,6 +288,9 @@ export class ActiveConversation {
 
   #push(answer: ChatMessage, promptTokens: number, completionTokens: number): void {
     const step = this.#steps[this.#next]!;
+    // A self-contained turn is sent alone: the history keeps only the last one (a long agentic trace's session would
+    // otherwise hold every prompt it sent, each its whole context).
+    if (this.#selfContained) this.#history.length = 0;
     this.#history.push(...this.nextInput());
     this.#input = undefined;
     if (step.forks !== undefined) this.#pendingForks = { children: step.forks, prefix: this.#history.slice(), prefixTokens: promptTokens };

@@ -66,6 +66,9 @@ describe('agentic trace loaders', () => {
     assert.equal(lone!.id, '0af7651916cd43dd8448eb211c80319c');
     assert.equal(turns(lone!), '200:64');
     assert.deepEqual(traceStats(loaded.conversations).agentic, { subAgents: 1, toolResults: 3 });
+    // --trace-window counts from the first model call, not from the epoch of the spans' nanoseconds.
+    const windowed = await loadDataset(join(AGENTIC, 'otel-sample.json'), { trace: { window: { startSec: 0.1 } } });
+    assert.deepEqual(windowed.conversations.map((c) => [c.id, c.trace!.turns[0]!.atMs]), [['0af7651916cd43dd8448eb211c80319c', 100]]);
   });
 
   test("OTel: OTLP JSON lines with a trace's spans across lines, and inference-perf's span files", async () => {

@@ -60,7 +60,7 @@ export async function loadRunDataset(dataset: DatasetPlan, counter: TokenCounter
   if (dataset.inputFile === undefined) return { conversations: demoConversations({ seed: dataset.seed }), source: 'built-in demo' };
   const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn, allowInvalidUtf8: dataset.allowInvalidUtf8, trace: dataset.trace });
   const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
-  const traced = loaded.format === 'mooncake' || loaded.format === 'bailian';
+  const traced = loaded.conversations.some((c) => c.trace !== undefined);
   return { conversations: loaded.conversations, source: dataset.inputFile, stats, traced };
 }
 

@@ -17,11 +17,11 @@ const ANSWER_BLOCK_BASE = 2 ** 40;
 export function tracePromptConversations(conversations: readonly Conversation[], tokenizer: Tokenizer, seed: number): Conversation[] {
   const text = new HashBlockText(tokenizer, seed);
   const out: Conversation[] = [];
-  for (const c of conversations) {
+  const add = (c: Conversation): void => {
     const trace = c.trace;
     if (trace === undefined) {
       out.push(c);
-      continue;
+      return;
     }
     const steps = trace.turns.map((turn, k) => stepOf(text, trace, turn, k));
     if (trace.context === 'history') {
@@ -29,7 +29,10 @@ export function tracePromptConversations(conversations: readonly Conversation[],
     } else {
       steps.forEach((s, k) => out.push({ id: `${c.id}/${k + 1}`, messages: s.messages, turns: [{ maxTokens: s.settings.maxTokens }] }));
     }
-  }
+    // An agentic trace's sub-agents: their self-contained turns too, each a conversation of its own.
+    c.forks?.forEach(add);
+  };
+  conversations.forEach(add);
   return out;
 }
 

@@ -26,7 +26,7 @@ export async function runTraceStats(file: string, flags: TraceStatsFlags, out: (
     trace: { format: flags.inputFormat, blockSize: flags.traceBlockSize, window: flags.traceWindow },
     warn: (message) => process.stderr.write(`chatload: warning: ${message}\n`),
   });
-  if (dataset.format !== 'mooncake' && dataset.format !== 'bailian') {
+  if (!dataset.conversations.some((c) => c.trace !== undefined)) {
     throw new DatasetError({ file }, `not a Mooncake or Bailian trace (read as ${dataset.format}); name the format with --input-format`);
   }
   const stats = traceStats(dataset.conversations, flags.kvCacheTokens);

@@ -14,6 +14,7 @@ import { streamJsonList } from './json-stream.js';
 import { formatCount, sizeBounds, type SizeBounds } from './size-bounds.js';
 import { describeShareGptReport, isShareGptItem, ShareGptConverter, type ShareGptReport } from './sharegpt.js';
 import { detectTraceFormat, TraceReader, type TraceReadOptions } from './trace.js';
+import { agenticTraceReader, detectAgenticTraceFormat, isAgenticTraceFormat, type AgenticTraceFormat, type AgenticTraceReader } from './agentic-traces/index.js';
 import type { Conversation, ForkPoint } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
 
@@ -118,7 +119,7 @@ export interface LoadOptions {
 }
 
 /** The formats loadDataset recognises. */
-export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate' | 'mooncake' | 'bailian';
+export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate' | 'mooncake' | 'bailian' | AgenticTraceFormat;
 
 /** A loaded dataset: the conversations and how they were obtained. */
 export interface LoadedDataset {
@@ -244,7 +245,7 @@ function firstTraceRow(line: string, file: string): unknown {
     if (nestingPast(line, MAX_NESTING) !== undefined) throw error;
     throw notATrace('its first line is not one whole JSON object; a trace is JSONL, one request a line');
   }
-  if (detectTraceFormat(value) === undefined) {
+  if (detectTraceFormat(value) === undefined && detectAgenticTraceFormat(value) === undefined) {
     throw notATrace('its first row has no hash_ids and input_length, nor chat_id and parent_chat_id; name the format with --input-format if it is one');
   }
   return value;
@@ -254,7 +255,7 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
   const bounds = sizeBounds(options.bounds);
   const lines = utf8Lines(file, { ...utf8Options(options), maxLineChars: bounds.itemChars });
   const sink = new ItemSink(file, bounds);
-  let trace: TraceReader | undefined;
+  let trace: TraceReader | AgenticTraceReader | undefined;
   let lineNumber = 0;
   for await (const line of lines) {
     lineNumber += 1;
@@ -270,9 +271,9 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
         await lines.return(undefined);
         return loadGenerationConfig(value, file, options);
       }
-      const format = options.trace?.format ?? detectTraceFormat(value);
+      const format = options.trace?.format ?? detectTraceFormat(value) ?? detectAgenticTraceFormat(value);
       if (format !== undefined) {
-        trace = new TraceReader(file, format, options.trace);
+        trace = isAgenticTraceFormat(format) ? agenticTraceReader(format, file, options.trace) : new TraceReader(file, format, options.trace);
         trace.add(value, lineNumber);
         continue;
       }
@@ -333,7 +334,13 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
  */
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
   const { size } = await checkReadable(file);
-  if (/\.(jsonl|ndjson)$/i.test(file) || options.trace?.format !== undefined || options.traceOnly === true) return loadJsonLines(file, options);
+  const forced = options.trace?.format;
+  // An agentic trace may be one JSON document (an OTLP export, a Weka trace file) as well as JSONL.
+  if (isAgenticTraceFormat(forced) || (options.traceOnly === true && forced === undefined)) {
+    const document = (await firstChar(file)) === '{' ? await wholeAgenticDocument(file, size, forced, options) : undefined;
+    if (document !== undefined) return document;
+  }
+  if (/\.(jsonl|ndjson)$/i.test(file) || forced !== undefined || options.traceOnly === true) return loadJsonLines(file, options);
   const first = await firstChar(file);
   if (first === '') throw new DatasetError({ file }, 'the file is empty; expected a JSON list of conversations');
   if (first === '[') return loadJsonList(file, size, options);
@@ -347,6 +354,8 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
     } catch {
       return loadJsonLines(file, options);
     }
+    const agentic = detectAgenticTraceFormat(value);
+    if (agentic !== undefined) return readAgenticDocument(value, agentic, file, options);
     if (options.trace?.format !== undefined || detectTraceFormat(value) !== undefined) return loadJsonLines(file, options);
     if (isGenerationConfig(value) || isAgenticConfig(value)) return loadGenerationConfig(value, file, options);
     const record = value as Record<string, unknown>;
@@ -354,6 +363,41 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
     throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');
   }
   return loadJsonLines(file, options);
+}
+
+/** An agentic trace that is one JSON document (read whole: the file is under STREAM_ABOVE_BYTES), as its sessions. */
+function readAgenticDocument(value: unknown, format: AgenticTraceFormat, file: string, options: LoadOptions): LoadedDataset {
+  const reader = agenticTraceReader(format, file, options.trace);
+  reader.add(value, undefined);
+  return { conversations: reader.finish(), format };
+}
+
+/**
+ * The file as one agentic trace document, when it is one: its first line no whole JSON value (so no JSONL), the whole
+ * text one JSON object of the forced format (or, for `trace stats`, of a detected agentic format). Read whole up to
+ * the bound of one item (itemChars); undefined when it is no such document.
+ */
+async function wholeAgenticDocument(file: string, size: number, forced: AgenticTraceFormat | undefined, options: LoadOptions): Promise<LoadedDataset | undefined> {
+  const bounds = sizeBounds(options.bounds);
+  let first: string | undefined;
+  for await (const line of utf8Lines(file, { ...utf8Options(options), maxLineChars: bounds.itemChars })) {
+    if (line.trim() === '') continue;
+    first = line;
+    break;
+  }
+  try {
+    JSON.parse(first ?? '');
+    return undefined; // a whole JSON value on the first line: JSONL (or a one-line document), read by loadJsonLines
+  } catch {
+    // a document spread over lines
+  }
+  if (size > bounds.itemChars) {
+    if (forced === undefined) return undefined;
+    throw new DatasetError({ file }, `one JSON document of ${formatCount(size)} bytes, over the bound of ${formatCount(bounds.itemChars)} characters a document; write it as JSON lines (one OTLP export request, or one trace, a line)`);
+  }
+  const value = parseJsonWithLocation(await readUtf8File(file, utf8Options(options)), file);
+  const format = forced ?? detectAgenticTraceFormat(value);
+  return format === undefined ? undefined : readAgenticDocument(value, format, file, options);
 }
 
 /**

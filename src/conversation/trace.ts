@@ -3,6 +3,7 @@ import type { ChatMessage } from '../tokenizer/types.js';
 import type { Conversation, TraceSession, TraceTurn } from './types.js';
 import { MAX_WAIT_SEC } from './size-bounds.js';
 import { counted } from '../util/plural.js';
+import type { AgenticTraceFormat } from './agentic-traces/formats.js';
 
 /*
  * Production traces (docs/DATASETS.md): Mooncake's JSONL (one request a line: `timestamp` ms, `input_length`,
@@ -20,8 +21,8 @@ export const DEFAULT_TRACE_BLOCK_SIZE: Readonly<Record<TraceFormat, number>> = {
 
 /** How a trace is read: --input-format, --trace-block-size, --trace-window. */
 export interface TraceReadOptions {
-  /** Forced format; undefined: detected from the first row's fields. */
-  format?: TraceFormat;
+  /** Forced format; undefined: detected from the first row's fields. Agentic formats: ./agentic-traces/. */
+  format?: TraceFormat | AgenticTraceFormat;
   blockSize?: number;
   /** Replay only sessions starting in [startSec, endSec) of the trace's own clock (seconds). */
   window?: { startSec: number; endSec?: number };

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../tokenizer/types.js';
+import type { AgenticTraceFormat } from './agentic-traces/formats.js';
 
 /**
  * Per-step settings (a step is one request: for plain chat, one user turn; with tool calls, also each answer to tool
@@ -44,7 +45,7 @@ export interface Conversation {
 
 /**
  * Where a sub-agent forks from its parent: `at` is the index, in the parent's `messages`, of the assistant answer after
- * which the children start. They share the parent's history before it (the prompt of that request), run
+ * which the children start (in a trace session, whose messages are placeholders: the index of the trace turn). They share the parent's history before it (the prompt of that request), run
  * concurrently, and the parent's next request waits for all of them.
  */
 export interface ForkPoint {
@@ -68,11 +69,13 @@ export interface TraceTurn {
   messages?: ChatMessage[];
   /** Tool definitions (Mooncake `tools`), sent as they are. */
   tools?: unknown[];
+  /** An agentic trace's turn whose new input is the result of a tool call the previous answer made (counted, not sent as a tool message). */
+  toolResult?: boolean;
 }
 
 /** A trace's session: its format, block size, how its turns' context is built, and its turns. */
 export interface TraceSession {
-  format: 'mooncake' | 'bailian';
+  format: 'mooncake' | 'bailian' | AgenticTraceFormat;
   /** Tokens per hash block (--trace-block-size; 512 for Mooncake, 16 for Bailian by default). */
   blockSize: number;
   /**

@@ -35,13 +35,14 @@ export interface ForkStart {
  * trace session has one step per trace turn, its input made when the turn is sent (ActiveConversation.nextInput).
  */
 function stepsOf(conversation: Conversation, first: number): DatasetStep[] {
-  if (conversation.trace !== undefined) return conversation.trace.turns.map(() => ({ input: [], recorded: undefined, forks: undefined }));
-  const messages = conversation.messages;
   const forksAt = new Map<number, Conversation[]>();
   for (const child of conversation.forks ?? []) {
     const at = child.parent!.at;
     forksAt.set(at, [...(forksAt.get(at) ?? []), child]);
   }
+  // A trace session's sub-agents (agentic traces) fork after the answer to turn `at`.
+  if (conversation.trace !== undefined) return conversation.trace.turns.map((_, k) => ({ input: [], recorded: undefined, forks: forksAt.get(k) }));
+  const messages = conversation.messages;
   const steps: DatasetStep[] = [];
   let input: ChatMessage[] = [];
   for (let i = first; i < messages.length; i++) {
@@ -123,6 +124,11 @@ export class ActiveConversation {
     }
     const steps = stepsOf(conversation, first);
     this.#steps = maxTurns === undefined ? steps : steps.slice(0, Math.ceil(maxTurns / 2));
+  }
+
+  /** The prompt maker of a trace session (its sub-agents, trace sessions too, make theirs with it). */
+  get prompts(): HashBlockText | undefined {
+    return this.#prompts;
   }
 
   /** The next turn's trace request, for a trace session. */
@@ -282,6 +288,9 @@ export class ActiveConversation {
 
   #push(answer: ChatMessage, promptTokens: number, completionTokens: number): void {
     const step = this.#steps[this.#next]!;
+    // A self-contained turn is sent alone: the history keeps only the last one (a long agentic trace's session would
+    // otherwise hold every prompt it sent, each its whole context).
+    if (this.#selfContained) this.#history.length = 0;
     this.#history.push(...this.nextInput());
     this.#input = undefined;
     if (step.forks !== undefined) this.#pendingForks = { children: step.forks, prefix: this.#history.slice(), prefixTokens: promptTokens };

@@ -192,6 +192,7 @@ function turnContext(input: EngineInput, stop: StopController, tally: RunTally, 
     },
     onCrash: tally.onCrash,
     traceCache: traced ? new TracePrefixCache() : undefined,
+    traceSpeed: input.load.trace.speed,
   };
 }
 

@@ -8,6 +8,18 @@ export interface ForkContext {
   stop: StopController;
   observer: EngineObserver;
   onCrash?: (what: string, error: unknown) => void;
+  /** performance.now() at which the load started: a trace sub-agent's turn goes at its `atMs` from it, divided by `traceSpeed`. */
+  loadStartMs?: number;
+  /** --trace-speed. */
+  traceSpeed?: number;
+}
+
+/** ms to wait before a child's next step: a trace turn's time (never before the previous answer), else its think time. */
+function waitBefore(ctx: ForkContext, child: ActiveConversation): number {
+  const atMs = child.traceTurn?.atMs;
+  if (atMs !== undefined && ctx.loadStartMs !== undefined) return ctx.loadStartMs + atMs / (ctx.traceSpeed ?? 1) - performance.now();
+  if (!child.started) return 0;
+  return (child.conversation.turns?.[child.nextTurn - 1]?.thinkTimeSec ?? 0) * 1000;
 }
 
 /**
@@ -19,7 +31,8 @@ export type StepFn = (conversation: ActiveConversation) => Promise<'more' | 'don
 /**
  * Fork/join of sub-agents (docs/DATASETS.md, "Sub-agent forks"). After a step whose answer the dataset forks at, the
  * parent's children start together, each with the parent's history up to that request's prompt (so they share its
- * prefix), and run concurrently, step after step, honouring their `think_time_sec`; the parent's next step waits
+ * prefix), and run concurrently, step after step, honouring their `think_time_sec` (a trace sub-agent's turn: its
+ * time on the trace's clock, never before its previous answer); the parent's next step waits
  * until every child has ended (answered its last step, failed, or the run stopped). Each child request takes one
  * request from the -n budget; when the budget is spent the run stops as it does for a top-level request.
  * Returns the records' count (children's records go to the observer as they end).
@@ -31,10 +44,8 @@ export async function joinForks(ctx: ForkContext, parent: ActiveConversation, st
   let sent = 0;
   const runChild = async (child: ActiveConversation): Promise<void> => {
     while (!child.done && !stopping.aborted) {
-      if (child.started) {
-        const thinkSec = child.conversation.turns?.[child.nextTurn - 1]?.thinkTimeSec ?? 0;
-        if (thinkSec > 0 && !(await sleep(thinkSec * 1000, stopping))) return;
-      }
+      const waitMs = waitBefore(ctx, child);
+      if (waitMs > 0 && !(await sleep(waitMs, stopping))) return;
       const outcome = await step(child);
       if (outcome === 'budget_spent') return;
       sent += 1;
@@ -42,7 +53,7 @@ export async function joinForks(ctx: ForkContext, parent: ActiveConversation, st
     }
   };
   const children = forks.children.map(
-    (c) => new ActiveConversation(c, parent.index, undefined, { fork: { parentId: parent.id, prefix: forks.prefix, prefixTokens: forks.prefixTokens } }),
+    (c) => new ActiveConversation(c, parent.index, undefined, { fork: { parentId: parent.id, prefix: forks.prefix, prefixTokens: forks.prefixTokens }, prompts: parent.prompts }),
   );
   // A child that dies of a bug ends itself, not its siblings or the parent (the supervisor records it).
   await Promise.all(children.map((child) => runChild(child).catch((error: unknown) => ctx.onCrash?.(`sub-agent ${child.id} of ${parent.id}`, error))));

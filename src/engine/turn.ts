@@ -39,6 +39,8 @@ export interface TurnContext {
   onCrash?: (what: string, error: unknown) => void;
   /** In a trace replay: the theoretical prefix cache over the trace's hash ids (expected cached tokens of trace turns). */
   traceCache?: TracePrefixCache;
+  /** --trace-speed: a trace sub-agent's turns go at their times divided by it (fork-join.ts). */
+  traceSpeed?: number;
 }
 
 /**

@@ -25,8 +25,8 @@ export interface RunOptionsInput {
   scrapeIntervalSec?: number | undefined;
   /** conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, or a Mooncake or Bailian trace (JSONL, detected) (`-i, --input-file <path>`; default: the built-in demo dataset) */
   inputFile?: string | undefined;
-  /** read -i as a production trace of this format: mooncake or bailian (both are detected by their fields otherwise) (`--input-format <format>`; default: detected) */
-  inputFormat?: "mooncake" | "bailian" | undefined;
+  /** read -i as a production trace of this format: mooncake or bailian, or an agentic trace: weka, otel or mooncake-toolagent (all but mooncake-toolagent are detected by their fields otherwise) (`--input-format <format>`; default: detected) */
+  inputFormat?: "mooncake" | "bailian" | "weka" | "otel" | "mooncake-toolagent" | undefined;
   /** tokens per hash_ids block of a trace: each id becomes a block of exactly this many tokens (the last one trimmed to input_length) (`--trace-block-size <tokens>`; default: 512 for Mooncake, 16 for Bailian) */
   traceBlockSize?: number | undefined;
   /** replay only the trace's sessions starting in [START, END) seconds of the trace's own clock; END may be left out (`--trace-window <start:end>`) */

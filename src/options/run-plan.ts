@@ -47,7 +47,7 @@ export interface DatasetPlan {
   /** --allow-invalid-utf8: read non-UTF-8 bytes as U+FFFD (with a warning) instead of refusing the file. */
   readonly allowInvalidUtf8: boolean;
   /** How a production trace is read: --input-format (undefined: detected), --trace-block-size, --trace-window. */
-  readonly trace: { readonly format?: 'mooncake' | 'bailian'; readonly blockSize?: number; readonly window?: TraceWindow };
+  readonly trace: { readonly format?: 'mooncake' | 'bailian' | 'weka' | 'otel' | 'mooncake-toolagent'; readonly blockSize?: number; readonly window?: TraceWindow };
 }
 
 /** A trace's replay at its timestamps (the load model when -i is a trace, whatever the closed-loop flags say). */

@@ -1,4 +1,5 @@
-import type { Conversation } from '../conversation/types.js';
+import { withForks } from '../conversation/forks.js';
+import type { Conversation, TraceSession } from '../conversation/types.js';
 import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { describe, type Stats } from '../metrics/stats.js';
 import { counted } from '../util/plural.js';
@@ -29,10 +30,13 @@ export interface CacheHits {
 
 /** What `trace stats` reports. */
 export interface TraceStats {
-  format: 'mooncake' | 'bailian';
+  format: TraceSession['format'];
   blockSize: number;
+  /** Every request, sub-agents' too. */
   requests: number;
   sessions: number;
+  /** Agentic traces: sub-agents (forks), and turns answering a tool call. */
+  agentic?: { subAgents: number; toolResults: number };
   /** From the first request to the last, seconds (delays after answers count as if answers took no time). */
   durationSec: number;
   meanRatePerSec: number;
@@ -58,7 +62,7 @@ interface Timed {
 /** The trace's requests in time order; a session's later turns without a timestamp follow the previous one by their delay. */
 function timedRequests(conversations: readonly Conversation[]): Timed[] {
   const out: Timed[] = [];
-  for (const c of conversations) {
+  for (const c of withForks(conversations)) {
     const trace = c.trace;
     if (trace === undefined) continue;
     let at = 0;
@@ -85,6 +89,19 @@ function cacheHits(requests: readonly Timed[], blockSize: number, cache: TracePr
   return { inputTokens, hitTokens, hitRatio: inputTokens > 0 ? hitTokens / inputTokens : 0 };
 }
 
+/** Sub-agents and tool-result turns of an agentic trace (docs/DATASETS.md, "Agentic traces"); {} for the others. */
+function agenticCounts(conversations: readonly Conversation[]): Pick<TraceStats, 'agentic'> {
+  const format = conversations[0]?.trace?.format;
+  if (format === 'mooncake' || format === 'bailian') return {};
+  let subAgents = 0;
+  let toolResults = 0;
+  for (const c of withForks(conversations)) {
+    if (c.parent !== undefined) subAgents += 1;
+    for (const turn of c.trace?.turns ?? []) if (turn.toolResult === true) toolResults += 1;
+  }
+  return { agentic: { subAgents, toolResults } };
+}
+
 /** A bin width of about 1/20 of the trace, at least one second, in whole seconds below a minute. */
 function binSeconds(durationSec: number): number {
   const raw = Math.max(1, durationSec / 20);
@@ -108,6 +125,7 @@ export function traceStats(conversations: readonly Conversation[], kvCacheTokens
   }
   for (const bin of rate) bin.perSec = bin.requests / width;
   const stats: TraceStats = {
+    ...agenticCounts(conversations),
     format: first.format,
     blockSize,
     requests: requests.length,
@@ -134,10 +152,13 @@ export interface CacheHitsJson {
 
 /** What `trace stats --json` prints: TraceStats with snake_case keys, as results.json and every other JSON of chatload. */
 export interface TraceStatsJson {
-  format: 'mooncake' | 'bailian';
+  format: TraceSession['format'];
   block_size: number;
   requests: number;
   sessions: number;
+  /** Agentic traces only. */
+  sub_agents?: number;
+  tool_results?: number;
   duration_sec: number;
   mean_rate_per_sec: number;
   input_length: Stats | null;
@@ -163,6 +184,7 @@ export function traceStatsJson(stats: TraceStats): TraceStatsJson {
     rate: stats.rate.map((b) => ({ start_sec: b.startSec, requests: b.requests, per_sec: b.perSec })),
     infinite: hitsJson(stats.infinite),
   };
+  if (stats.agentic !== undefined) Object.assign(json, { sub_agents: stats.agentic.subAgents, tool_results: stats.agentic.toolResults });
   if (stats.bounded !== undefined) json.bounded = { ...hitsJson(stats.bounded), kv_cache_tokens: stats.bounded.kvCacheTokens };
   return json;
 }
@@ -181,6 +203,7 @@ export function formatTraceStats(stats: TraceStats, source: string): string {
   const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
   const lines = [
     `${source}: ${stats.format} trace, ${counted(stats.requests, 'request')} in ${counted(stats.sessions, 'session')} over ${stats.durationSec.toFixed(1)} s (${stats.meanRatePerSec.toFixed(2)} req/s), ${stats.blockSize} tokens a block`,
+    ...(stats.agentic === undefined ? [] : [`  agentic        ${counted(stats.agentic.subAgents, 'sub-agent')} (forks), ${counted(stats.agentic.toolResults, 'tool-result turn')}`]),
     statsLine('input tokens', stats.inputLength),
     statsLine('output tokens', stats.outputLength),
     `  prefix cache   theoretical hit ratio ${pct(stats.infinite.hitRatio)} (${stats.infinite.hitTokens} of ${stats.infinite.inputTokens} input tokens, unbounded cache)`,

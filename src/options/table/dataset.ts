@@ -14,9 +14,11 @@ export const datasetOptions = {
   inputFormat: option({
     flags: '--input-format <format>',
     group: 'dataset',
-    help: 'read -i as a production trace of this format: mooncake or bailian (both are detected by their fields otherwise)',
+    help: 'read -i as a production trace of this format: mooncake or bailian, or an agentic trace: weka, otel or mooncake-toolagent (all but mooncake-toolagent are detected by their fields otherwise)',
     defaultText: 'detected',
-    schema: z.enum(['mooncake', 'bailian'], { error: (issue) => `expected mooncake or bailian, got ${JSON.stringify(issue.input)}` }),
+    schema: z.enum(['mooncake', 'bailian', 'weka', 'otel', 'mooncake-toolagent'], {
+      error: (issue) => `expected mooncake, bailian, weka, otel or mooncake-toolagent, got ${JSON.stringify(issue.input)}`,
+    }),
   }),
   traceBlockSize: option({
     flags: '--trace-block-size <tokens>',

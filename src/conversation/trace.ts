@@ -3,6 +3,7 @@ import type { ChatMessage } from '../tokenizer/types.js';
 import type { Conversation, TraceSession, TraceTurn } from './types.js';
 import { MAX_WAIT_SEC } from './size-bounds.js';
 import { counted } from '../util/plural.js';
+import type { CsvTraceFilter, CsvTraceFormat } from './trace-csv.js';
 
 /*
  * Production traces (docs/DATASETS.md): Mooncake's JSONL (one request a line: `timestamp` ms, `input_length`,
@@ -18,10 +19,12 @@ export type TraceFormat = 'mooncake' | 'bailian';
 /** Default tokens per hash block: Mooncake's traces use 512, Bailian's 16. */
 export const DEFAULT_TRACE_BLOCK_SIZE: Readonly<Record<TraceFormat, number>> = { mooncake: 512, bailian: 16 };
 
-/** How a trace is read: --input-format, --trace-block-size, --trace-window. */
+/** How a trace is read: --input-format, --trace-block-size, --trace-window, --trace-filter (CSV traces). */
 export interface TraceReadOptions {
-  /** Forced format; undefined: detected from the first row's fields. */
-  format?: TraceFormat;
+  /** Forced format; undefined: detected from the first row's fields (JSONL) or the header line (CSV). */
+  format?: TraceFormat | CsvTraceFormat;
+  /** Which rows of a CSV trace are replayed (--trace-filter). */
+  filter?: CsvTraceFilter;
   blockSize?: number;
   /** Replay only sessions starting in [startSec, endSec) of the trace's own clock (seconds). */
   window?: { startSec: number; endSec?: number };

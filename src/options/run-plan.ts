@@ -3,6 +3,7 @@ import type { DistributionSpec } from './values/distribution-spec.js';
 import type { FaultRule } from './values/fault-spec.js';
 import type { Shard } from './values/shard.js';
 import type { Slos } from './values/slos.js';
+import type { TraceFilter } from './values/trace-filter.js';
 import type { TraceWindow } from './values/trace-window.js';
 
 /*
@@ -46,7 +47,7 @@ export interface DatasetPlan {
   /** --allow-invalid-utf8: read non-UTF-8 bytes as U+FFFD (with a warning) instead of refusing the file. */
   readonly allowInvalidUtf8: boolean;
   /** How a production trace is read: --input-format (undefined: detected), --trace-block-size, --trace-window. */
-  readonly trace: { readonly format?: 'mooncake' | 'bailian'; readonly blockSize?: number; readonly window?: TraceWindow };
+  readonly trace: { readonly format?: 'mooncake' | 'bailian' | 'azure' | 'burstgpt'; readonly blockSize?: number; readonly window?: TraceWindow; readonly filter?: TraceFilter };
 }
 
 /** A trace's replay at its timestamps (the load model when -i is a trace, whatever the closed-loop flags say). */
@@ -275,7 +276,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
       seed: o.seed,
       allowInvalidUtf8: o.allowInvalidUtf8,
       tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode },
-      trace: { format: o.inputFormat, blockSize: o.traceBlockSize, window: o.traceWindow },
+      trace: { format: o.inputFormat, blockSize: o.traceBlockSize, window: o.traceWindow, filter: o.traceFilter },
     },
     load: {
       model,

@@ -10,6 +10,7 @@ export const traceStatsOptions = {
   inputFormat: datasetOptions.inputFormat,
   traceBlockSize: datasetOptions.traceBlockSize,
   traceWindow: datasetOptions.traceWindow,
+  traceFilter: datasetOptions.traceFilter,
   kvCacheTokens: option({
     flags: '--kv-cache-tokens <tokens>',
     group: 'dataset',

@@ -380,9 +380,10 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
   const csvFormat = await csvTraceFormatOf(file, options);
   if (csvFormat !== undefined) {
     const reader = await readCsvTrace(file, csvFormat, options);
+    const conversations = reader.finish();
     const counts = reader.counts;
     if (counts.failedSkipped + counts.filteredOut > 0) options.warn?.(`${file}: ${reader.format} trace: ${describeCsvCounts(counts)}`);
-    return { conversations: reader.finish(), format: csvFormat, csvTrace: counts };
+    return { conversations, format: csvFormat, csvTrace: counts };
   }
   if (/\.(jsonl|ndjson)$/i.test(file) || options.trace?.format !== undefined || options.traceOnly === true) return loadJsonLines(file, options);
   const first = await firstChar(file);

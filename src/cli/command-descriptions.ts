@@ -20,7 +20,7 @@ export const COMMAND_DESCRIPTIONS = {
   merge:
     "Combine the results folders of shards (--shard I/N) into one results folder: every record on one clock, exact percentiles, summed conversation counts, and the report. Past --max-records records, the merge streams the records and takes every statistic's percentiles from histograms (within 0.1%).",
   trace:
-    'Production traces (Mooncake, Bailian): `trace stats FILE` prints ISL/OSL distributions, the request rate over time and the theoretical prefix-cache hit ratio. See docs/DATASETS.md.',
+    'Production traces (Mooncake, Bailian, Azure, BurstGPT): `trace stats FILE` prints ISL/OSL distributions, the request rate over time and the theoretical prefix-cache hit ratio; `trace synthesize FILE -o OUT` writes a new trace scaled in rate and lengths, its prefix sharing kept or set. See docs/DATASETS.md.',
   completion:
     'Print a shell completion script: eval "$(chatload completion bash)" in ~/.bashrc, zsh in ~/.zshrc; fish: save it in ~/.config/fish/completions/chatload.fish.',
 } as const;

@@ -10,6 +10,7 @@ import { csvTraceStats, formatTraceStats, traceStats, traceStatsJson, type Trace
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { examplesText } from './examples.js';
 import { problemLines } from './run-options.js';
+import { registerTraceSynthesize } from './trace-synthesize.js';
 
 const statsSchema = z.object(fieldsOf(traceStatsOptions)).strict();
 
@@ -45,7 +46,7 @@ export async function statsOfTraceFile(file: string, flags: TraceStatsFlags): Pr
   return traceStats(dataset.conversations, flags.kvCacheTokens);
 }
 
-/** Adds `chatload trace` and its subcommand `stats`. */
+/** Adds `chatload trace` and its subcommands `stats` and `synthesize`. */
 export function registerTraceCommand(program: Command): void {
   const trace = program.command('trace').description(COMMAND_DESCRIPTIONS.trace).addHelpText('after', examplesText('trace'));
   const stats = trace
@@ -57,10 +58,11 @@ export function registerTraceCommand(program: Command): void {
   stats.exitOverride();
   stats.action(async (file: string) => {
     const given = readTableOptions(stats, traceStatsOptions);
-  const { values, problems } = given;
+    const { values, problems } = given;
     const parsed = statsSchema.safeParse(values);
     const all = [...problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
     if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, traceStatsOptions, given));
     await runTraceStats(file, parsed.data);
   });
+  registerTraceSynthesize(trace);
 }

@@ -235,6 +235,7 @@ async function firstChar(file: string): Promise<string> {
 
 /** The CSV trace format of `file`: forced by --input-format, or its first line is a CSV trace's header. */
 export async function csvTraceFormatOf(file: string, options: LoadOptions): Promise<CsvTraceFormat | undefined> {
+  await checkReadable(file);
   const forced = options.trace?.format;
   if (forced === 'azure' || forced === 'burstgpt') return forced;
   if (forced !== undefined || /\.(jsonl|ndjson|json)$/i.test(file)) return undefined;
@@ -376,8 +377,8 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
  * ConfigError (exit code 2).
  */
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
-  const { size } = await checkReadable(file);
   const csvFormat = await csvTraceFormatOf(file, options);
+  const { size } = await checkReadable(file);
   if (csvFormat !== undefined) {
     const reader = await readCsvTrace(file, csvFormat, options);
     const conversations = reader.finish();

@@ -2,7 +2,7 @@ import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import { counted } from '../util/plural.js';
 import { MAX_WAIT_SEC } from './size-bounds.js';
-import { CSV_TRACE_BLOCK_SIZE, CSV_TRACE_FORMATS, csvFields, type CsvTraceCounts, type CsvTraceFormat, type CsvTraceReadOptions, type CsvTraceRow } from './trace-csv.js';
+import { CSV_TRACE_BLOCK_SIZE, CSV_TRACE_FORMATS, csvColumnOrder, csvFields, type CsvTraceCounts, type CsvTraceFormat, type CsvTraceReadOptions, type CsvTraceRow } from './trace-csv.js';
 import type { Conversation } from './types.js';
 import type { WallClock } from './wall-clock.js';
 
@@ -76,10 +76,9 @@ export class CsvTraceReader {
     const fields = csvFields(text);
     const spec = CSV_TRACE_FORMATS[this.format];
     if (this.#order === undefined) {
-      const names = fields.map((f) => f.replace(/^\uFEFF/, '').toLowerCase());
-      const order = spec.columns.map((c) => names.indexOf(c.toLowerCase()));
-      this.#order = order.every((i) => i >= 0) ? order : spec.columns.map((_, i) => i);
-      if (order.every((i) => i >= 0)) return;
+      const order = csvColumnOrder(this.format, fields);
+      this.#order = order ?? spec.columns.map((_, i) => i);
+      if (order !== undefined) return;
     }
     const at: DatasetLocation = { file: this.#file, line };
     if (fields.length !== spec.columns.length) {

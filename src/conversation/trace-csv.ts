@@ -99,6 +99,16 @@ export function detectCsvTraceFormat(line: string): CsvTraceFormat | undefined {
   return undefined;
 }
 
+/**
+ * Where each documented column of `format` is in a line whose `fields` are a header (names in any order,
+ * case-insensitive), or undefined when the line is no header (then it is a row in the documented order).
+ */
+export function csvColumnOrder(format: CsvTraceFormat, fields: readonly string[]): number[] | undefined {
+  const names = fields.map(normalized);
+  const order = CSV_TRACE_FORMATS[format].columns.map((c) => names.indexOf(c.toLowerCase()));
+  return order.every((i) => i >= 0) ? order : undefined;
+}
+
 /** Which rows are replayed (the parsed --trace-filter; options/values/trace-filter.ts). */
 export interface CsvTraceFilter {
   models?: readonly string[];

@@ -1,4 +1,4 @@
-import type { Conversation, TraceSession } from '../conversation/types.js';
+import type { Conversation, TraceSession, TraceTurn } from '../conversation/types.js';
 import type { CsvTraceColumns } from '../conversation/trace-csv-reader.js';
 import type { CsvTraceCounts } from '../conversation/trace-csv.js';
 import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
@@ -57,7 +57,8 @@ export interface TraceStats {
 }
 
 /** A request of the trace at its (approximate) time. */
-interface Timed {
+export interface Timed {
+  turn: TraceTurn;
   atMs: number;
   order: number;
   inputLength: number;
@@ -67,7 +68,7 @@ interface Timed {
 }
 
 /** The trace's requests in time order; a session's later turns without a timestamp follow the previous one by their delay. */
-function timedRequests(conversations: readonly Conversation[]): Timed[] {
+export function timedRequests(conversations: readonly Conversation[]): Timed[] {
   const out: Timed[] = [];
   for (const c of conversations) {
     const trace = c.trace;
@@ -75,7 +76,7 @@ function timedRequests(conversations: readonly Conversation[]): Timed[] {
     let at = 0;
     for (const turn of trace.turns) {
       at = turn.atMs ?? at + (turn.delayMs ?? 0);
-      out.push({ atMs: at, order: out.length, inputLength: turn.inputLength, outputLength: turn.outputLength, hashIds: turn.hashIds, blocks: turn.messages === undefined });
+      out.push({ turn, atMs: at, order: out.length, inputLength: turn.inputLength, outputLength: turn.outputLength, hashIds: turn.hashIds, blocks: turn.messages === undefined });
     }
   }
   return out.sort((a, b) => a.atMs - b.atMs || a.order - b.order);

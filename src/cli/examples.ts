@@ -39,11 +39,10 @@ export const EXAMPLES = {
     'chatload trace synthesize mooncake_trace.jsonl -o busier.jsonl --rate-scale 2 --prefix-share 0.5',
   ],
   'trace stats': [
-    'chatload trace stats mooncake_trace.jsonl',
     'chatload trace stats mooncake_trace.jsonl --kv-cache-tokens 1000000',
     'chatload trace stats bailian.jsonl --input-format bailian --json',
     'chatload trace stats AzureLLMInferenceTrace_conv.csv --trace-window 0:600',
-    "chatload trace stats BurstGPT_1.csv --trace-filter 'model=ChatGPT,log=Conversation log'",
+    'chatload trace stats BurstGPT_1.csv --trace-filter model=GPT-4,failed=keep',
   ],
   'trace synthesize': [
     'chatload trace synthesize mooncake_trace.jsonl -o busier.jsonl --rate-scale 2',

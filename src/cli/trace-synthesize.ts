@@ -47,9 +47,10 @@ export async function runTraceSynthesize(file: string, flags: TraceSynthesizeFla
   return summary!;
 }
 
-/** What was changed, in words: `rate x2, ISL x1, OSL x0.5, prefix share kept`. */
-function changes(flags: TraceSynthesizeFlags): string {
-  const share = flags.prefixShare === undefined ? 'prefix structure kept' : `prefix share ${flags.prefixShare}`;
+/** What was changed, in words: `rate x2, ISL x1, OSL x0.5, prefix structure kept, seed 0`. */
+function changes(flags: TraceSynthesizeFlags, summary: TraceSynthesisSummary): string {
+  const csv = summary.format === 'azure' || summary.format === 'burstgpt';
+  const share = csv ? 'no prefix structure' : flags.prefixShare === undefined ? 'prefix structure kept' : `prefix share ${flags.prefixShare}`;
   return `rate x${flags.rateScale}, ISL x${flags.islScale}, OSL x${flags.oslScale}, ${share}, seed ${flags.seed}`;
 }
 
@@ -68,6 +69,6 @@ export function registerTraceSynthesize(trace: Command): void {
     const all = [...given.problems, ...(parsed.success ? [] : problemsOf(parsed.error))];
     if (all.length > 0 || !parsed.success) throw optionsError(problemLines(all, traceSynthesizeOptions, given));
     const summary = await runTraceSynthesize(file, parsed.data);
-    process.stderr.write(`chatload: wrote ${parsed.data.output}: ${summary.format} trace, ${summary.requests} requests (${changes(parsed.data)})\n`);
+    process.stderr.write(`chatload: wrote ${parsed.data.output}: ${summary.format} trace, ${summary.requests.toLocaleString('en-US')} requests (${changes(parsed.data, summary)})\n`);
   });
 }

@@ -148,9 +148,10 @@ export class CsvTraceReader {
 
 /** The counts in words: `1,204 rows; 3 failed requests skipped (zero output tokens); 5 filtered out`. */
 export function describeCsvCounts(counts: CsvTraceCounts, windowed = false): string {
-  const parts = [counted(counts.rows, 'row')];
-  if (counts.failedSkipped > 0) parts.push(`${counted(counts.failedSkipped, 'failed request')} skipped (zero output tokens; failed=keep replays them)`);
-  if (counts.filteredOut > 0) parts.push(`${counts.filteredOut.toLocaleString('en-US')} left out by --trace-filter`);
-  if (windowed || counts.outsideWindow > 0) parts.push(`${counts.outsideWindow.toLocaleString('en-US')} outside --trace-window`);
+  const shown = (n: number): string => n.toLocaleString('en-US');
+  const parts = [counted(counts.rows, 'row', 'rows', shown(counts.rows))];
+  if (counts.failedSkipped > 0) parts.push(`${counted(counts.failedSkipped, 'failed request', 'failed requests', shown(counts.failedSkipped))} skipped (zero output tokens; failed=keep replays them)`);
+  if (counts.filteredOut > 0) parts.push(`${shown(counts.filteredOut)} left out by --trace-filter`);
+  if (windowed || counts.outsideWindow > 0) parts.push(`${shown(counts.outsideWindow)} outside --trace-window`);
   return parts.join('; ');
 }

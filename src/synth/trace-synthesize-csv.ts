@@ -12,7 +12,7 @@ import { scaleLength, synthesisRng, type TraceSynthesisOptions, type TraceSynthe
  */
 
 /** Rows between two lets of the event loop. */
-const ROWS_PER_SLICE = 2000;
+const ROWS_PER_SLICE = 500;
 
 /** A field as CSV writes it: quoted when it holds a comma, a quote or a line break. */
 function csvField(text: string): string {

@@ -121,7 +121,7 @@ export async function synthesizeHashTrace(
     }
     row.output_length = turn.outputLength;
     write(`${JSON.stringify(row)}\n`);
-    if (line % 1000 === 0) await letLoopGo();
+    if (line % 500 === 0) await letLoopGo();
   }
   return { format: read, requests: loaded.turns.size };
 }

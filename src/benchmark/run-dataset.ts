@@ -18,8 +18,10 @@ export interface RunDataset {
   conversations: Conversation[];
   source: string;
   stats?: string;
-  /** True for a production trace (Mooncake, Bailian): it is replayed at its timestamps. */
+  /** True for a production trace (Mooncake, Bailian, Azure, BurstGPT): it is replayed at its timestamps. */
   traced?: boolean;
+  /** True for a CSV trace (Azure, BurstGPT): the one --trace-filter applies to. */
+  csvTrace?: boolean;
 }
 
 /**
@@ -29,6 +31,9 @@ export interface RunDataset {
  */
 export function loadForDataset(load: LoadPlan, datasetPlan: DatasetPlan, dataset: RunDataset): LoadPlan {
   const cap = load.trace.maxConcurrency;
+  if (datasetPlan.trace.filter !== undefined && dataset.csvTrace !== true) {
+    throw optionsError([`--trace-filter: applies to Azure and BurstGPT traces (CSV), and the dataset (${dataset.source}) is none`]);
+  }
   if (!dataset.traced) {
     // The trace's own options would change nothing: said so (issue #35), one line naming every one given.
     const noTrace = `applies to trace replay, and the dataset (${dataset.source}) is no trace`;
@@ -61,7 +66,7 @@ export async function loadRunDataset(dataset: DatasetPlan, counter: TokenCounter
   const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn, allowInvalidUtf8: dataset.allowInvalidUtf8, trace: dataset.trace });
   const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
   const traced = loaded.conversations.some((c) => c.trace !== undefined);
-  return { conversations: loaded.conversations, source: dataset.inputFile, stats, traced };
+  return { conversations: loaded.conversations, source: dataset.inputFile, stats, traced, csvTrace: loaded.csvTrace !== undefined };
 }
 
 /** Image parts in the dataset's messages. */

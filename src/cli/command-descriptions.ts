@@ -22,7 +22,7 @@ export const COMMAND_DESCRIPTIONS = {
   schema:
     'Print the JSON Schema of results.json (`schema results`) or of one requests.jsonl record (`schema record`), for the results\' schema_version. See docs/REPORTS.md.',
   trace:
-    'Production traces (Mooncake, Bailian): `trace stats FILE` prints ISL/OSL distributions, the request rate over time and the theoretical prefix-cache hit ratio. See docs/DATASETS.md.',
+    'Production traces (Mooncake, Bailian, Azure, BurstGPT): `trace stats FILE` prints ISL/OSL distributions, the request rate over time and the theoretical prefix-cache hit ratio; `trace synthesize FILE -o OUT` writes a new trace scaled in rate and lengths, its prefix sharing kept or set. See docs/DATASETS.md.',
   completion:
     'Print a shell completion script: eval "$(chatload completion bash)" in ~/.bashrc, zsh in ~/.zshrc; fish: save it in ~/.config/fish/completions/chatload.fish.',
 } as const;

@@ -12,7 +12,7 @@ export interface CompletionCommand {
   name: string;
   description: string;
   flags: CompletionFlag[];
-  /** Its subcommands, offered as the word after it (convert: sharegpt; trace: stats). */
+  /** Its subcommands, offered as the word after it (convert: sharegpt; trace: stats, synthesize). */
   subcommands: CompletionCommand[];
   /** The words its first argument takes, when a list (completion: bash, zsh, fish); else files are offered. */
   args?: readonly string[];

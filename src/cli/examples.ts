@@ -32,11 +32,22 @@ export const EXAMPLES = {
   report: ['chatload report results/run-a', 'chatload report results/run-a --excel --csv', 'chatload report results/run-a -o run-a.html'],
   compare: ['chatload compare results/run-a results/run-b', 'chatload compare results/baseline results/tuned results/tuned-2 --html compare.html', 'chatload compare results/baseline results/candidate --fail-on "median_ttft_ms>+20%,output_throughput<-5%" --junit gates.xml'],
   merge: ['chatload merge results/shard-0 results/shard-1 -o results/merged', 'chatload merge results/shard-* -o results/merged --max-records 1000000', 'chatload merge "results/shard-*" --expect 4 --wait 2h -o results/merged'],
-  trace: ['chatload trace stats mooncake_trace.jsonl', 'chatload trace stats bailian.jsonl --kv-cache-tokens 1000000 --json'],
-  'trace stats': [
+  trace: [
     'chatload trace stats mooncake_trace.jsonl',
+    'chatload trace stats bailian.jsonl --kv-cache-tokens 1000000 --json',
+    'chatload trace stats BurstGPT_1.csv --trace-filter model=GPT-4',
+    'chatload trace synthesize mooncake_trace.jsonl -o busier.jsonl --rate-scale 2 --prefix-share 0.5',
+  ],
+  'trace stats': [
     'chatload trace stats mooncake_trace.jsonl --kv-cache-tokens 1000000',
     'chatload trace stats bailian.jsonl --input-format bailian --json',
+    'chatload trace stats AzureLLMInferenceTrace_conv.csv --trace-window 0:600',
+    'chatload trace stats BurstGPT_1.csv --trace-filter model=GPT-4,failed=keep',
+  ],
+  'trace synthesize': [
+    'chatload trace synthesize mooncake_trace.jsonl -o busier.jsonl --rate-scale 2',
+    'chatload trace synthesize mooncake_trace.jsonl -o shared.jsonl --prefix-share 0.6 --seed 1',
+    'chatload trace synthesize AzureLLMInferenceTrace_code.csv -o longer.csv --isl-scale 1.5 --osl-scale 0.5',
   ],
   schema: ['chatload schema results > results.schema.json', 'chatload schema record'],
   completion: ['chatload completion bash > ~/.local/share/bash-completion/completions/chatload', 'chatload completion zsh > "${fpath[1]}/_chatload"', 'chatload completion fish > ~/.config/fish/completions/chatload.fish'],

@@ -4,6 +4,7 @@ import type { Conversation, TraceSession, TraceTurn } from './types.js';
 import { MAX_WAIT_SEC } from './size-bounds.js';
 import { counted } from '../util/plural.js';
 import type { AgenticTraceFormat } from './agentic-traces/formats.js';
+import type { CsvTraceFilter, CsvTraceFormat } from './trace-csv.js';
 
 /*
  * Production traces (docs/DATASETS.md): Mooncake's JSONL (one request a line: `timestamp` ms, `input_length`,
@@ -19,10 +20,14 @@ export type TraceFormat = 'mooncake' | 'bailian';
 /** Default tokens per hash block: Mooncake's traces use 512, Bailian's 16. */
 export const DEFAULT_TRACE_BLOCK_SIZE: Readonly<Record<TraceFormat, number>> = { mooncake: 512, bailian: 16 };
 
-/** How a trace is read: --input-format, --trace-block-size, --trace-window. */
+/** How a trace is read: --input-format, --trace-block-size, --trace-window, --trace-filter (CSV traces). */
 export interface TraceReadOptions {
-  /** Forced format; undefined: detected from the first row's fields. Agentic formats: ./agentic-traces/. */
-  format?: TraceFormat | AgenticTraceFormat;
+  /** Forced format; undefined: detected from the first row's fields (JSONL) or the header line (CSV). Agentic formats: ./agentic-traces/. */
+  format?: TraceFormat | CsvTraceFormat | AgenticTraceFormat;
+  /** Which rows of a CSV trace are replayed (--trace-filter). */
+  filter?: CsvTraceFilter;
+  /** Hears each row's turn as it is read, with its line (`trace synthesize` rewrites the rows from their turns). */
+  onTurn?: (turn: TraceTurn, line: number) => void;
   blockSize?: number;
   /** Replay only sessions starting in [startSec, endSec) of the trace's own clock (seconds). */
   window?: { startSec: number; endSec?: number };
@@ -98,6 +103,7 @@ export class TraceReader {
   readonly #file: string;
   readonly #blockSize: number;
   readonly #window: TraceReadOptions['window'];
+  readonly #onTurn: TraceReadOptions['onTurn'];
   /** Sessions by key, in order of their first row. */
   readonly #sessions = new Map<string, { session: TraceSession; startMs: number; line: number }>();
   /** Bailian: the session each chat_id belongs to. */
@@ -109,6 +115,7 @@ export class TraceReader {
     this.format = format;
     this.#blockSize = options.blockSize ?? DEFAULT_TRACE_BLOCK_SIZE[format];
     this.#window = options.window;
+    this.#onTurn = options.onTurn;
   }
 
   get rows(): number {
@@ -120,11 +127,11 @@ export class TraceReader {
     const at: DatasetLocation = { file: this.#file, line };
     if (!isRecord(value)) throw new DatasetError(at, `expected a ${this.format} trace row (a JSON object), got ${shownValue(value)}`);
     this.#rows += 1;
-    if (this.format === 'bailian') this.#addBailian(value, line, at);
-    else this.#addMooncake(value, line, at);
+    const turn = this.format === 'bailian' ? this.#addBailian(value, at) : this.#addMooncake(value, line, at);
+    this.#onTurn?.(turn, line);
   }
 
-  #addMooncake(row: Record<string, unknown>, line: number, at: DatasetLocation): void {
+  #addMooncake(row: Record<string, unknown>, line: number, at: DatasetLocation): TraceTurn {
     const messages = row.messages === undefined ? undefined : messagesOf(row, at);
     const tools = row.tools;
     if (tools !== undefined && !Array.isArray(tools)) throw fieldError(at, 'tools', 'a list of tool definitions', tools);
@@ -150,9 +157,10 @@ export class TraceReader {
     } else {
       existing.session.turns.push(turn);
     }
+    return turn;
   }
 
-  #addBailian(row: Record<string, unknown>, line: number, at: DatasetLocation): void {
+  #addBailian(row: Record<string, unknown>, at: DatasetLocation): TraceTurn {
     const chatId = nonNegativeInt(row, 'chat_id', at);
     const parent = row.parent_chat_id;
     if (typeof parent !== 'number' || !Number.isInteger(parent) || parent < -1) throw fieldError(at, 'parent_chat_id', 'an integer (-1 for a root)', parent);
@@ -168,8 +176,9 @@ export class TraceReader {
     this.#sessionOfChat.set(chatId, key);
     const existing = this.#sessions.get(key);
     if (existing === undefined) {
-      this.#sessions.set(key, { session: { format: 'bailian', blockSize: this.#blockSize, context: 'self-contained', turns: [turn] }, startMs: turn.atMs!, line });
+      this.#sessions.set(key, { session: { format: 'bailian', blockSize: this.#blockSize, context: 'self-contained', turns: [turn] }, startMs: turn.atMs!, line: at.line! });
     } else existing.session.turns.push(turn);
+    return turn;
   }
 
   /**

@@ -75,7 +75,8 @@ export interface TraceTurn {
 
 /** A trace's session: its format, block size, how its turns' context is built, and its turns. */
 export interface TraceSession {
-  format: 'mooncake' | 'bailian' | AgenticTraceFormat;
+  /** The trace's format: Mooncake, Bailian (hash ids as written), Azure, BurstGPT (CSV: fresh ids a request, no shared prefix), or an agentic trace. */
+  format: 'mooncake' | 'bailian' | 'azure' | 'burstgpt' | AgenticTraceFormat;
   /** Tokens per hash block (--trace-block-size; 512 for Mooncake, 16 for Bailian by default). */
   blockSize: number;
   /**

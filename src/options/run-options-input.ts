@@ -23,14 +23,16 @@ export interface RunOptionsInput {
   scrapeMetrics?: string | boolean | undefined;
   /** seconds between /metrics scrapes during the run (`--scrape-interval-sec <s>`; default: 5) */
   scrapeIntervalSec?: number | undefined;
-  /** conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, or a Mooncake or Bailian trace (JSONL, detected) (`-i, --input-file <path>`; default: the built-in demo dataset) */
+  /** conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, a Mooncake or Bailian trace (JSONL), or an Azure LLM inference or BurstGPT trace (CSV); all detected (`-i, --input-file <path>`; default: the built-in demo dataset) */
   inputFile?: string | undefined;
-  /** read -i as a production trace of this format: mooncake or bailian, or an agentic trace: weka, otel or mooncake-toolagent (all but mooncake-toolagent are detected by their fields otherwise) (`--input-format <format>`; default: detected) */
-  inputFormat?: "mooncake" | "bailian" | "weka" | "otel" | "mooncake-toolagent" | undefined;
+  /** read -i as a production trace of this format: mooncake, bailian (JSONL, detected by their fields otherwise), azure or burstgpt (CSV, detected by their header line otherwise), or an agentic trace: weka, otel or mooncake-toolagent (all but mooncake-toolagent are detected otherwise) (`--input-format <format>`; default: detected) */
+  inputFormat?: "mooncake" | "bailian" | "azure" | "burstgpt" | "weka" | "otel" | "mooncake-toolagent" | undefined;
   /** tokens per hash_ids block of a trace: each id becomes a block of exactly this many tokens (the last one trimmed to input_length) (`--trace-block-size <tokens>`; default: 512 for Mooncake, 16 for Bailian) */
   traceBlockSize?: number | undefined;
   /** replay only the trace's sessions starting in [START, END) seconds of the trace's own clock; END may be left out (`--trace-window <start:end>`) */
   traceWindow?: string | undefined;
+  /** which rows of an Azure or BurstGPT trace are replayed: KEY=VALUE pairs separated by commas, alternatives by | (model=ChatGPT|GPT-4, log=Conversation log, failed=skip|keep|only; failed: rows with zero output tokens) (`--trace-filter <filter>`; default: every row but the failed ones (failed=skip)) */
+  traceFilter?: string | undefined;
   /** token counting: a tokenizer.json or model folder, a Hugging Face model id, tiktoken:cl100k_base|o200k_base, approx, or server (the expected cache in the server's own token ids: llama.cpp's or vLLM's tokenize endpoints) (`--tokenizer <spec>`; default: the tokenizer of -m when it resolves locally, else the server's tokenize endpoints for the expected cache (llama.cpp, vLLM) and approx for the rest) */
   tokenizer?: string | undefined;
   /** accepted for compatibility (no effect: chatload never runs remote code) (`--trust-remote-code`) */

@@ -4,6 +4,7 @@ import type { FaultRule } from './values/fault-spec.js';
 import type { RouterKind } from './values/replicas.js';
 import type { Shard } from './values/shard.js';
 import type { Slos } from './values/slos.js';
+import type { TraceFilter } from './values/trace-filter.js';
 import type { TraceWindow } from './values/trace-window.js';
 
 /*
@@ -47,7 +48,12 @@ export interface DatasetPlan {
   /** --allow-invalid-utf8: read non-UTF-8 bytes as U+FFFD (with a warning) instead of refusing the file. */
   readonly allowInvalidUtf8: boolean;
   /** How a production trace is read: --input-format (undefined: detected), --trace-block-size, --trace-window. */
-  readonly trace: { readonly format?: 'mooncake' | 'bailian' | 'weka' | 'otel' | 'mooncake-toolagent'; readonly blockSize?: number; readonly window?: TraceWindow };
+  readonly trace: {
+    readonly format?: 'mooncake' | 'bailian' | 'azure' | 'burstgpt' | 'weka' | 'otel' | 'mooncake-toolagent';
+    readonly blockSize?: number;
+    readonly window?: TraceWindow;
+    readonly filter?: TraceFilter;
+  };
 }
 
 /** A trace's replay at its timestamps (the load model when -i is a trace, whatever the closed-loop flags say). */
@@ -285,7 +291,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
       seed: o.seed,
       allowInvalidUtf8: o.allowInvalidUtf8,
       tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode },
-      trace: { format: o.inputFormat, blockSize: o.traceBlockSize, window: o.traceWindow },
+      trace: { format: o.inputFormat, blockSize: o.traceBlockSize, window: o.traceWindow, filter: o.traceFilter },
     },
     load: {
       model,

@@ -1,8 +1,11 @@
 import { withForks } from '../conversation/forks.js';
-import type { Conversation, TraceSession } from '../conversation/types.js';
+import type { Conversation, TraceSession, TraceTurn } from '../conversation/types.js';
+import type { CsvTraceColumns } from '../conversation/trace-csv-reader.js';
+import type { CsvTraceCounts } from '../conversation/trace-csv.js';
 import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { describe, type Stats } from '../metrics/stats.js';
 import { counted } from '../util/plural.js';
+import { describeCsvCounts } from '../conversation/trace-csv-reader.js';
 
 /*
  * `chatload trace stats`: what a production trace asks of a server, from the trace alone (AIPerf's analyze-trace):
@@ -31,7 +34,15 @@ export interface CacheHits {
 /** What `trace stats` reports. */
 export interface TraceStats {
   format: TraceSession['format'];
-  blockSize: number;
+  /** Tokens a hash block; null for a trace with no hash ids (Azure, BurstGPT). */
+  blockSize: number | null;
+  /**
+   * False for a trace that carries no prefix structure (Azure, BurstGPT: no hash ids): a replay makes each prompt
+   * of its own blocks, so no prefix is shared and the theoretical hit ratio is 0 by construction, not measured.
+   */
+  prefixStructure: boolean;
+  /** A CSV trace's rows and those left out (failed, --trace-filter, --trace-window). */
+  rows?: CsvTraceCounts;
   /** Every request, sub-agents' too. */
   requests: number;
   sessions: number;
@@ -50,7 +61,8 @@ export interface TraceStats {
 }
 
 /** A request of the trace at its (approximate) time. */
-interface Timed {
+export interface Timed {
+  turn: TraceTurn;
   atMs: number;
   order: number;
   inputLength: number;
@@ -60,7 +72,7 @@ interface Timed {
 }
 
 /** The trace's requests in time order; a session's later turns without a timestamp follow the previous one by their delay. */
-function timedRequests(conversations: readonly Conversation[]): Timed[] {
+export function timedRequests(conversations: readonly Conversation[]): Timed[] {
   const out: Timed[] = [];
   for (const c of withForks(conversations)) {
     const trace = c.trace;
@@ -68,7 +80,7 @@ function timedRequests(conversations: readonly Conversation[]): Timed[] {
     let at = 0;
     for (const turn of trace.turns) {
       at = turn.atMs ?? at + (turn.delayMs ?? 0);
-      out.push({ atMs: at, order: out.length, inputLength: turn.inputLength, outputLength: turn.outputLength, hashIds: turn.hashIds, blocks: turn.messages === undefined });
+      out.push({ turn, atMs: at, order: out.length, inputLength: turn.inputLength, outputLength: turn.outputLength, hashIds: turn.hashIds, blocks: turn.messages === undefined });
     }
   }
   return out.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
@@ -108,26 +120,59 @@ function binSeconds(durationSec: number): number {
   return raw < 60 ? Math.ceil(raw) : Math.ceil(raw / 60) * 60;
 }
 
+/** The request rate over time of requests at `atMs` (ms, ascending), and the span from the first to the last. */
+function rateOver(atMs: ArrayLike<number>): { durationSec: number; rate: RateBin[] } {
+  const n = atMs.length;
+  const durationSec = n > 0 ? (atMs[n - 1]! - atMs[0]!) / 1000 : 0;
+  const width = binSeconds(durationSec);
+  const rate: RateBin[] = [];
+  const t0 = n > 0 ? atMs[0]! : 0;
+  for (let i = 0; i < n; i++) {
+    const bin = Math.floor((atMs[i]! - t0) / 1000 / width);
+    while (rate.length <= bin) rate.push({ startSec: rate.length * width, requests: 0, perSec: 0 });
+    rate[bin]!.requests += 1;
+  }
+  for (const bin of rate) bin.perSec = bin.requests / width;
+  return { durationSec, rate };
+}
+
+/**
+ * The statistics of a CSV trace's kept rows (Azure, BurstGPT): no hash ids, so no prefix structure: every prompt is
+ * made of its own blocks and the theoretical hit ratio is 0 by construction.
+ */
+export function csvTraceStats(columns: CsvTraceColumns): TraceStats {
+  const atMs = Float64Array.from(columns.atSec, (s) => s * 1000).sort();
+  const { durationSec, rate } = rateOver(atMs);
+  let inputTokens = 0;
+  for (const n of columns.inputLength) inputTokens += n;
+  return {
+    format: columns.format,
+    blockSize: null,
+    prefixStructure: false,
+    rows: columns.counts,
+    requests: atMs.length,
+    sessions: atMs.length,
+    durationSec,
+    meanRatePerSec: durationSec > 0 ? atMs.length / durationSec : 0,
+    inputLength: describe(columns.inputLength),
+    outputLength: describe(columns.outputLength),
+    rate,
+    infinite: { inputTokens, hitTokens: 0, hitRatio: 0 },
+  };
+}
+
 /** The statistics of a loaded trace (Conversations with a `trace`). `kvCacheTokens` adds the bounded cache's hits. */
 export function traceStats(conversations: readonly Conversation[], kvCacheTokens?: number): TraceStats {
   const first = conversations.find((c) => c.trace !== undefined)?.trace;
   if (first === undefined) throw new Error('traceStats: the conversations are no trace');
   const requests = timedRequests(conversations);
   const blockSize = first.blockSize;
-  const durationSec = requests.length > 0 ? (requests[requests.length - 1]!.atMs - requests[0]!.atMs) / 1000 : 0;
-  const width = binSeconds(durationSec);
-  const rate: RateBin[] = [];
-  const t0 = requests[0]?.atMs ?? 0;
-  for (const r of requests) {
-    const bin = Math.floor((r.atMs - t0) / 1000 / width);
-    while (rate.length <= bin) rate.push({ startSec: rate.length * width, requests: 0, perSec: 0 });
-    rate[bin]!.requests += 1;
-  }
-  for (const bin of rate) bin.perSec = bin.requests / width;
+  const { durationSec, rate } = rateOver(requests.map((r) => r.atMs));
   const stats: TraceStats = {
     ...agenticCounts(conversations),
     format: first.format,
     blockSize,
+    prefixStructure: true,
     requests: requests.length,
     sessions: conversations.length,
     durationSec,
@@ -153,7 +198,10 @@ export interface CacheHitsJson {
 /** What `trace stats --json` prints: TraceStats with snake_case keys, as results.json and every other JSON of chatload. */
 export interface TraceStatsJson {
   format: TraceSession['format'];
-  block_size: number;
+  block_size: number | null;
+  prefix_structure: boolean;
+  /** A CSV trace's rows: read, failed ones skipped, left out by --trace-filter and by --trace-window. */
+  rows?: { rows: number; failed_skipped: number; filtered_out: number; outside_window: number };
   requests: number;
   sessions: number;
   /** Agentic traces only. */
@@ -175,6 +223,7 @@ export function traceStatsJson(stats: TraceStats): TraceStatsJson {
   const json: TraceStatsJson = {
     format: stats.format,
     block_size: stats.blockSize,
+    prefix_structure: stats.prefixStructure,
     requests: stats.requests,
     sessions: stats.sessions,
     duration_sec: stats.durationSec,
@@ -186,6 +235,8 @@ export function traceStatsJson(stats: TraceStats): TraceStatsJson {
   };
   if (stats.agentic !== undefined) Object.assign(json, { sub_agents: stats.agentic.subAgents, tool_results: stats.agentic.toolResults });
   if (stats.bounded !== undefined) json.bounded = { ...hitsJson(stats.bounded), kv_cache_tokens: stats.bounded.kvCacheTokens };
+  const rows = stats.rows;
+  if (rows !== undefined) json.rows = { rows: rows.rows, failed_skipped: rows.failedSkipped, filtered_out: rows.filteredOut, outside_window: rows.outsideWindow };
   return json;
 }
 
@@ -201,13 +252,22 @@ function statsLine(name: string, s: Stats | null): string {
 /** The statistics as text for the terminal. */
 export function formatTraceStats(stats: TraceStats, source: string): string {
   const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
-  const lines = [
-    `${source}: ${stats.format} trace, ${counted(stats.requests, 'request')} in ${counted(stats.sessions, 'session')} over ${stats.durationSec.toFixed(1)} s (${stats.meanRatePerSec.toFixed(2)} req/s), ${stats.blockSize} tokens a block`,
-    ...(stats.agentic === undefined ? [] : [`  agentic        ${counted(stats.agentic.subAgents, 'sub-agent')} (forks), ${counted(stats.agentic.toolResults, 'tool-result turn')}`]),
-    statsLine('input tokens', stats.inputLength),
-    statsLine('output tokens', stats.outputLength),
-    `  prefix cache   theoretical hit ratio ${pct(stats.infinite.hitRatio)} (${stats.infinite.hitTokens} of ${stats.infinite.inputTokens} input tokens, unbounded cache)`,
-  ];
+  const rate = `over ${stats.durationSec.toFixed(1)} s (${stats.meanRatePerSec.toFixed(2)} req/s)`;
+  const head = stats.prefixStructure
+    ? `${source}: ${stats.format} trace, ${counted(stats.requests, 'request')} in ${counted(stats.sessions, 'session')} ${rate}, ${stats.blockSize} tokens a block`
+    : `${source}: ${stats.format} trace, ${counted(stats.requests, 'request')} ${rate}`;
+  const lines = [head];
+  if (stats.rows !== undefined) lines.push(`  rows           ${describeCsvCounts(stats.rows)}`);
+  if (stats.agentic !== undefined) lines.push(`  agentic        ${counted(stats.agentic.subAgents, 'sub-agent')} (forks), ${counted(stats.agentic.toolResults, 'tool-result turn')}`);
+  lines.push(statsLine('input tokens', stats.inputLength), statsLine('output tokens', stats.outputLength));
+  if (stats.prefixStructure) {
+    lines.push(`  prefix cache   theoretical hit ratio ${pct(stats.infinite.hitRatio)} (${stats.infinite.hitTokens} of ${stats.infinite.inputTokens} input tokens, unbounded cache)`);
+  } else {
+    lines.push(
+      '  prefix cache   none: this trace carries no prefix structure (no hash ids), so a replay builds each prompt at its exact',
+      '                 token count with no shared prefix; the theoretical hit ratio is not computable (0% by construction)',
+    );
+  }
   if (stats.bounded !== undefined) {
     lines.push(`                 with --kv-cache-tokens ${stats.bounded.kvCacheTokens}: ${pct(stats.bounded.hitRatio)} (${stats.bounded.hitTokens} tokens, LRU)`);
   }

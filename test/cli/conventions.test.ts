@@ -88,7 +88,7 @@ describe('chatload completion', () => {
     assert.ok(complete(['chatload', 'compare', '--']).includes('--html'), "compare's flags, from commander");
     // Issue #34: the subcommands of convert and trace, their flags, the words a flag takes, completion's shells.
     assert.deepEqual(complete(['chatload', 'convert', '']), ['sharegpt', '--help']);
-    assert.deepEqual(complete(['chatload', 'trace', '']), ['stats', '--help']);
+    assert.deepEqual(complete(['chatload', 'trace', '']), ['stats', 'synthesize', '--help']);
     assert.deepEqual(complete(['chatload', 'convert', 'sharegpt', '--max-i']), ['--max-items']);
     assert.deepEqual(complete(['chatload', 'trace', 'stats', '--kv']), ['--kv-cache-tokens']);
     assert.deepEqual(complete(['chatload', 'run', '--endpoint', '']), ['chat', 'responses', 'completions']);

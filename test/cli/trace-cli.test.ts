@@ -45,17 +45,17 @@ describe('chatload trace', { timeout: 90_000 }, () => {
     writeFileSync(file, `${JSON.stringify({ id: 'a', messages: [{ role: 'user', content: 'hi' }] })}\n`);
     const notrace = await runCli(['trace', 'stats', file]);
     assert.equal(notrace.code, 2);
-    assert.equal(notrace.stderr, `chatload: ${file}: not a Mooncake or Bailian trace (its first row has no hash_ids and input_length, nor chat_id and parent_chat_id; name the format with --input-format if it is one)\n`);
+    assert.equal(notrace.stderr, `chatload: ${file}: not a production trace (its first row has no hash_ids and input_length, nor chat_id and parent_chat_id, and its first line is no Azure or BurstGPT CSV header; name the format with --input-format if it is one)\n`);
     // A dataset of conversations (a JSON list, pretty-printed as generate writes it) and a generation config: the
     // wrong file, said in one line, not a JSON syntax error of its first line (issue #34, item 7).
     const list = join(tempDir('trace-notrace'), 'conversations.json');
     writeFileSync(list, JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }] }], null, 2));
     const listed = await runCli(['trace', 'stats', list]);
     assert.equal(listed.code, 2);
-    assert.equal(listed.stderr, `chatload: ${list}: not a Mooncake or Bailian trace (a JSON list, as a dataset of conversations is; a trace is JSONL, one request a line)\n`);
+    assert.equal(listed.stderr, `chatload: ${list}: not a production trace (a JSON list, as a dataset of conversations is; a trace is JSONL, one request a line)\n`);
     const config = await runCli(['trace', 'stats', join(FIXTURES, 'generate_multi_turn.json')]);
     assert.equal(config.code, 2);
-    assert.match(config.stderr, /^chatload: \S+generate_multi_turn\.json: not a Mooncake or Bailian trace \(its first line is not one whole JSON object; a trace is JSONL, one request a line\)\n$/);
+    assert.match(config.stderr, /^chatload: \S+generate_multi_turn\.json: not a production trace \(its first line is not one whole JSON object; a trace is JSONL, one request a line\)\n$/);
     const flag = await runCli(['trace', 'stats', BAILIAN, '--kv-cache-tokens', 'lots']);
     assert.equal(flag.code, 2);
     assert.equal(flag.stderr.trim().split('\n').length, 1, flag.stderr);

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { integer, option, positiveInt, readInt, text } from '../define.js';
+import { traceFilterSchema } from '../values/trace-filter.js';
 import { traceWindowSchema } from '../values/trace-window.js';
 
 /** The conversations replayed, and how their tokens are counted. */
@@ -7,17 +8,17 @@ export const datasetOptions = {
   inputFile: option({
     flags: '-i, --input-file <path>',
     group: 'dataset',
-    help: 'conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, or a Mooncake or Bailian trace (JSONL, detected)',
+    help: 'conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, a Mooncake or Bailian trace (JSONL), or an Azure LLM inference or BurstGPT trace (CSV); all detected',
     defaultText: 'the built-in demo dataset',
     schema: text,
   }),
   inputFormat: option({
     flags: '--input-format <format>',
     group: 'dataset',
-    help: 'read -i as a production trace of this format: mooncake or bailian, or an agentic trace: weka, otel or mooncake-toolagent (all but mooncake-toolagent are detected by their fields otherwise)',
+    help: 'read -i as a production trace of this format: mooncake, bailian (JSONL, detected by their fields otherwise), azure or burstgpt (CSV, detected by their header line otherwise), or an agentic trace: weka, otel or mooncake-toolagent (all but mooncake-toolagent are detected otherwise)',
     defaultText: 'detected',
-    schema: z.enum(['mooncake', 'bailian', 'weka', 'otel', 'mooncake-toolagent'], {
-      error: (issue) => `expected mooncake, bailian, weka, otel or mooncake-toolagent, got ${JSON.stringify(issue.input)}`,
+    schema: z.enum(['mooncake', 'bailian', 'azure', 'burstgpt', 'weka', 'otel', 'mooncake-toolagent'], {
+      error: (issue) => `expected mooncake, bailian, azure, burstgpt, weka, otel or mooncake-toolagent, got ${JSON.stringify(issue.input)}`,
     }),
   }),
   traceBlockSize: option({
@@ -33,6 +34,13 @@ export const datasetOptions = {
     group: 'dataset',
     help: "replay only the trace's sessions starting in [START, END) seconds of the trace's own clock; END may be left out",
     schema: traceWindowSchema,
+  }),
+  traceFilter: option({
+    flags: '--trace-filter <filter>',
+    group: 'dataset',
+    help: "which rows of an Azure or BurstGPT trace are replayed: KEY=VALUE pairs separated by commas, alternatives by | (model=ChatGPT|GPT-4, log=Conversation log, failed=skip|keep|only; failed: rows with zero output tokens)",
+    defaultText: 'every row but the failed ones (failed=skip)',
+    schema: traceFilterSchema,
   }),
   tokenizer: option({
     flags: '--tokenizer <spec>',

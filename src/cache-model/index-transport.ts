@@ -86,9 +86,9 @@ export class RemoteIndexDriver implements IndexDriver {
     this.#sharedFrom = config.sharedFrom ?? 'prefill';
     this.#blockSize = config.blockSize;
     port.on('message', (message: IndexAnswers) => this.#onAnswers(message.answers));
-    // The owner gone (its thread ended the run): nobody waits for it.
+    // The owner gone (its thread ended the run): nobody waits for it. The port keeps this thread alive while it waits
+    // for answers; close() lets it go.
     port.on('close', () => this.close());
-    port.unref();
   }
 
   #ticketOf(ticket: ExpectedCacheTicket): number {

@@ -49,6 +49,13 @@ export class IndexOwner {
     return this.#index.evictions;
   }
 
+  /** Requests sent whose end has not arrived yet, over every worker. */
+  get openRequests(): number {
+    let n = 0;
+    for (const part of this.#parts.values()) n += part.tickets.size;
+    return n;
+  }
+
   /** Takes worker `index`'s events from `port` (its end of the channel whose other end its RemoteIndexDriver holds). */
   attach(index: number, port: MessagePort): void {
     const part: Part = { port, tickets: new Map(), hashes: new Map(), answers: [], flushing: false, closed: false };

@@ -16,7 +16,8 @@ export { SAME_STEP_MS };
 
 /*
  * The global expected-cache model (issue #13): one block index of every token sequence the server has seen in this
- * run (each prompt as the chat template renders it, then each answer as it came back), shared by all conversations.
+ * run (each prompt as the chat template renders it, then each answer as it came back), shared by all conversations
+ * (and by every worker thread's, issue #31: the index is the coordinator's then).
  * A request's expected cached tokens are the longest block-aligned prefix of its prompt already in the index, capped
  * as vLLM caps a hit (at least the last prompt token is computed). Two indexes run side by side: one never evicts
  * (the infinite model), one with --kv-cache-tokens evicts LRU as a server's block pool does; the main figure is the
@@ -69,7 +70,11 @@ const SETTLED = Promise.resolve();
 
 
 
-/** The run's expected-cache model (one per engine: with --workers, one per worker thread; see docs/METRICS.md). */
+/**
+ * The run's expected-cache model, one per engine. Its block indexes are in cache-index.ts, reached through an
+ * IndexDriver: with --workers each worker thread's model renders, encodes and hashes its own conversations and feeds
+ * the run's one index in the coordinator (index-transport.ts, index-owner.ts; issue #31, docs/METRICS.md "Scope").
+ */
 export class ExpectedCache {
   readonly blockSize: number;
   readonly capacityBlocks: number | undefined;

@@ -12,6 +12,7 @@ import { readResultsFile } from '../store/results-reader.js';
 import { loadRunData, normalizeRecord, REQUESTS_FILE, RESULTS_FILE } from '../store/run-data.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { analyzeAggregate } from '../metrics/run-analysis.js';
+import { runPrefixCache, type ExpectedCacheModelDescription, type PrefixCacheSummary, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { prepareOutputDir } from '../store/output-dir.js';
 
 /**
@@ -140,6 +141,7 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
         ...(mode === 'histogram' ? { merge_mode: 'histogram' } : {}),
         merged_from: runs.map((r, i) => ({ dir: r.dir, finished: r.finished, records: merged.perRun[i], shard: r.shard, client_health: r.clientHealth })),
         warnings,
+        ...mergedPrefixCache(runs, analysis.prefixCache),
         conversation_stats: analysis.conversationStats,
         agentic: analysis.agentic,
         per_conversation: analysis.perConversation,
@@ -207,11 +209,30 @@ interface RunResults {
   conversations: Partial<ConversationCounts> | null;
   clientHealth: ClientHealth | null;
   shard: string | null;
+  /** Its `prefix_cache.model` (null when absent), and whether its token counts were exact. */
+  prefixCacheModel: ExpectedCacheModelDescription | null;
+  tokenCountsExact: boolean;
+}
+
+/**
+ * The merged `prefix_cache`, from the merged records and the first finished run's model: each shard's process had its
+ * own expected-cache index (a model cannot be shared across machines), so with more than one run merged the scope is
+ * `per-shard` and its note says what the figure means (docs/SCALING.md). Absent when no run had one.
+ */
+function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummary): { prefix_cache?: RunPrefixCache } {
+  const first = runs.find((r) => r.prefixCacheModel !== null);
+  if (first === undefined) return {};
+  const model: ExpectedCacheModelDescription = { ...first.prefixCacheModel! };
+  if (runs.length > 1) {
+    model.scope = 'per-shard';
+    model.scope_note = `${runs.length} runs merged, each with its own expected-cache index: a request's expected cached tokens count what its own run had sent, not prefixes another run sent first (a shared system prompt is expected once per run); the server's cache is one, so efficiency can exceed 1 there`;
+  }
+  return { prefix_cache: runPrefixCache(tally, model, first.tokenCountsExact) };
 }
 
 function readRunResults(dir: string): RunResults {
   const path = join(resolve(dir), RESULTS_FILE);
-  const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null };
+  const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null, prefixCacheModel: null, tokenCountsExact: false };
   if (!existsSync(path)) return empty;
   const stored = readResultsFile(path);
   const { model, url, dataset, stop_reason, tokenizer, crashed_tasks } = stored.facts;
@@ -224,6 +245,8 @@ function readRunResults(dir: string): RunResults {
     conversations: stored.conversations,
     clientHealth: stored.clientHealth,
     shard: stored.shard,
+    prefixCacheModel: stored.prefixCache?.model ?? null,
+    tokenCountsExact: stored.tokenCountsExact,
   };
 }
 

@@ -18,6 +18,11 @@ export interface ConversationState {
   registered: number;
   /** The same, bounded by what the latest prompt left unchanged. */
   known: number;
+  /**
+   * Leading blocks of the chain unchanged since an index in another thread was last sent them (index-transport.ts):
+   * it is sent the rest only, so each turn sends its new hashes, not the history's.
+   */
+  changedFrom: number;
   /** The previous request's prompt length, answer length (its ids as sent back) and whether it reasoned. */
   previous: { promptLength: number; answerLength: number; reasoning: boolean } | undefined;
 }

@@ -14,29 +14,33 @@ export interface ExpectedHit {
   infinite: number;
 }
 
-/** One request between its send and its end: the blocks it holds in each index. */
-export interface ExpectedCacheTicket {
+/** One request as an index holds it (cache-index.ts), between its send and its end: its figures and its blocks. */
+export interface IndexTicket {
   readonly hit: ExpectedHit;
-  readonly conversation: object;
-  /** The prompt's length in the model's ids (set once they are known; see ready). */
+  /** The prompt's length in the model's ids (set once they are known). */
   promptLength: number;
   /** Blocks of the prompt and the output budget. */
   totalBlocks: number;
-  /** Resolves when the prompt's ids are known (the server's, asked after the send); rejects when they cannot be. */
-  readonly ready: Promise<void>;
-  /** True while `ready` has not settled (the server's ids on their way): operations on the ticket wait for it. */
-  pending: boolean;
-  /** False when the prompt's ids could not be had (a failed tokenize call): the model has no figure for it. */
-  known: boolean;
-  /** The model's hit, in tokens, as the index stood at the send (see cache-misses.ts, concurrency). */
+  /** The model's hit, in tokens, as the index stood at the send (see misses.ts, concurrency). */
   atSend: number;
   /** The hit in everything the run had sent or received before the send, at once and with no eviction (warm start). */
   seen: number;
-  /** Its prompt's blocks the infinite index did not hold at the send: in flight until its end (see #inFlight). */
+  /** Its prompt's blocks the infinite index did not hold at the send: in flight until its end. */
   inFlight: number[];
   /** The hit in a cache a quarter smaller than the modelled capacity (capacity_eviction); undefined without one. */
   smaller: number | undefined;
   readonly leases: Array<{ pool: BlockPool; lease: BlockLease }>;
+}
+
+/** One request between its send and its end, as ExpectedCache follows it: its conversation, ids and lookup. */
+export interface ExpectedCacheTicket extends IndexTicket {
+  readonly conversation: object;
+  /** Resolves when the prompt's ids are known (the server's, asked after the send); rejects when they cannot be. */
+  readonly ready: Promise<void>;
+  /** True while `ready` has not settled (the server's ids on their way): operations on the ticket wait for it. */
+  pending: boolean;
+  /** False when the prompt's ids could not be had (a failed tokenize call), or its figures never came: no figure. */
+  known: boolean;
   /** Whether its lookup was asked for (by `prefilled`, or by `end` when no first token came). */
   lookupAsked: boolean;
   /** Resolves when its lookup has run, when it had to wait (see the comment at the top). */

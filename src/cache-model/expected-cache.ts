@@ -1,21 +1,23 @@
 import { BlockHashChain } from '../prefix-cache/block-hash.js';
-import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps } from '../prefix-cache/block-pool.js';
 import type { ChatMessage, TokenCounter } from '../tokenizer/index.js';
 import { withToolsTurn } from '../tokenizer/tools-prompt.js';
 import { letLoopGo } from '../util/loop-turns.js';
 import { encodeIdsYielding } from '../tokenizer/sliced.js';
 import { ServerTokenizer, type ServerTokenizerSpec } from '../client/server-tokenizer.js';
-import { gcd, missCause, warmStartTokens } from './misses.js';
+import { CacheIndex, SAME_STEP_MS } from './cache-index.js';
+import { LocalIndexDriver, type IndexDriver } from './index-driver.js';
 import { OperationQueue, type Operation } from './operation-queue.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
 import { commonIds, joinedIds, type ConversationState } from './conversation-state.js';
 import type { CacheAccount, CachedAnswer, ExpectedCacheTicket } from './expected-cache-types.js';
 
 export type { CacheAccount, CachedAnswer, ExpectedCacheTicket, ExpectedHit } from './expected-cache-types.js';
+export { SAME_STEP_MS };
 
 /*
  * The global expected-cache model (issue #13): one block index of every token sequence the server has seen in this
- * run (each prompt as the chat template renders it, then each answer as it came back), shared by all conversations.
+ * run (each prompt as the chat template renders it, then each answer as it came back), shared by all conversations
+ * (and by every worker thread's, issue #31: the index is the coordinator's then).
  * A request's expected cached tokens are the longest block-aligned prefix of its prompt already in the index, capped
  * as vLLM caps a hit (at least the last prompt token is computed). Two indexes run side by side: one never evicts
  * (the infinite model), one with --kv-cache-tokens evicts LRU as a server's block pool does; the main figure is the
@@ -36,13 +38,6 @@ export type { CacheAccount, CachedAnswer, ExpectedCacheTicket, ExpectedHit } fro
  * ids come from the server after the send, and the operations that need them wait for them in call order
  * (OperationQueue), so nothing sits between a request's due time and its send.
  */
-
-/**
- * Requests whose first tokens come within this many ms of each other are taken as prefilled in the same engine step
- * (one batch), which does not hit its own blocks. Engine steps last a few ms or more; the client sees one step's
- * first tokens within well under a millisecond of each other on loopback.
- */
-export const SAME_STEP_MS = 2;
 
 /** Tokens hashed between yields to the event loop (about a millisecond of work). */
 const HASH_CHUNK_TOKENS = 128 * 1024;
@@ -75,7 +70,11 @@ const SETTLED = Promise.resolve();
 
 
 
-/** The run's expected-cache model (one per engine: with --workers, one per worker thread; see docs/METRICS.md). */
+/**
+ * The run's expected-cache model, one per engine. Its block indexes are in cache-index.ts, reached through an
+ * IndexDriver: with --workers each worker thread's model renders, encodes and hashes its own conversations and feeds
+ * the run's one index in the coordinator (index-transport.ts, index-owner.ts; issue #31, docs/METRICS.md "Scope").
+ */
 export class ExpectedCache {
   readonly blockSize: number;
   readonly capacityBlocks: number | undefined;
@@ -88,38 +87,24 @@ export class ExpectedCache {
   readonly #supply = new WeakMap<ExpectedCacheTicket, (ids: readonly number[] | undefined) => void>();
   readonly #counter: TokenCounter;
   readonly #markers: RegExp | null;
-  readonly #infinite: BlockPool<number>;
-  readonly #finite: BlockPool<number> | undefined;
-  /** A cache a quarter smaller than #finite: what would also have been evicted (cache-misses.ts). */
-  readonly #smaller: BlockPool<number> | undefined;
-  /**
-   * Blocks of prompts sent and not yet in the infinite index (their requests in flight), with how many requests hold
-   * each: with the infinite index, everything the run has sent or received (warm start). Bounded by what is in
-   * flight: a second index of every block seen doubled the model's memory and cost a walk of the history per request.
-   */
-  readonly #inFlight = new Map<number, number>();
+  /** Where the index events go: this thread's index, or the run's in the coordinator thread (index-driver.ts). */
+  readonly #index: IndexDriver;
   readonly #states = new WeakMap<object, ConversationState>();
-  /** Requests prefilled whose prompt blocks are not visible yet, oldest first (see prefilled). */
-  readonly #pending: Array<{ ticket: ExpectedCacheTicket; atMs: number; hashes: readonly number[] }> = [];
   readonly #queue: OperationQueue;
-  /** The granularity the server's cached counts share so far (cache-misses.ts). */
-  #serverGranularity = 0;
-  /** Requests with cached tokens so far (the granularity's evidence). */
-  #cachedSamples = 0;
   /** Scratch for #joined. */
   #scratch = new Uint32Array(1024);
 
-  constructor(counter: TokenCounter, config: ExpectedCacheConfig, signal?: AbortSignal) {
+  /**
+   * `index`: where the index events go, by default an index of this thread's own; with --workers, the transport to the
+   * run's one index in the coordinator thread (index-transport.ts, issue #31).
+   */
+  constructor(counter: TokenCounter, config: ExpectedCacheConfig, signal?: AbortSignal, index?: IndexDriver) {
     this.#counter = counter;
     this.blockSize = config.blockSize;
     this.capacityBlocks = config.capacityBlocks;
     this.sharedFrom = config.sharedFrom ?? 'prefill';
-    const stepBlocks = config.stepBlocks ?? DEFAULT_STEP_BLOCKS;
     this.#queue = new OperationQueue(config.sliceMs ?? SLICE_MS);
-    this.#infinite = new BlockPool<number>(Infinity, stepBlocks);
-    const capacity = config.capacityBlocks;
-    this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks);
-    this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks);
+    this.#index = index ?? new LocalIndexDriver(new CacheIndex(config));
     this.server = config.serverTokens === undefined ? undefined : new ServerTokenizer(config.serverTokens, signal);
     this.idsFromResponse = this.server !== undefined && config.idsFromResponse === true;
     this.#markers = this.server === undefined ? restartMarkers(counter) : null;
@@ -127,12 +112,12 @@ export class ExpectedCache {
 
   /** Blocks the infinite index holds: every distinct block seen in the run. */
   get cachedBlocks(): number {
-    return this.#infinite.cachedBlocks;
+    return this.#index.cachedBlocks;
   }
 
   /** Cached blocks evicted by the capacity model so far (0 without one). */
   get evictions(): number {
-    return this.#finite?.evictions ?? 0;
+    return this.#index.evictions;
   }
 
   /**
@@ -147,9 +132,10 @@ export class ExpectedCache {
     let state = this.#states.get(conversation);
     if (state === undefined) {
       const ids = this.server === undefined ? new PromptIds(this.#counter.tokenizer, this.#markers) : undefined;
-      state = { ids, chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0, previous: undefined };
+      state = { ids, chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0, changedFrom: 0, previous: undefined };
       this.#states.set(conversation, state);
     }
+    const sentAtMs = performance.now();
     const ticket: ExpectedCacheTicket = {
       hit: { expected: 0, infinite: 0 },
       conversation,
@@ -179,11 +165,11 @@ export class ExpectedCache {
     if (this.idsFromResponse) {
       // The ids come with the answer (about its first token): the index is read then, not at the send, so that no
       // operation waits in the queue for a request's first token.
-      ticket.lookup = ticket.ready.then(() => this.#queue.run(this.#sentSteps(ticket)));
+      ticket.lookup = ticket.ready.then(() => this.#queue.run(this.#sentSteps(ticket, sentAtMs)));
       return ticket;
     }
     // In call order, as the request goes out: what the index holds at the send.
-    const sent = this.#queue.run(this.#sentSteps(ticket));
+    const sent = this.#queue.run(this.#sentSteps(ticket, sentAtMs));
     sent?.catch(() => {});
     if (this.sharedFrom === 'end') ticket.lookup = sent;
     return ticket;
@@ -240,6 +226,7 @@ export class ExpectedCache {
       ({ ids, length, unchanged } = update);
     }
     // Hashed in chunks with the loop let go between them: a 10 MB message is ~156,000 blocks (issue #14).
+    state.changedFrom = Math.min(state.changedFrom, Math.floor(unchanged / this.blockSize), state.chain.hashes.length);
     for (let from = unchanged; ; from += HASH_CHUNK_TOKENS) {
       state.chain.sync(ids, Math.min(length, from + HASH_CHUNK_TOKENS), from);
       if (from + HASH_CHUNK_TOKENS >= length) break;
@@ -257,30 +244,18 @@ export class ExpectedCache {
    * The request is sent: what the run had seen of its prompt (warm start), and the model's hit as the index stands
    * now (concurrency). With `sharedFrom: 'end'` this is also its lookup, since the server looks it up on arrival.
    */
-  *#sentSteps(ticket: ExpectedCacheTicket): Operation {
+  *#sentSteps(ticket: ExpectedCacheTicket, atMs: number): Operation {
     if (ticket.pending) yield ticket.ready;
+    const state = this.#current(ticket);
+    if (state === undefined) return;
+    if (this.sharedFrom === 'end') ticket.lookupAsked = true;
+    yield* this.#index.sentSteps(ticket, state, atMs);
+  }
+
+  /** The ticket's conversation, when the ticket's prompt is known and still its latest; else undefined. */
+  #current(ticket: ExpectedCacheTicket): ConversationState | undefined {
     const state = this.#states.get(ticket.conversation);
-    if (!ticket.known || state === undefined || state.lastLength !== ticket.promptLength) return;
-    const keys = state.chain.hashes;
-    // Seen: the run's history (the infinite index), then prompts still in flight. This prompt's blocks past the
-    // index are in flight from now on, until its end registers them.
-    const indexed = this.#infinite.match(keys, keys.length, state.known);
-    let seen = indexed;
-    while (seen < keys.length && this.#inFlight.has(keys[seen]!)) seen++;
-    ticket.seen = seen * this.blockSize;
-    for (let b = indexed; b < keys.length; b++) {
-      const key = keys[b]!;
-      this.#inFlight.set(key, (this.#inFlight.get(key) ?? 0) + 1);
-      ticket.inFlight.push(key);
-    }
-    if (this.sharedFrom === 'end') {
-      ticket.lookupAsked = true;
-      yield* this.#lookupSteps(ticket, state, performance.now());
-      ticket.atSend = ticket.hit.expected;
-    } else {
-      const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / this.blockSize);
-      ticket.atSend = (this.#finite ?? this.#infinite).match(keys, maxHit, this.#finite === undefined ? state.known : 0) * this.blockSize;
-    }
+    return ticket.known && state !== undefined && state.lastLength === ticket.promptLength ? state : undefined;
   }
 
   /**
@@ -308,57 +283,14 @@ export class ExpectedCache {
 
   /** Resolves when the ticket's `hit` is final (at once unless its lookup waits behind a large registration). */
   settled(ticket: ExpectedCacheTicket): Promise<void> {
-    return ticket.lookup ?? SETTLED;
+    const lookup = ticket.lookup;
+    if (lookup === undefined) return this.#index.answered(ticket) ?? SETTLED;
+    return lookup.then(() => this.#index.answered(ticket));
   }
 
   *#prefilledSteps(ticket: ExpectedCacheTicket, atMs: number): Operation {
-    if (this.#due(atMs - SAME_STEP_MS)) yield* this.#publishSteps(atMs - SAME_STEP_MS);
     if (ticket.pending) yield ticket.ready;
-    const state = this.#states.get(ticket.conversation);
-    if (!ticket.known || state === undefined || state.lastLength !== ticket.promptLength) return;
-    yield* this.#lookupSteps(ticket, state, atMs);
-  }
-
-  /** Looks the ticket's prompt up in each index, holding its blocks there until its end. */
-  *#lookupSteps(ticket: ExpectedCacheTicket, state: ConversationState, atMs: number): Operation {
-    const bs = this.blockSize;
-    // vLLM and llama.cpp compute at least the prompt's last token (its logits give the first output token): a hit
-    // stops before it.
-    const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
-    const keys = state.chain.hashes;
-    // Each pool in turn, written out rather than through a generator closure: one generator fewer per pool and request.
-    const admitted = this.#infinite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, state.known);
-    const infinite = isSteps(admitted) ? yield* admitted : admitted;
-    ticket.leases.push({ pool: this.#infinite, lease: infinite.lease });
-    ticket.hit.infinite = infinite.hitBlocks * bs;
-    if (this.#finite === undefined) ticket.hit.expected = ticket.hit.infinite;
-    else {
-      const admittedFinite = this.#finite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
-      const finite = isSteps(admittedFinite) ? yield* admittedFinite : admittedFinite;
-      ticket.leases.push({ pool: this.#finite, lease: finite.lease });
-      ticket.hit.expected = finite.hitBlocks * bs;
-      const admittedSmaller = this.#smaller!.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
-      const smaller = isSteps(admittedSmaller) ? yield* admittedSmaller : admittedSmaller;
-      ticket.leases.push({ pool: this.#smaller!, lease: smaller.lease });
-      ticket.smaller = smaller.hitBlocks * bs;
-    }
-    if (this.sharedFrom === 'prefill') this.#pending.push({ ticket, atMs, hashes: keys });
-  }
-
-  /** Whether a request prefilled at or before `untilMs` waits to be published (checked before making the generator). */
-  #due(untilMs: number): boolean {
-    return this.#pending.length > 0 && this.#pending[0]!.atMs <= untilMs;
-  }
-
-  /** Registers the prompt blocks of requests prefilled at or before `untilMs`, in the order they were. */
-  *#publishSteps(untilMs: number): Operation {
-    while (this.#due(untilMs)) {
-      const { ticket, hashes } = this.#pending.shift()!;
-      for (const { pool, lease } of ticket.leases) {
-        const rest = lease.heldBlocks > 0 ? pool.growStepwise(lease, hashes, lease.heldBlocks) : undefined;
-        if (rest !== undefined) yield* rest;
-      }
-    }
+    yield* this.#index.prefilledSteps(ticket, this.#current(ticket), atMs);
   }
 
   /**
@@ -387,17 +319,15 @@ export class ExpectedCache {
 
   *#endSteps(ticket: ExpectedCacheTicket, pendingIds: ArrayLike<number> | Promise<ArrayLike<number>> | undefined, answer: CachedAnswer | undefined, nowMs: number, lookUp: boolean): Operation {
     if (lookUp) yield* this.#prefilledSteps(ticket, nowMs);
-    if (this.#due(nowMs - SAME_STEP_MS)) yield* this.#publishSteps(nowMs - SAME_STEP_MS);
     let answerIds: ArrayLike<number> | undefined;
     if (pendingIds instanceof Promise) {
       const settledIds = pendingIds.then((ids) => (answerIds = ids)).catch(() => undefined);
       yield settledIds;
     } else answerIds = pendingIds;
     const bs = this.blockSize;
-    let keys: readonly number[] | undefined;
     let totalBlocks = 0;
-    const state = this.#states.get(ticket.conversation);
-    const current = ticket.known && state !== undefined && state.lastLength === ticket.promptLength;
+    const state = this.#current(ticket);
+    const current = state !== undefined;
     if (current) {
       const reasoning = answer !== undefined && 'text' in answer && (answer.reasoning || /^\s*<think>/.test(answer.text));
       state.previous = { promptLength: ticket.promptLength, answerLength: answerIds?.length ?? 0, reasoning };
@@ -407,30 +337,16 @@ export class ExpectedCache {
       // The prompt's partial tail block, then the answer: hashed on from the prompt's last full block (at once when
       // it is one chunk, as nearly every answer is: no generator).
       const partial = state.last.subarray(head, ticket.promptLength);
-      keys =
-        partial.length + answerIds.length <= HASH_CHUNK_TOKENS
-          ? state.chain.extend(this.#joined(partial, answerIds))
-          : yield* this.#extendSteps(state.chain, partial, answerIds);
+      if (partial.length + answerIds.length <= HASH_CHUNK_TOKENS) state.chain.extend(this.#joined(partial, answerIds));
+      else yield* this.#extendSteps(state.chain, partial, answerIds);
       // The last sampled token's KV is never computed (see CachedAnswer): the end-of-sequence token after a stop, else
       // the answer's own last token.
       const stopped = answer !== undefined && 'text' in answer && answer.finishReason === 'stop';
       totalBlocks = Math.ceil((ticket.promptLength + answerIds.length - (stopped ? 0 : 1)) / bs);
     }
-    keys ??= current ? state.chain.hashes : undefined;
-    for (const { pool, lease } of ticket.leases) {
-      const grown = keys !== undefined ? pool.growStepwise(lease, keys, Math.max(totalBlocks, lease.heldBlocks)) : undefined;
-      if (grown !== undefined) yield* grown;
-      const released = pool.releaseStepwise(lease);
-      if (released !== undefined) yield* released;
-    }
-    for (const key of ticket.inFlight) {
-      const holders = this.#inFlight.get(key)!;
-      if (holders > 1) this.#inFlight.set(key, holders - 1);
-      else this.#inFlight.delete(key);
-    }
-    ticket.inFlight.length = 0;
+    yield* this.#index.endSteps(ticket, state, totalBlocks, nowMs);
     // Every full block of the prompt (and answer) is in the infinite index now.
-    if (current && keys !== undefined) state.registered = Math.min(keys.length, Math.max(totalBlocks, ticket.totalBlocks));
+    if (current) state.registered = Math.min(state.chain.hashes.length, Math.max(totalBlocks, ticket.totalBlocks));
   }
 
   /**
@@ -439,33 +355,8 @@ export class ExpectedCache {
    * (expected beyond cached) with their cause (cache-model/misses.ts).
    */
   account(ticket: ExpectedCacheTicket, cached: number | null): CacheAccount {
-    const none: CacheAccount = { warmStartTokens: 0, missedTokens: 0, missCause: null };
-    if (cached === null || !ticket.known) return none;
-    if (cached > 0) {
-      this.#serverGranularity = gcd(this.#serverGranularity, cached);
-      this.#cachedSamples++;
-    }
-    // Taken as the server's block only once a few hits agree on a power of two (block and page sizes are): one hit's
-    // count is its own divisor.
-    const g = this.#serverGranularity;
-    const granularity = this.#cachedSamples >= 4 && g > 1 && g <= 4096 && (g & (g - 1)) === 0 ? g : 1;
-    // More than a block beyond what the run could explain; 16 tokens at least, since a token-granular server's hit
-    // may pass a block-cut answer's boundary by a few tokens.
-    const warm = warmStartTokens(cached, Math.max(ticket.seen, ticket.hit.infinite), Math.max(16, this.blockSize, granularity));
-    const served = cached - warm;
-    const expected = ticket.hit.expected;
-    if (expected <= served) return { ...none, warmStartTokens: warm };
-    const state = this.#states.get(ticket.conversation);
-    const cause = missCause({
-      cached: served,
-      expected,
-      blockSize: this.blockSize,
-      serverGranularity: granularity,
-      atSend: ticket.atSend,
-      smallerCache: ticket.smaller,
-      previous: state?.previous,
-    });
-    return { warmStartTokens: warm, missedTokens: expected - served, missCause: cause };
+    if (cached === null || !ticket.known) return { warmStartTokens: 0, missedTokens: 0, missCause: null };
+    return this.#index.account(ticket, cached, this.#states.get(ticket.conversation)?.previous);
   }
 
   /**
@@ -495,6 +386,7 @@ export class ExpectedCache {
 
   /** Closes the server tokenizer's connections, if any. */
   async close(): Promise<void> {
+    this.#index.close();
     await this.server?.close();
   }
 }

@@ -21,7 +21,7 @@ export interface CacheModelInput {
   tokenizerWarnings: readonly string[];
   /** Where the server's tokenize endpoints are, and the model they take. */
   server: Omit<ServerTokenizerSpec, 'kind'>;
-  /** Worker threads: with more than one, each indexes its own conversations (scope `per-worker`). */
+  /** Worker threads (one index for all of them: scope `global`). */
   workers: number;
   signal?: AbortSignal;
   warn: (message: string) => void;
@@ -108,7 +108,8 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
       capacity_model: capacityBlocks === undefined ? 'infinite' : 'lru',
       capacity_tokens: capacityBlocks === undefined ? null : capacityBlocks * blockSize,
       capacity_source: source,
-      scope: input.workers > 1 ? 'per-worker' : 'global',
+      // One index whatever the threads: with --workers the coordinator owns it (index-owner.ts, issue #31).
+      scope: 'global',
       token_ids: ids,
       semantics,
     },

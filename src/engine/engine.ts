@@ -3,6 +3,7 @@ import { TracePrefixCache } from '../prefix-cache/trace-blocks.js';
 import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
 import { ExpectedCache } from '../cache-model/expected-cache.js';
+import { RemoteIndexDriver } from '../cache-model/index-transport.js';
 import type { CrashHandler } from './load/executor.js';
 import { describeLoadModel, loadModelFor, loadModelWarnings, runLoadModel, type LoadModel } from './load/registry.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
@@ -173,6 +174,16 @@ function tracePrompts(input: EngineInput, warn: (message: string) => void): Hash
   return prompts;
 }
 
+/**
+ * The run's expected-cache model: with its own index, or in a worker thread fed to the run's one index in the
+ * coordinator (issue #31).
+ */
+function expectedCacheOf(input: EngineInput, stop: StopController): ExpectedCache {
+  const config = input.expectedCache ?? { blockSize: 16 };
+  const port = input.expectedCacheIndexPort;
+  return new ExpectedCache(input.counter, config, stop.abort, port === undefined ? undefined : new RemoteIndexDriver(port, config));
+}
+
 /** The context every turn runs in: the request template, client, counter and expected cache, reporting to the tally. */
 function turnContext(input: EngineInput, stop: StopController, tally: RunTally, traced: boolean): TurnContext {
   const { observer = {} } = input;
@@ -181,7 +192,7 @@ function turnContext(input: EngineInput, stop: StopController, tally: RunTally, 
     client: input.client,
     model: input.model,
     counter: input.counter,
-    expectedCache: new ExpectedCache(input.counter, input.expectedCache ?? { blockSize: 16 }, stop.abort),
+    expectedCache: expectedCacheOf(input, stop),
     stop,
     // A turn's warnings are the run's: kept in its result as well as told to the observer.
     observer: { ...observer, onWarning: tally.warn },

@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { ExpectedCacheConfig } from '../cache-model/expected-cache.js';
 import type { ChatClient } from '../client/chat-client.js';
 import type { ClientHealth } from '../metrics/client-health.js';
@@ -59,6 +60,11 @@ export interface EngineInput {
   counter: TokenCounter;
   /** The expected-cache model's block size and capacity. @default 16-token blocks, infinite */
   expectedCache?: ExpectedCacheConfig;
+  /**
+   * A worker thread's channel to the run's one expected-cache index, which the coordinator owns (issue #31): this
+   * engine's ExpectedCache sends its index events there (cache-model/index-transport.ts) instead of keeping an index.
+   */
+  expectedCacheIndexPort?: MessagePort;
   observer?: EngineObserver;
   /** Aborting it stops the run gracefully (as SIGINT does): no new turns, in-flight requests get a grace period. */
   signal?: AbortSignal;

@@ -82,10 +82,14 @@ export interface ExpectedCacheModelDescription {
   /** Where the capacity came from: `--kv-cache-tokens`, the server's /metrics gauge, or null. */
   capacity_source: string | null;
   /**
-   * `global`: one index over every conversation of the run, in the order this process sent them. `per-worker` with
-   * --workers: each worker thread indexes its own conversations (prefixes shared across threads are not seen).
+   * `global`: one index over every conversation of the run, in the order its requests' events came (with --workers,
+   * one index in the coordinator fed by every worker thread, issue #31). `per-shard`: a merge of shards run as
+   * separate processes (`chatload merge`), each with its own index: prefixes one shard sent are not counted for
+   * another's requests (`scope_note` says so). `per-worker`: files of earlier versions, each worker thread's own index.
    */
-  scope: 'global' | 'per-worker';
+  scope: 'global' | 'per-shard' | 'per-worker';
+  /** What the scope means for the figures, when they are not one index's (a merge of shards). */
+  scope_note?: string;
   /** Whose token ids the model counts in: the local tokenizer's, or the server's own (its tokenize endpoints). */
   token_ids?: 'local' | 'server';
   /** The engine's cache semantics the model ran (server-engine/cache-semantics.ts: where each value came from). */

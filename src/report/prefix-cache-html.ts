@@ -12,10 +12,16 @@ export function prefixCacheHtml(p: RunPrefixCache | null): string {
   if (p === null) return '<p class="muted">Not recorded (results.json has no prefix_cache: a run before the global expected-cache model).</p>';
   const m = p.model;
   const finite = m.capacity_model !== 'infinite';
+  const scopeText = (d: typeof m): string =>
+    d.scope === 'per-worker'
+      ? 'each worker thread indexed its own conversations (--workers), so prefixes shared across threads are not counted'
+      : d.scope === 'per-shard'
+        ? `each merged run indexed its own conversations: ${escapeHtml(d.scope_note ?? 'prefixes shared across runs are not counted')}`
+        : 'one index over every conversation, in the order they were sent';
   const model = finite ? `LRU eviction at ${m.capacity_tokens} tokens (from ${m.capacity_source})` : 'no eviction (infinite KV cache)';
   const intro =
     `<p>Expected: the longest ${m.block_size}-token-block prefix of each prompt already sent in this run by any conversation, ${escapeHtml(model)}; ` +
-    `${m.scope === 'per-worker' ? 'each worker thread indexed its own conversations (--workers), so prefixes shared across threads are not counted' : 'one index over every conversation, in the order they were sent'}. ` +
+    `${scopeText(m)}. ` +
     `Own history: the conversation's previous prompt and answer alone. Efficiency: Σ cached / Σ expected.</p>`;
   const points: SeriesPoint[] = [];
   for (const t of p.per_turn) {

@@ -51,11 +51,13 @@ export interface StoredResults {
   warnings: string[];
   /** --shard as "I/N"; null when not sharded or not recorded. */
   shard: string | null;
+  /** `token_counts_exact`: whether the run's token counts were exact (false when absent). */
+  tokenCountsExact: boolean;
 }
 
 const FACT_KEYS = ['model', 'url', 'dataset', 'stop_reason', 'tokenizer', 'created_at', 'chatload_version', 'crashed_tasks', 'environment'] as const;
 /** The fields read (besides the facts), each checked when present. */
-const READ_KEYS = ['summary', 'per_turn', 'prefix_cache', 'client_health', 'config', 'defaulted_options', 'conversations', 'warnings', 'shard', ...FACT_KEYS] as const;
+const READ_KEYS = ['summary', 'per_turn', 'prefix_cache', 'client_health', 'config', 'defaulted_options', 'conversations', 'warnings', 'shard', 'token_counts_exact', ...FACT_KEYS] as const;
 
 /**
  * Reads a results.json: a DatasetError naming the file when it is not JSON, not an object, has no summary, a
@@ -129,6 +131,7 @@ function storedResults(path: string, schemaVersion: string | null, doc: Record<s
     conversations,
     warnings: (doc.warnings as string[] | undefined) ?? [],
     shard: (doc.shard as string | null | undefined) ?? null,
+    tokenCountsExact: doc.token_counts_exact === true,
   };
 }
 

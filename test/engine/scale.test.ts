@@ -1,3 +1,4 @@
+import type { RunPrefixCache } from '../../src/metrics/prefix-cache-tally.js';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -150,9 +151,14 @@ describe('worker threads and shards against the simulator', () => {
     }
     const merged = await mergeRuns([join(dir, 'shard-0'), join(dir, 'shard-1')], join(dir, 'merged'));
     assert.equal(merged.records, 30);
-    const results = JSON.parse(readFileSync(merged.files.results, 'utf8')) as { completed: number; conversations: { total: number } };
+    const results = JSON.parse(readFileSync(merged.files.results, 'utf8')) as { completed: number; conversations: { total: number }; prefix_cache: RunPrefixCache };
     assert.equal(results.completed, 30);
     assert.equal(results.conversations.total, 12);
+    // Each shard's process had its own expected-cache index (issue #31): the merged figure says so, and is their sum.
+    assert.deepEqual(shards.map((s) => s.prefixCache.model.scope), ['global', 'global']);
+    assert.equal(results.prefix_cache.model.scope, 'per-shard');
+    assert.match(results.prefix_cache.model.scope_note!, /2 runs merged, each with its own expected-cache index/);
+    assert.equal(results.prefix_cache.totals.expected_cached_tokens, shards[0]!.prefixCache.totals.expected_cached_tokens + shards[1]!.prefixCache.totals.expected_cached_tokens);
 
     const single = await runBenchmark({ url: sim.url, inputFile, numClients: 4, maxNumRequests: 30, outputDir: join(dir, 'single') });
     assert.equal(single.summary.completed, merged.records, 'N shards + merge = one run, in request count');

@@ -57,12 +57,12 @@ function flushSoon(): void {
 
 const stop = new StopController();
 let stopFromCoordinator = false;
-let start: (startEpochMs: number) => void = () => {};
-const started = new Promise<number>((resolve) => {
+let start: (message: Extract<CoordinatorMessage, { type: 'start' }>) => void = () => {};
+const started = new Promise<Extract<CoordinatorMessage, { type: 'start' }>>((resolve) => {
   start = resolve;
 });
 port.on('message', (message: CoordinatorMessage) => {
-  if (message.type === 'start') return start(message.startEpochMs);
+  if (message.type === 'start') return start(message);
   stopFromCoordinator = true;
   if (message.abort) stop.abortInFlight(message.reason);
   else stop.stop(message.reason);
@@ -79,7 +79,7 @@ const client = new ChatClient(data.client);
 
 try {
   post({ type: 'ready' });
-  const startEpochMs = await started;
+  const { startEpochMs, expectedCacheIndexPort } = await started;
   const health = new ClientHealthMonitor();
   const aggregate = new RunAggregate(runAggregateOptions(data.summary));
   health.start();
@@ -89,6 +89,7 @@ try {
     deadlines: data.deadlines,
     keepFinishedConversations: data.keepFinishedConversations,
     expectedCache: data.expectedCache,
+    expectedCacheIndexPort,
     conversations: data.conversations,
     datasetIndices: data.datasetIndices,
     resumePoints: data.resumePoints,

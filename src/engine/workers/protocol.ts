@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { Conversation } from '../../conversation/types.js';
 import type { ClientHealth } from '../../metrics/client-health.js';
 import type { RequestRecord } from '../../metrics/record.js';
@@ -50,6 +51,9 @@ export type PartMessage =
 
 /** Messages from the coordinator to a part's worker. */
 export type CoordinatorMessage =
-  /** Every part is ready: start at this epoch time (ms), the same for all. */
-  | { type: 'start'; startEpochMs: number }
+  /**
+   * Every part is ready: start at this epoch time (ms), the same for all. `expectedCacheIndexPort`: the part's channel
+   * to the run's one expected-cache index (issue #31), transferred with the message.
+   */
+  | { type: 'start'; startEpochMs: number; expectedCacheIndexPort?: MessagePort }
   | { type: 'stop'; reason: StopReason; abort: boolean };

@@ -1,4 +1,5 @@
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { IndexOwner } from '../../cache-model/index-owner.js';
 import type { ChatClientOptions } from '../../client/chat-client.js';
 import type { Conversation } from '../../conversation/types.js';
 import { sumConversationCounts } from '../../metrics/conversation-counts.js';
@@ -61,6 +62,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
     unfollow();
     unfollowStop();
     await Promise.all(run.workers.map((w) => w.terminate()));
+    run.cacheIndex.close();
   }
   return mergeParts(input, run, ends);
 }
@@ -76,6 +78,8 @@ interface Coordinator {
   readonly workers: Worker[];
   /** Sends a message to every worker started so far. */
   readonly broadcast: (message: CoordinatorMessage) => void;
+  /** The run's one expected-cache index, fed by every part (issue #31). */
+  readonly cacheIndex: IndexOwner;
 }
 
 /** The coordinator, before any worker starts: its stop (and its abort of in-flight requests) reaches every worker. */
@@ -94,7 +98,8 @@ function startCoordinator(input: WorkersInput): Coordinator {
   const onStop = (abort: boolean) => (): void => broadcast({ type: 'stop', reason: (stop.reason ?? 'interrupted') as StopReason, abort });
   stop.stopping.addEventListener('abort', onStop(false), { once: true });
   stop.abort.addEventListener('abort', onStop(true), { once: true });
-  return { observer, budget: new RequestBudget(input.maxRequests), stop, warnings, warn, workers, broadcast };
+  const cacheIndex = new IndexOwner(input.expectedCache ?? { blockSize: 16 });
+  return { observer, budget: new RequestBudget(input.maxRequests), stop, warnings, warn, workers, broadcast, cacheIndex };
 }
 
 /** Worker `index`'s part of the run: a shard's workers split the shard's share further (base.index * workers + index). */
@@ -148,7 +153,9 @@ function startParts(input: WorkersInput, run: Coordinator): { ready: Promise<voi
     run.workers.push(worker);
     let markReady: () => void = () => {};
     ready.push(new Promise<void>((resolve) => (markReady = resolve)));
-    done.push(followPart(worker, index, { observer: run.observer, stop: run.stop, warn: run.warn, markReady }));
+    const ended = followPart(worker, index, { observer: run.observer, stop: run.stop, warn: run.warn, markReady });
+    // A part that died leaves its requests in flight in the index: they end there with nothing more cached.
+    done.push(ended.then((end) => (end.done === undefined && run.cacheIndex.drop(index), end)));
   }
   return { ready, done };
 }
@@ -161,7 +168,13 @@ async function startTogether(input: WorkersInput, run: Coordinator, ready: Promi
   const readyTimer = new Promise<void>((resolve) => timers.push(setTimeout(resolve, READY_TIMEOUT_MS)));
   await Promise.race([Promise.all(ready), readyTimer]);
   const startEpochMs = Math.max(input.startAtEpochMs ?? 0, performance.timeOrigin + performance.now() + START_SLACK_MS);
-  run.broadcast({ type: 'start', startEpochMs });
+  run.workers.forEach((worker, index) => {
+    // Each part's own channel to the run's expected-cache index, its end transferred with the start.
+    const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
+    run.cacheIndex.attach(index, port1);
+    const start: CoordinatorMessage = { type: 'start', startEpochMs, expectedCacheIndexPort: port2 };
+    worker.postMessage(start, [port2]);
+  });
   // A stop that came before the workers were listening (e.g. a signal during start-up) reaches them now.
   if (run.stop.stopping.aborted) run.broadcast({ type: 'stop', reason: run.stop.reason ?? 'interrupted', abort: run.stop.abort.aborted });
 }

@@ -1,0 +1,231 @@
+import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps } from '../prefix-cache/block-pool.js';
+import { gcd, missCause, warmStartTokens, type MissFacts } from './misses.js';
+import type { Operation } from './operation-queue.js';
+import type { CacheAccount, IndexTicket } from './expected-cache-types.js';
+
+/*
+ * The expected-cache model's block indexes (issue #13), apart from the conversations they are fed by: what every
+ * request of the run has left in a server's prefix cache, read by block hash. ExpectedCache (expected-cache.ts) drives
+ * one in its own thread; with --workers the coordinator drives one for every worker thread (index-owner.ts), fed the
+ * same events by message (index-transport.ts), so there is one index for the run whatever its threads (issue #31).
+ * Each event is an Operation (operation-queue.ts): its caller runs the events in the order they came.
+ */
+
+/**
+ * Requests whose first tokens come within this many ms of each other are taken as prefilled in the same engine step
+ * (one batch), which does not hit its own blocks. Engine steps last a few ms or more; the client sees one step's
+ * first tokens within well under a millisecond of each other on loopback.
+ */
+export const SAME_STEP_MS = 2;
+
+/** What an index needs, fixed for the run. */
+export interface CacheIndexConfig {
+  /** Tokens per KV block. */
+  blockSize: number;
+  /** KV capacity in blocks; undefined for the infinite model only. */
+  capacityBlocks?: number;
+  /** Blocks an index handles between two chances to let the loop go (BlockPool's stepBlocks). */
+  stepBlocks?: number;
+  /** When a request's blocks are shared with others: at its prefill (vLLM, SGLang) or at its end (llama.cpp). */
+  sharedFrom?: 'prefill' | 'end';
+}
+
+/** A prompt as the index reads it: its conversation's block hashes, and how many leading ones it registered already. */
+export interface IndexPrompt {
+  readonly keys: readonly number[];
+  readonly known: number;
+}
+
+/**
+ * The granularity the server's cached counts share so far (misses.ts: block_rounding): their greatest common divisor,
+ * taken as the server's block only once a few hits agree on a power of two (block and page sizes are).
+ */
+export interface ServerGranularity {
+  gcd: number;
+  /** Requests with cached tokens so far (the evidence). */
+  samples: number;
+}
+
+/** Adds a request's server-reported cached tokens to the granularity's evidence. */
+export function noteCached(g: ServerGranularity, cached: number): void {
+  if (cached <= 0) return;
+  g.gcd = gcd(g.gcd, cached);
+  g.samples++;
+}
+
+/**
+ * A request's server-reported `cached` tokens against the model's figures for it (the ticket's, final): its warm-start
+ * tokens and its missed tokens with their cause. `g` already holds this request's cached count (noteCached).
+ */
+export function accountOf(ticket: IndexTicket, cached: number, g: ServerGranularity, blockSize: number, previous: MissFacts['previous']): CacheAccount {
+  // One hit's count is its own divisor: a granularity needs a few.
+  const granularity = g.samples >= 4 && g.gcd > 1 && g.gcd <= 4096 && (g.gcd & (g.gcd - 1)) === 0 ? g.gcd : 1;
+  // More than a block beyond what the run could explain; 16 tokens at least, since a token-granular server's hit
+  // may pass a block-cut answer's boundary by a few tokens.
+  const warm = warmStartTokens(cached, Math.max(ticket.seen, ticket.hit.infinite), Math.max(16, blockSize, granularity));
+  const served = cached - warm;
+  const expected = ticket.hit.expected;
+  if (expected <= served) return { warmStartTokens: warm, missedTokens: 0, missCause: null };
+  const cause = missCause({ cached: served, expected, blockSize, serverGranularity: granularity, atSend: ticket.atSend, smallerCache: ticket.smaller, previous });
+  return { warmStartTokens: warm, missedTokens: expected - served, missCause: cause };
+}
+
+/** The run's block indexes: one that never evicts, and with a capacity one LRU pool of it and one a quarter smaller. */
+export class CacheIndex {
+  readonly blockSize: number;
+  readonly sharedFrom: 'prefill' | 'end';
+  readonly #infinite: BlockPool<number>;
+  readonly #finite: BlockPool<number> | undefined;
+  /** A cache a quarter smaller than #finite: what would also have been evicted (misses.ts). */
+  readonly #smaller: BlockPool<number> | undefined;
+  /**
+   * Blocks of prompts sent and not yet in the infinite index (their requests in flight), with how many requests hold
+   * each: with the infinite index, everything the run has sent or received (warm start). Bounded by what is in
+   * flight: a second index of every block seen doubled the model's memory and cost a walk of the history per request.
+   */
+  readonly #inFlight = new Map<number, number>();
+  /** Requests prefilled whose prompt blocks are not visible yet, by first-token time (see prefilledSteps). */
+  readonly #pending: Array<{ ticket: IndexTicket; atMs: number; hashes: readonly number[] }> = [];
+  /** The server's granularity so far (account). */
+  readonly granularity: ServerGranularity = { gcd: 0, samples: 0 };
+
+  constructor(config: CacheIndexConfig) {
+    this.blockSize = config.blockSize;
+    this.sharedFrom = config.sharedFrom ?? 'prefill';
+    const stepBlocks = config.stepBlocks ?? DEFAULT_STEP_BLOCKS;
+    this.#infinite = new BlockPool<number>(Infinity, stepBlocks);
+    const capacity = config.capacityBlocks;
+    this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks);
+    this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks);
+  }
+
+  /** Blocks the infinite index holds: every distinct block seen in the run. */
+  get cachedBlocks(): number {
+    return this.#infinite.cachedBlocks;
+  }
+
+  /** Cached blocks evicted by the capacity model so far (0 without one). */
+  get evictions(): number {
+    return this.#finite?.evictions ?? 0;
+  }
+
+  /**
+   * The request is sent: what the run had seen of its prompt (warm start), and the model's hit as the index stands
+   * now (concurrency). With `sharedFrom: 'end'` this is also its lookup, since the server looks it up on arrival.
+   */
+  *sentSteps(ticket: IndexTicket, prompt: IndexPrompt, atMs: number): Operation {
+    const { keys, known } = prompt;
+    // Seen: the run's history (the infinite index), then prompts still in flight. This prompt's blocks past the
+    // index are in flight from now on, until its end registers them.
+    const indexed = this.#infinite.match(keys, keys.length, known);
+    let seen = indexed;
+    while (seen < keys.length && this.#inFlight.has(keys[seen]!)) seen++;
+    ticket.seen = seen * this.blockSize;
+    for (let b = indexed; b < keys.length; b++) {
+      const key = keys[b]!;
+      this.#inFlight.set(key, (this.#inFlight.get(key) ?? 0) + 1);
+      ticket.inFlight.push(key);
+    }
+    if (this.sharedFrom === 'end') {
+      yield* this.#lookupSteps(ticket, prompt, atMs);
+      ticket.atSend = ticket.hit.expected;
+    } else {
+      const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / this.blockSize);
+      ticket.atSend = (this.#finite ?? this.#infinite).match(keys, maxHit, this.#finite === undefined ? known : 0) * this.blockSize;
+    }
+  }
+
+  /**
+   * The server computed the ticket's prompt: its first token came at `atMs` (performance.now() of this thread). With
+   * `sharedFrom: 'prefill'` the prompt is looked up now rather than at the send, because a server looks a prompt up
+   * when it admits it, after any queueing: a request that waited behind another with the same prefix hits it. Its own
+   * blocks become visible to others SAME_STEP_MS later: requests whose first token comes in the same engine step were
+   * prefilled in the same batch, and a batch does not hit its own blocks. `prompt` undefined: nothing to look up (its
+   * ids unknown), only the due publications run.
+   */
+  *prefilledSteps(ticket: IndexTicket, prompt: IndexPrompt | undefined, atMs: number): Operation {
+    if (this.#due(atMs - SAME_STEP_MS)) yield* this.#publishSteps(atMs - SAME_STEP_MS);
+    if (prompt !== undefined && this.sharedFrom === 'prefill') yield* this.#lookupSteps(ticket, prompt, atMs);
+  }
+
+  /** Looks the ticket's prompt up in each index, holding its blocks there until its end. */
+  *#lookupSteps(ticket: IndexTicket, prompt: IndexPrompt, atMs: number): Operation {
+    const bs = this.blockSize;
+    // vLLM and llama.cpp compute at least the prompt's last token (its logits give the first output token): a hit
+    // stops before it.
+    const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
+    const keys = prompt.keys;
+    // Each pool in turn, written out rather than through a generator closure: one generator fewer per pool and request.
+    const admitted = this.#infinite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, prompt.known);
+    const infinite = isSteps(admitted) ? yield* admitted : admitted;
+    ticket.leases.push({ pool: this.#infinite, lease: infinite.lease });
+    ticket.hit.infinite = infinite.hitBlocks * bs;
+    if (this.#finite === undefined) ticket.hit.expected = ticket.hit.infinite;
+    else {
+      const admittedFinite = this.#finite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+      const finite = isSteps(admittedFinite) ? yield* admittedFinite : admittedFinite;
+      ticket.leases.push({ pool: this.#finite, lease: finite.lease });
+      ticket.hit.expected = finite.hitBlocks * bs;
+      const admittedSmaller = this.#smaller!.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+      const smaller = isSteps(admittedSmaller) ? yield* admittedSmaller : admittedSmaller;
+      ticket.leases.push({ pool: this.#smaller!, lease: smaller.lease });
+      ticket.smaller = smaller.hitBlocks * bs;
+    }
+    if (this.sharedFrom === 'prefill') this.#pend(ticket, atMs, keys);
+  }
+
+  /**
+   * Queues a prefilled prompt for publication, in first-token order: fed from several threads, a first token may
+   * arrive after a later one (index-owner.ts), and it goes in its place.
+   */
+  #pend(ticket: IndexTicket, atMs: number, hashes: readonly number[]): void {
+    const pending = this.#pending;
+    let at = pending.length;
+    while (at > 0 && pending[at - 1]!.atMs > atMs) at--;
+    if (at === pending.length) pending.push({ ticket, atMs, hashes });
+    else pending.splice(at, 0, { ticket, atMs, hashes });
+  }
+
+  /** Whether a request prefilled at or before `untilMs` waits to be published (checked before making the generator). */
+  #due(untilMs: number): boolean {
+    return this.#pending.length > 0 && this.#pending[0]!.atMs <= untilMs;
+  }
+
+  /** Registers the prompt blocks of requests prefilled at or before `untilMs`, in the order they were. */
+  *#publishSteps(untilMs: number): Operation {
+    while (this.#due(untilMs)) {
+      const { ticket, hashes } = this.#pending.shift()!;
+      for (const { pool, lease } of ticket.leases) {
+        const rest = lease.heldBlocks > 0 ? pool.growStepwise(lease, hashes, lease.heldBlocks) : undefined;
+        if (rest !== undefined) yield* rest;
+      }
+    }
+  }
+
+  /**
+   * The request ended at `nowMs`: its blocks up to `totalBlocks` of `keys` (its prompt and answer; undefined when
+   * they are unknown, then only what it holds stays cached) are registered, then released; its prompt's blocks are
+   * no longer in flight.
+   */
+  *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number): Operation {
+    if (this.#due(nowMs - SAME_STEP_MS)) yield* this.#publishSteps(nowMs - SAME_STEP_MS);
+    for (const { pool, lease } of ticket.leases) {
+      const grown = keys !== undefined ? pool.growStepwise(lease, keys, Math.max(totalBlocks, lease.heldBlocks)) : undefined;
+      if (grown !== undefined) yield* grown;
+      const released = pool.releaseStepwise(lease);
+      if (released !== undefined) yield* released;
+    }
+    for (const key of ticket.inFlight) {
+      const holders = this.#inFlight.get(key)!;
+      if (holders > 1) this.#inFlight.set(key, holders - 1);
+      else this.#inFlight.delete(key);
+    }
+    ticket.inFlight.length = 0;
+  }
+
+  /** The request's server-reported `cached` tokens against its final figures (see accountOf). */
+  account(ticket: IndexTicket, cached: number, previous: MissFacts['previous']): CacheAccount {
+    noteCached(this.granularity, cached);
+    return accountOf(ticket, cached, this.granularity, this.blockSize, previous);
+  }
+}

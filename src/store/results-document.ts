@@ -167,8 +167,8 @@ export interface MergedRun {
   client_health: ClientHealth | null;
 }
 
-/** What a merge adds: the runs it combined, and facts of the first finished one. */
-export type MergeFields = Partial<Pick<RunFields, 'model' | 'url' | 'dataset' | 'stop_reason' | 'tokenizer' | 'crashed_tasks'>> & {
+/** What a merge adds: the runs it combined, facts of the first finished one, and the merged records' prefix_cache (per-shard scope). */
+export type MergeFields = Partial<Pick<RunFields, 'model' | 'url' | 'dataset' | 'stop_reason' | 'tokenizer' | 'crashed_tasks' | 'prefix_cache'>> & {
   /** "histogram" when the statistics come from histograms (past --max-records); absent when exact. */
   merge_mode?: 'histogram';
   merged_from: MergedRun[];

@@ -9,6 +9,7 @@ import { startSimulator } from '../../src/sim/index.js';
 import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { encodeWav, sineSamples } from '../../src/synth/wav.js';
 import { syntheticConversations, writeDataset } from '../helpers/datasets.js';
+import { runCli } from '../helpers/cli.js';
 import { MODELS_RESPONSE, SHORT_ANSWER, startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -112,6 +113,35 @@ describe('audio parts from a dataset to the server', () => {
       }
     } finally {
       await sim.close();
+    }
+  });
+
+  test('terminal output and records show a placeholder, never the audio: --print-content, -v, a server error quoting the part', RUN_TIMEOUT, async () => {
+    const audio = wav(440, 0.5);
+    // A vLLM-style 400 whose message prints the offending part as a Python repr, base64 and all.
+    let chats = 0;
+    const server = await startScriptedServer((request) => {
+      if (request.method === 'GET') return MODELS_RESPONSE;
+      chats += 1;
+      if (chats === 1) return SHORT_ANSWER;
+      const message = `1 validation error: {'type': 'input_audio', 'input_audio': {'data': '${audio}', 'format': 'wav'}} is not supported`;
+      return { status: 400, headers: { 'content-type': 'application/json' }, actions: [{ write: JSON.stringify({ error: { message, type: 'BadRequestError' } }) }, { end: true }] };
+    });
+    const dir = tempDir('audio-terminal');
+    try {
+      const inputFile = writeDataset(dir, withAudio(syntheticConversations({ count: 2, userTurns: () => 1, prefixWords: 5 }), audio));
+      const outputDir = join(dir, 'out');
+      const result = await runCli(['run', '-u', server.url, '-i', inputFile, '-p', '1', '--max-retries', '0', '--no-early-stop', '--output-dir', outputDir, '-v', '--print-content']);
+      const out = result.stdout + result.stderr;
+      const sample = audio.slice(100, 140);
+      assert.ok(!out.includes(sample), 'no audio bytes on the terminal');
+      assert.match(out, /user: \[audio wav 0\.5 s\]/, out);
+      assert.match(out, /\[media data\]/, 'the failed request\'s line shows the server\'s error without the bytes');
+      const requests = readFileSync(join(outputDir, 'requests.jsonl'), 'utf8');
+      assert.ok(!requests.includes(sample), 'no audio bytes in the records');
+      assert.match(requests, /'data': '\[media data\]'/);
+    } finally {
+      await server.close();
     }
   });
 });

@@ -136,10 +136,10 @@ describe('audio parts from a dataset to the server', () => {
       const sample = audio.slice(100, 140);
       assert.ok(!out.includes(sample), 'no audio bytes on the terminal');
       assert.match(out, /user: \[audio wav 0\.5 s\]/, out);
-      assert.match(out, /\[media data\]/, 'the failed request\'s line shows the server\'s error without the bytes');
+      assert.match(out, /\[audio data\]/, 'the failed request\'s line shows the server\'s error without the bytes');
       const requests = readFileSync(join(outputDir, 'requests.jsonl'), 'utf8');
       assert.ok(!requests.includes(sample), 'no audio bytes in the records');
-      assert.match(requests, /'data': '\[media data\]'/);
+      assert.match(requests, /'data': '\[audio data\]'/);
     } finally {
       await server.close();
     }

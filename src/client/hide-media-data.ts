@@ -1,10 +1,11 @@
 /** A base64 data URL of an image or audio (its data up to the first character that is not base64). */
 const MEDIA_DATA_URL = /(data:(image|audio)\/[a-z0-9.+-]{1,20};base64,)[A-Za-z0-9+/=]+/gi;
 /**
- * An `input_audio` part's `data` as a server may quote it back: JSON (`"data": "…"`) or a Python repr (`'data': '…'`,
- * as a validation error prints the request), its base64 of 16 characters or more.
+ * An `input_audio` part's `data` as a server may quote it back: JSON (`"data": "…"`, or `\"data\": \"…` inside a
+ * JSON error message) or a Python repr (`'data': '…'`, as a validation error prints the request), its base64 of 16
+ * characters or more.
  */
-const AUDIO_DATA_FIELD = /(["']data["']\s*:\s*["'])[A-Za-z0-9+/=]{16,}/g;
+const AUDIO_DATA_FIELD = /(\\?["']data\\?["']\s*:\s*\\?["'])[A-Za-z0-9+/=]{16,}/g;
 
 /**
  * `text` with the bytes of every image or audio data URL replaced by `[image data]` or `[audio data]`, and those of

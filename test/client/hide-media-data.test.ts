@@ -7,9 +7,10 @@ describe('hideMediaData', () => {
     const bytes = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=';
     // vLLM's validation errors print the request's part as a Python repr; a JSON echo quotes it as JSON.
     const repr = `1 validation error: {'type': 'input_audio', 'input_audio': {'data': '${bytes}', 'format': 'flac'}}`;
-    const json2 = `bad part {"data":"${bytes}"}`;
+    const json = `bad part {"data":"${bytes}"}`;
+    const escaped = JSON.stringify({ error: { message: `bad part ${JSON.stringify({ data: bytes, format: 'flac' })}` } });
     const url = `could not decode data:audio/wav;base64,${bytes} nor data:image/png;base64,${bytes}`;
-    for (const text of [repr, json2, url]) {
+    for (const text of [repr, json, escaped, url]) {
       const hidden = hideMediaData(text);
       assert.ok(!hidden.includes('UklGRiQAAABX'), hidden);
       assert.match(hidden, /\[(audio|image) data\]/);

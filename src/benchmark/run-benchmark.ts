@@ -303,6 +303,7 @@ function resultsDocument(input: RunFilesInput): ResultsDocument {
       tokenizer: cacheModel.tokenizer ?? counter.source ?? counter.tokenizer.name,
       token_counts_exact: cacheModel.exact,
       dataset_image_parts: prepared.imageParts,
+      dataset_audio_parts: prepared.audioParts,
       warnings: [...engine.warnings, ...input.warnings],
       crashed_tasks: engine.crashedTasks,
       top_errors: ran.recorder.outcomes.top(10),

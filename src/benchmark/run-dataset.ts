@@ -9,7 +9,7 @@ import { ConfigError } from '../errors/index.js';
 import { optionsError } from '../options/run-options.js';
 import type { DatasetPlan, LoadPlan, RunPlan } from '../options/run-plan.js';
 import { datasetStats, formatStats } from '../synth/dataset-stats.js';
-import { imagePartCount, type TokenCounter } from '../tokenizer/index.js';
+import { audioPartCount, imagePartCount, type TokenCounter } from '../tokenizer/index.js';
 import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { defaultOutputDir, prepareOutputDir } from '../store/output-dir.js';
 
@@ -76,19 +76,40 @@ export function countImageParts(conversations: readonly Conversation[]): number 
   return images;
 }
 
+/** Audio parts (`input_audio`) in the dataset's messages. */
+export function countAudioParts(conversations: readonly Conversation[]): number {
+  let audio = 0;
+  for (const c of conversations) for (const m of c.messages) audio += audioPartCount(m.content);
+  return audio;
+}
+
 /**
- * What a dataset with images means for the run: `--endpoint completions` cannot send them (a ConfigError), and local
- * token counts leave them out (the warning says so; the terminal and the HTML report show it with the run's warnings).
+ * What a dataset with images or audio means for the run: `--endpoint completions` cannot send either, nor
+ * `--endpoint responses` audio (OpenAI's Responses API takes no `input_audio`: docs/DATASETS.md), each a ConfigError;
+ * and local token counts leave them out (the warning says so; the terminal and the HTML report show it with the
+ * run's warnings).
  */
-export function checkDatasetImages(images: number, endpoint: RunPlan['request']['endpoint'], warn: (message: string) => void): void {
-  if (images === 0) return;
-  if (endpoint === 'completions') {
+export function checkDatasetMedia(media: { images: number; audio: number }, endpoint: RunPlan['request']['endpoint'], warn: (message: string) => void): void {
+  const { images, audio } = media;
+  if (endpoint === 'completions' && images > 0) {
     throw new ConfigError(`the dataset has ${images} image parts, which --endpoint completions cannot send (its prompt is text): use --endpoint chat or responses`);
   }
-  warn(
-    `the dataset has ${images} image parts: local token counts leave images out (input tokens when the server reports no usage, ` +
-      `and the expected cache then); the server's usage counts them`,
-  );
+  if (endpoint !== 'chat' && audio > 0) {
+    const why = endpoint === 'completions' ? 'its prompt is text' : "the Responses API takes no input_audio parts";
+    throw new ConfigError(`the dataset has ${audio} audio parts, which --endpoint ${endpoint} cannot send (${why}): use --endpoint chat`);
+  }
+  if (images > 0) {
+    warn(
+      `the dataset has ${images} image parts: local token counts leave images out (input tokens when the server reports no usage, ` +
+        `and the expected cache then); the server's usage counts them`,
+    );
+  }
+  if (audio > 0) {
+    warn(
+      `the dataset has ${audio} audio parts: local token counts leave audio out (input tokens when the server reports no usage, ` +
+        `and the expected cache then); the server's usage counts them`,
+    );
+  }
 }
 
 /**

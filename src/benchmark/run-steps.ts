@@ -26,7 +26,7 @@ import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { resolveServedModel } from './model-check.js';
 import { Recorder } from './recorder.js';
 import { planResume, type ResumedRun } from './resume.js';
-import { checkDatasetImages, countImageParts, loadForDataset, loadRunDataset, warnBudgetPastDataset, type RunDataset } from './run-dataset.js';
+import { checkDatasetMedia, countAudioParts, countImageParts, loadForDataset, loadRunDataset, warnBudgetPastDataset, type RunDataset } from './run-dataset.js';
 import type { writeSync } from 'node:fs';
 import type { EngineInfo } from '../server-engine/detect.js';
 import type { EngineObserver } from '../engine/types.js';
@@ -96,6 +96,8 @@ export interface PreparedRun {
   dataset: RunDataset;
   load: LoadPlan;
   imageParts: number;
+  /** Audio parts (`input_audio`) in the dataset's messages. */
+  audioParts: number;
   /** This shard's share of -n (the whole -n without shards). */
   maxRequests: number | undefined;
   outputDir: string;
@@ -113,7 +115,8 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
   if (!plan.outputs.resume) warnBudgetPastDataset(datasetLoad, dataset, warn);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
   const imageParts = countImageParts(dataset.conversations);
-  checkDatasetImages(imageParts, plan.request.endpoint, warn);
+  const audioParts = countAudioParts(dataset.conversations);
+  checkDatasetMedia({ images: imageParts, audio: audioParts }, plan.request.endpoint, warn);
   // A shard runs its share of the whole: the conversations it owns and its exact share of -n.
   const { shard } = plan.scale;
   const maxNumRequests = plan.load.maxNumRequests;
@@ -132,7 +135,7 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
     // --resume: what the interrupted run left, checked against the dataset before anything is sent.
     const resumed = plan.outputs.resume ? await planResume(join(outputDir, 'requests.jsonl'), dataset.conversations, datasetLoad) : undefined;
     const load = resumed === undefined ? datasetLoad : { ...datasetLoad, maxNumRequests: resumed.maxNumRequests, warmupStep: false };
-    return { counter, tokenizerWarnings, dataset, load, imageParts, maxRequests, outputDir, releaseOutputDir: release, resumed };
+    return { counter, tokenizerWarnings, dataset, load, imageParts, audioParts, maxRequests, outputDir, releaseOutputDir: release, resumed };
   } catch (error) {
     release();
     throw error;

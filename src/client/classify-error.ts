@@ -1,5 +1,5 @@
 import { escapeControl } from '../util/control-chars.js';
-import { hideImageData } from './hide-image-data.js';
+import { hideMediaData } from './hide-media-data.js';
 import { redactText } from '../util/redact-text.js';
 import type { ErrorKind, RequestError } from './types.js';
 
@@ -21,7 +21,7 @@ const DNS_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_F
  */
 export function sanitizeMessage(text: string, secrets: readonly string[], maxChars: number = MAX_MESSAGE_CHARS): string {
   // Control characters (escape sequences, NUL) shown as \xNN: the message reaches files and terminals (issue #35).
-  const line = escapeControl(redactText(hideImageData(text).replace(/\s+/g, ' ').trim(), secrets));
+  const line = escapeControl(redactText(hideMediaData(text).replace(/\s+/g, ' ').trim(), secrets));
   return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
 }
 

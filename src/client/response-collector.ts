@@ -1,7 +1,7 @@
 import { redactText } from '../util/redact-text.js';
 import { ChunkShape, isPlain } from './chunk-shape.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
-import { hideImageData } from './hide-image-data.js';
+import { hideMediaData } from './hide-media-data.js';
 import { acceptUsage, chatUsageOf, type UsageJson } from './usage.js';
 import { errorText, excerpt, isErrorObject } from './error-body.js';
 import type { RequestError, StreamResult } from './types.js';
@@ -228,7 +228,7 @@ export class ResponseCollector {
     if (this.finished && this.result.error) return;
     this.finished = true;
     this.result.doneAtMs = atMs;
-    this.result.error = { ...error, message: redactText(hideImageData(error.message), this.#secrets) };
+    this.result.error = { ...error, message: redactText(hideMediaData(error.message), this.#secrets) };
   }
 
   /**

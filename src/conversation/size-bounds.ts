@@ -25,6 +25,8 @@ export interface SizeBounds {
   totalChars: number;
   /** Characters of one image's data URL (about 24 MB of image: 32 Mi base64 characters). */
   imageUrlChars: number;
+  /** Base64 characters of one audio part's data (about 24 MB of audio, 13 minutes of 16 kHz 16-bit mono WAV). */
+  audioDataChars: number;
 }
 
 /**
@@ -45,6 +47,7 @@ export const SIZE_BOUNDS: Readonly<SizeBounds> = Object.freeze({
   itemChars: 256 * 1024 * 1024,
   totalChars: 1_000_000_000,
   imageUrlChars: 32 * 1024 * 1024,
+  audioDataChars: 32 * 1024 * 1024,
 });
 
 /** `bounds` over the defaults (tests and small machines pass tighter ones). */

@@ -1,7 +1,7 @@
 import type { Conversation, TraceTurn } from '../conversation/types.js';
 import type { ToolDivergence } from '../metrics/record.js';
 import type { HashBlockText } from '../synth/hash-blocks.js';
-import { messageText } from '../tokenizer/content.js';
+import { displayText, messageText } from '../tokenizer/content.js';
 import type { ChatMessage, ToolCall } from '../tokenizer/types.js';
 
 /**
@@ -214,12 +214,12 @@ export class ActiveConversation {
   }
 
   /**
-   * The next step's input as text (the user message, or the tool results; image parts left out: what local counts and
-   * --print-content see); for a pre-formatted trace prompt, its last message.
+   * The next step's input as --print-content shows it (the user message, or the tool results; each image or audio
+   * part a short placeholder, never its bytes); for a pre-formatted trace prompt, its last message.
    */
   get nextUserMessage(): string {
     return this.nextInput()
-      .map((m) => messageText(m.content))
+      .map((m) => displayText(m.content))
       .join('\n');
   }
 

@@ -51,6 +51,11 @@ export interface SimConfig {
   tool_call_rate: number;
   /** Prompt tokens one image part stands for (LLaVA-1.5's 576 = 24x24 patches); each image's ids hash its URL. */
   tokens_per_image: number;
+  /**
+   * Prompt tokens one second of an audio part stands for (its duration read from its WAV or MP3 header; rounded up).
+   * 25: Qwen2-Audio's encoder gives one frame per 40 ms (docs/SIMULATOR.md); each audio's ids hash its data.
+   */
+  tokens_per_audio_second: number;
   /** Responses kept for `previous_response_id` (least recently used dropped first); 0 keeps none. */
   responses_store_size: number;
 }
@@ -81,6 +86,7 @@ const simConfigSchema = z.object({
     .nullable(),
   tool_call_rate: z.number().min(0).max(1),
   tokens_per_image: z.number().int().nonnegative(),
+  tokens_per_audio_second: z.number().nonnegative().max(100_000),
   responses_store_size: z.number().int().nonnegative(),
 });
 
@@ -105,6 +111,7 @@ const h100Base: SimConfig = {
   eos: null,
   tool_call_rate: 0.8,
   tokens_per_image: 576,
+  tokens_per_audio_second: 25,
   responses_store_size: 10_000,
 };
 
@@ -131,6 +138,7 @@ export const profiles: Readonly<Record<string, Readonly<SimConfig>>> = Object.fr
     eos: null,
     tool_call_rate: 0.8,
     tokens_per_image: 576,
+    tokens_per_audio_second: 25,
     responses_store_size: 10_000,
   }),
   'h100-8b': Object.freeze({ ...h100Base }),

@@ -2,11 +2,15 @@ import { PartsText, type ChatMessage, type ToolCall } from '../tokenizer/index.j
 import { HttpError } from './http-util.js';
 import type { PiecesAt } from './large-strings.js';
 import { shownValue } from '../errors/shown-value.js';
+import { readAudioHeader } from '../util/audio-header.js';
 
-/** A content part the simulator reads: text, or an image (counted as `tokens_per_image` tokens, docs/SIMULATOR.md). */
-export type SimContentPart = { type: 'text'; text: string } | { type: 'image_url'; url: string };
+/**
+ * A content part the simulator reads: text, an image (counted as `tokens_per_image` tokens), or audio (its duration
+ * in seconds, read from its header, counted as `tokens_per_audio_second` tokens a second): docs/SIMULATOR.md.
+ */
+export type SimContentPart = { type: 'text'; text: string } | { type: 'image_url'; url: string } | { type: 'input_audio'; data: string; format: 'wav' | 'mp3'; seconds: number };
 
-/** A chat message as the simulator reads it: its content a string or a list of text and image parts; an assistant's tool calls. */
+/** A chat message as the simulator reads it: its content a string or a list of text, image and audio parts; an assistant's tool calls. */
 export interface SimMessage {
   role: ChatMessage['role'];
   content: string | SimContentPart[];
@@ -77,8 +81,23 @@ function optionalBool(body: Record<string, unknown>, key: string): boolean | und
 }
 
 /**
- * A chat content part list (OpenAI's `[{type:"text",text}, {type:"image_url",image_url:{url}}]`) as SimContentParts;
- * 400 naming the part otherwise.
+ * An `input_audio` part (`{data, format}`, base64 WAV or MP3, OpenAI's chat shape) with its duration read from its
+ * header (util/audio-header.ts); 400 naming the part when its format is neither or its header cannot be read, as a
+ * server that cannot decode the audio answers.
+ */
+function audioPart(value: unknown, at: string, param: string): SimContentPart {
+  const { data, format } = (value ?? {}) as { data?: unknown; format?: unknown };
+  if ((format !== 'wav' && format !== 'mp3') || typeof data !== 'string' || data.length === 0) {
+    throw bad(`${at} must be an audio part {type:"input_audio",input_audio:{data,format}} with format "wav" or "mp3"`, param);
+  }
+  const header = readAudioHeader(data, format);
+  if (typeof header === 'string') throw bad(`${at}: the audio cannot be read: ${header}`, param);
+  return { type: 'input_audio', data, format, seconds: header.seconds };
+}
+
+/**
+ * A chat content part list (OpenAI's `[{type:"text",text}, {type:"image_url",image_url:{url}},
+ * {type:"input_audio",input_audio:{data,format}}]`) as SimContentParts; 400 naming the part otherwise.
  */
 function parseParts(parts: unknown[], where: string, param: string): SimContentPart[] {
   return parts.map((part: unknown, j) => {
@@ -88,7 +107,8 @@ function parseParts(parts: unknown[], where: string, param: string): SimContentP
       const url = typeof p.image_url === 'string' ? p.image_url : (p.image_url as { url?: unknown } | null)?.url;
       if (typeof url === 'string' && url.length > 0) return { type: 'image_url', url };
     }
-    throw bad(`${where}.content[${j}] must be a text part {type:"text",text} or an image part {type:"image_url",image_url:{url}}`, param);
+    if (p.type === 'input_audio') return audioPart(p.input_audio, `${where}.content[${j}]`, param);
+    throw bad(`${where}.content[${j}] must be a text part {type:"text",text}, an image part {type:"image_url",image_url:{url}} or an audio part {type:"input_audio",input_audio:{data,format}}`, param);
   });
 }
 
@@ -107,7 +127,7 @@ function parseMessages(value: unknown): SimMessage[] {
   });
 }
 
-/** A message's content: a string, a list of text and image parts, or '' (null or absent) beside tool calls. */
+/** A message's content: a string, a list of text, image and audio parts, or '' (null or absent) beside tool calls. */
 function messageContent(content: unknown, role: string, hasToolCalls: boolean, i: number): SimMessage['content'] {
   if (typeof content === 'string') return content;
   if (content instanceof PartsText) return content.parts.map((text) => ({ type: 'text', text }));

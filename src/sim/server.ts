@@ -14,7 +14,7 @@ import { SimReplica } from './replica.js';
 import { replicaPage, routerPage, type MetricsPage } from './replica-pages.js';
 import { Router } from './router.js';
 import { Rng } from '../util/rng.js';
-import { encodeSimMessages, encodeSimMessagesYielding } from './prompt-tokens.js';
+import { encodeSimMessages, encodeSimMessagesYielding, type MediaTokens } from './prompt-tokens.js';
 import { parseGenerationBody, parseResponsesBody, piecesAtFor, type GenerationParams, type SimMessage } from './request-parse.js';
 import { ResponseStore } from './response-store.js';
 import type { TraceLine } from './request-trace.js';
@@ -226,10 +226,16 @@ export class SimServer {
     sendJson(res, 200, { count: tokens.length, max_model_len: this.#options.config.max_model_len, tokens });
   }
 
+  /** What an image and a second of audio stand for in prompt tokens (the config's tokens_per_image, tokens_per_audio_second). */
+  #mediaTokens(): MediaTokens {
+    const { tokens_per_image: tokensPerImage, tokens_per_audio_second: tokensPerAudioSecond } = this.#options.config;
+    return { tokensPerImage, tokensPerAudioSecond };
+  }
+
   /** The prompt ids of a chat request. A chat template that rejects the messages is the client's error: 400, as vLLM. */
   #encodeChat(messages: readonly SimMessage[], tools: readonly unknown[] | undefined): number[] {
     try {
-      return encodeSimMessages(this.#counter, messages, this.#options.config.tokens_per_image, tools);
+      return encodeSimMessages(this.#counter, messages, this.#mediaTokens(), tools);
     } catch (error) {
       if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
       throw error;
@@ -239,7 +245,7 @@ export class SimServer {
   /** #encodeChat in slices that let the loop go: a 3 MB prompt held every other stream for seconds (issue #14). */
   async #encodeChatYielding(messages: readonly SimMessage[], tools: readonly unknown[] | undefined): Promise<ArrayLike<number>> {
     try {
-      return await encodeSimMessagesYielding(this.#counter, messages, this.#options.config.tokens_per_image, tools);
+      return await encodeSimMessagesYielding(this.#counter, messages, this.#mediaTokens(), tools);
     } catch (error) {
       if (error instanceof ConfigError) throw new HttpError(400, error.message, { param: 'messages' });
       throw error;

@@ -142,6 +142,8 @@ export interface RunFields {
   token_counts_exact: boolean;
   /** Image parts in the dataset's messages. */
   dataset_image_parts: number;
+  /** Audio parts (`input_audio`) in the dataset's messages. */
+  dataset_audio_parts: number;
   /** Client tasks that threw and were recorded (0 in a healthy run). */
   crashed_tasks: number;
   /** The most frequent distinct error messages (at most 10), warmup included. */

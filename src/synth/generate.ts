@@ -8,6 +8,7 @@ import { sampleMany, type Distribution } from './distributions.js';
 import type { GenerationConfig } from './generation-config.js';
 import { Rng } from '../util/rng.js';
 import { addSyntheticImages } from './synthetic-images.js';
+import { addSyntheticAudio } from './synthetic-audio.js';
 import { decodingTokenizer, realize, TokenStream, type Segment } from './token-stream.js';
 import { readUtf8File, type Utf8ReadOptions } from '../util/utf8-text.js';
 import { statInputFile } from '../util/input-file.js';
@@ -175,6 +176,7 @@ export async function generateConversations(config: GenerationConfig, options: G
     answerTokens.push(generated.answers);
   }
   if (config.images !== undefined) addSyntheticImages(conversations, config.images, options.seed ?? 0);
+  if (config.audio !== undefined) addSyntheticAudio(conversations, config.audio, options.seed ?? 0);
   return { conversations, userTurns, answerTokens, commonPrefixTokens: plan.commonTokens, maxDrift, corpusTokens: stream.length };
 }
 

@@ -3,6 +3,7 @@ import { formatCount, sizeBounds, type SizeBounds } from '../conversation/size-b
 import { ConfigError } from '../errors/index.js';
 import { parseDistribution, type Distribution } from './distributions.js';
 import type { ImageSpec } from './synthetic-images.js';
+import type { AudioSpec } from './synthetic-audio.js';
 import { shownValue } from '../errors/shown-value.js';
 
 /** A system prompt of a generation config: literal text, or corpus text of a sampled token length. */
@@ -38,6 +39,8 @@ export interface GenerationConfig {
   systemPrompt: SystemPromptSpec | undefined;
   /** Synthetic PNG images in the user messages (extension); undefined for none. */
   images: ImageSpec | undefined;
+  /** Synthetic WAV tones in the user messages (extension); undefined for none. */
+  audio: AudioSpec | undefined;
 }
 
 /** Largest side of a synthetic image (pixels), and most images in one message. */
@@ -68,6 +71,40 @@ function parseImageSpec(value: unknown, at: (key: string) => string, limits: Rea
   const turns = o.turns ?? 'first';
   if (turns !== 'first' && turns !== 'all') throw new ConfigError(`${at('images.turns')}: expected "first" or "all", got ${JSON.stringify(turns)}`);
   return { numImages, width, height, turns };
+}
+
+/** Most audio parts in one message, and the sample rates a synthetic tone may have (Hz). */
+const MAX_AUDIOS_PER_MESSAGE = 64;
+const MIN_SAMPLE_RATE = 8000;
+const MAX_SAMPLE_RATE = 48000;
+
+/**
+ * The `audio` extension: `{"num_audios": N or DISTRIBUTION (default 1), "duration_sec": SECONDS or DISTRIBUTION
+ * (default 5), "sample_rate": HZ (default 16000), "turns": "first" | "all" (default "first")}`. A duration must stay
+ * within what one audio part may hold (audioDataChars): an unbounded distribution needs its "max". ConfigError naming
+ * the key otherwise.
+ */
+function parseAudioSpec(value: unknown, at: (key: string) => string, limits: Readonly<SizeBounds>): AudioSpec {
+  const o = object(value, at('audio'));
+  const distribution = (key: string, fallback: number): Distribution => {
+    const raw = o[key] ?? fallback;
+    const where = at(`audio.${key}`);
+    return typeof raw === 'number' ? parseDistribution({ distribution: 'constant', value: raw }, where) : parseDistribution(raw, where);
+  };
+  const sampleRate = o.sample_rate ?? 16000;
+  if (typeof sampleRate !== 'number' || !Number.isInteger(sampleRate) || sampleRate < MIN_SAMPLE_RATE || sampleRate > MAX_SAMPLE_RATE) {
+    throw new ConfigError(`${at('audio.sample_rate')}: expected an integer from ${MIN_SAMPLE_RATE} to ${MAX_SAMPLE_RATE} (Hz), got ${shownValue(sampleRate)}`);
+  }
+  const numAudios = distribution('num_audios', 1);
+  if (numAudios.range[0] < 0 || numAudios.range[1] > MAX_AUDIOS_PER_MESSAGE) throw new ConfigError(`${at('audio.num_audios')}: ${numAudios.describe} must stay within 0 to ${MAX_AUDIOS_PER_MESSAGE} audio parts per message`);
+  const durationSec = distribution('duration_sec', 5);
+  // 16-bit mono PCM and its 44-byte header, in base64's 4 characters per 3 bytes.
+  const maxSec = Math.floor(((limits.audioDataChars / 4) * 3 - 44) / (sampleRate * 2));
+  const [low, high] = durationSec.range;
+  if (low < 0 || high > maxSec) throw new ConfigError(`${at('audio.duration_sec')}: ${durationSec.describe} must stay within 0 to ${formatCount(maxSec)} seconds at ${formatCount(sampleRate)} Hz (the bound of ${formatCount(limits.audioDataChars)} base64 characters per audio part)`);
+  const turns = o.turns ?? 'first';
+  if (turns !== 'first' && turns !== 'all') throw new ConfigError(`${at('audio.turns')}: expected "first" or "all", got ${JSON.stringify(turns)}`);
+  return { numAudios, durationSec, sampleRate, turns };
 }
 
 /** True when `value` is a generation config (`"filetype": "generate_conversations"`). */
@@ -159,5 +196,6 @@ export function parseGenerationConfig(value: unknown, file: string, baseDir: str
     thinkTime: root.think_time === undefined ? undefined : parseDistribution(root.think_time, at('think_time')),
     systemPrompt,
     images: root.images === undefined ? undefined : parseImageSpec(root.images, at, limits),
+    audio: root.audio === undefined ? undefined : parseAudioSpec(root.audio, at, limits),
   };
 }

@@ -2,7 +2,7 @@ import { approxTokenizer } from './approx.js';
 import { chatmlTemplate } from './chatml.js';
 import type { ChatMessage, TokenCounter } from './types.js';
 
-export type { ApplyOptions, ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, IncrementalRendering, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
+export type { ApplyOptions, ChatMessage, ChatTemplate, ContentPart, ImageUrlPart, IncrementalRendering, InputAudioPart, TextPart, TokenCounter, Tokenizer, ToolCall } from './types.js';
 export { promptParts, renderedText, wireMessage } from './chat-message.js';
 export { countTextYielding, encodeIdsYielding } from './sliced.js';
 export { letLoopGo } from '../util/loop-turns.js';
@@ -10,7 +10,7 @@ export { PartsText } from './parts-text.js';
 export { ApproxTokenizer, DecodingApproxTokenizer, approxTokenizer } from './approx.js';
 export { chatmlTemplate } from './chatml.js';
 export { toolsPromptText, withToolsTurn } from './tools-prompt.js';
-export { imagePartCount, messageText } from './content.js';
+export { audioPartCount, displayText, imagePartCount, messageText } from './content.js';
 export { TiktokenTokenizer, TIKTOKEN_ENCODINGS, type TiktokenEncodingName } from './tiktoken.js';
 // HfTokenizer (./hf.js) and jinjaChatTemplate (./jinja-template.js) are not re-exported: their libraries
 // (@huggingface/tokenizers, @huggingface/jinja) load only when resolve.ts needs them, not at every start (issue 17).

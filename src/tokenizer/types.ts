@@ -17,17 +17,26 @@ export interface ImageUrlPart {
   image_url: { url: string; detail?: string };
 }
 
+/**
+ * An audio part (OpenAI's chat `input_audio`): `data` is the base64 file, with no `data:` prefix, `format` "wav" or
+ * "mp3"; sent as it is; 0 local tokens.
+ */
+export interface InputAudioPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: 'wav' | 'mp3' };
+}
+
 /** One part of a message's content, as OpenAI's chat API takes it. */
-export type ContentPart = TextPart | ImageUrlPart;
+export type ContentPart = TextPart | ImageUrlPart | InputAudioPart;
 
 /**
- * One chat message, in OpenAI's chat shape: `content` is text or a list of text and image parts (images pass through
- * to the server; local counts see only the text, tokenizer/content.ts `messageText`). An assistant message that only
+ * One chat message, in OpenAI's chat shape: `content` is text or a list of text, image and audio parts (media pass
+ * through to the server; local counts see only the text, tokenizer/content.ts `messageText`). An assistant message that only
  * calls tools has content '' (null on the wire: tokenizer/chat-message.ts `wireMessage`).
  */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  /** Text, or a list of text and image parts. */
+  /** Text, or a list of text, image and audio parts. */
   content: string | ContentPart[];
   /** An assistant message's tool calls (its content is null on the wire when it has no text). */
   tool_calls?: ToolCall[];

@@ -49,7 +49,7 @@ describe('image parts in datasets', () => {
       [[{ type: 'image_url', image_url: { url: `data:application/pdf;base64,${secretBytes}` } }], /content\[0\]: expected a base64 image data URL/],
       [[{ type: 'image_url', image_url: { url: `data:image/png;base64,` } }], /no data/],
       [[{ type: 'image_url', image_url: { url: `file:///etc/passwd` } }], /expected "image_url.url" to be a data URL/],
-      [[{ type: 'text', text: 'hi' }, { type: 'audio', data: 'x' }], /content\[1\]: expected "type" to be "text" or "image_url"/],
+      [[{ type: 'text', text: 'hi' }, { type: 'audio', data: 'x' }], /content\[1\]: expected "type" to be "text", "image_url" or "input_audio"/],
       [[], /expected "content" to be a string or a list of content parts/],
     ];
     for (const [content, pattern] of cases) {

@@ -89,7 +89,7 @@ describe('tool-calling datasets', () => {
     assert.match(await loadError(file(bad((m) => m.splice(6, 1)))), /message 6: expected role "tool", "assistant" or "user" after a tool result, got "assistant"; calls "c2" have no result yet/);
     assert.match(await loadError(file(bad((m) => delete (m[2]!.tool_calls as Array<Record<string, unknown>>)[0]!.id))), /message 2: expected "tool_calls\[0\]\.id" to be a non-empty string/);
     assert.match(await loadError(file(bad((m) => (m[1]!.content = [{ type: 'text' }])))), /message 1: content\[0\]: expected "text" to be a string/);
-    assert.match(await loadError(file(bad((m) => (m[1]!.content = [{ type: 'audio' }])))), /message 1: content\[0\]: expected "type" to be "text" or "image_url", got "audio"/);
+    assert.match(await loadError(file(bad((m) => (m[1]!.content = [{ type: 'audio' }])))), /message 1: content\[0\]: expected "type" to be "text", "image_url" or "input_audio", got "audio"/);
     assert.match(await loadError(file(bad((m) => (m[7]!.content = null)))), /message 7: expected "content" to be a string, a list of content parts, or null with "tool_calls", got null/);
     assert.match(await loadError(file([{ ...agentic, tools: {} }])), /conversation 0 \(id "agent-1"\): expected "tools" to be an array/);
   });

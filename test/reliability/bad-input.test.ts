@@ -108,6 +108,8 @@ const generate = (input: string): string[] => ['generate', '-i', input, '-o', jo
 /** `before`, the bytes, then `after`: a file with bytes that are not UTF-8 at byte Buffer.byteLength(before). */
 const withBytes = (before: string, bytes: number[], after: string): Buffer => Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]);
 const DATASET_HEAD = '[{"id": "a", "messages": [{"role": "user", "content": "';
+/** A dataset whose one user message is an `input_audio` part of `inputAudio` (OpenAI's chat shape). */
+const audioDataset = (inputAudio: unknown): string => JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: inputAudio }] }] }]);
 
 const CASES: BadCase[] = [
   // Datasets
@@ -140,6 +142,21 @@ const CASES: BadCase[] = [
     name: 'duplicate ids',
     argv: () => run(file('dup.json', JSON.stringify([{ id: 'x', messages: GOOD_MESSAGES }, { id: 'x', messages: GOOD_MESSAGES }]))),
     message: /dup\.json, conversation 1 \(id "x"\): .*(duplicate|already)/i,
+  },
+  {
+    name: 'an audio part whose data is not base64 names the part and the offset, never the data',
+    argv: () => run(file('audio-b64.json', audioDataset({ data: 'UklGRgAA!AAA', format: 'wav' }))),
+    message: /audio-b64\.json, conversation 0 \(id "a"\), message 0: content\[0\]: expected "input_audio\.data" to be base64, found a character that is not base64 at offset 8$/,
+  },
+  {
+    name: 'an audio part of an unknown format',
+    argv: () => run(file('audio-format.json', audioDataset({ data: 'UklGRgAA', format: 'ogg' }))),
+    message: /audio-format\.json, conversation 0 \(id "a"\), message 0: content\[0\]: expected "input_audio\.format" to be "wav" or "mp3", got "ogg"$/,
+  },
+  {
+    name: 'an audio part over the bound of 32 Mi base64 characters',
+    argv: () => run(file('audio-large.json', audioDataset({ data: 'A'.repeat(32 * 1024 * 1024 + 4), format: 'wav' }))),
+    message: /audio-large\.json, conversation 0 \(id "a"\), message 0: content\[0\]: an audio part of 33,554,436 base64 characters, over the bound of 33,554,432$/,
   },
   { name: 'an empty file', argv: () => run(file('empty.json', '')), message: /empty\.json: the file is empty/ },
   { name: 'a blank JSONL file', argv: () => run(file('blank.jsonl', '\n  \n')), message: /blank\.jsonl: the file has no conversations/ },

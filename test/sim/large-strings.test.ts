@@ -114,8 +114,8 @@ describe('large strings from the JSON worker', () => {
       { role: 'assistant' as const, content: '', tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'f', arguments: '{}' } }] },
     ];
     const expected = encodePrompt(defaultTokenCounter, [messages[0], { role: 'user', content: text }, messages[2]]);
-    assert.deepEqual(Array.from(await encodeSimMessagesYielding(defaultTokenCounter, messages, 0)), expected);
-    assert.deepEqual(encodeSimMessages(defaultTokenCounter, messages, 0), expected);
+    assert.deepEqual(Array.from(await encodeSimMessagesYielding(defaultTokenCounter, messages, { tokensPerImage: 0, tokensPerAudioSecond: 0 })), expected);
+    assert.deepEqual(encodeSimMessages(defaultTokenCounter, messages, { tokensPerImage: 0, tokensPerAudioSecond: 0 }), expected);
   });
 
   describe('through the server', () => {

@@ -17,6 +17,7 @@ import { detectTraceFormat, TraceReader, type TraceReadOptions } from './trace.j
 import { agenticTraceReader, detectAgenticTraceFormat, isAgenticTraceFormat, type AgenticTraceFormat, type AgenticTraceReader } from './agentic-traces/index.js';
 import type { Conversation, ForkPoint } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
+import { hfSourceKind, isHfChatRow, jsonRow, jsonRowSink, loadHfTables, type HfReadOptions, type HfRowSink, type HfSourceKind } from './hf-datasets/index.js';
 
 /** 1-based line and column of a character offset in `text`. */
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -116,10 +117,12 @@ export interface LoadOptions {
   trace?: TraceReadOptions;
   /** Accept only a Mooncake or Bailian trace (JSONL): anything else is a DatasetError (`chatload trace stats`). */
   traceOnly?: boolean;
+  /** How a Hugging Face dataset (Parquet, Arrow, a folder, a JSONL export) is read: --columns, --split. */
+  hf?: HfReadOptions;
 }
 
 /** The formats loadDataset recognises. */
-export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate' | 'mooncake' | 'bailian' | AgenticTraceFormat;
+export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate' | 'mooncake' | 'bailian' | 'huggingface' | AgenticTraceFormat;
 
 /** A loaded dataset: the conversations and how they were obtained. */
 export interface LoadedDataset {
@@ -132,6 +135,8 @@ export interface LoadedDataset {
   agentic?: AgenticDataset;
   /** For ShareGPT input: what was merged and dropped. */
   sharegpt?: ShareGptReport;
+  /** For a Hugging Face dataset: the layout read (in words), the files and the split. */
+  huggingface?: { layout: string; files: string[]; split?: string };
 }
 
 /** Validates a stream of parsed items as reference conversations, or converts them when they are ShareGPT; keeps the size bounds. */
@@ -256,6 +261,7 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
   const lines = utf8Lines(file, { ...utf8Options(options), maxLineChars: bounds.itemChars });
   const sink = new ItemSink(file, bounds);
   let trace: TraceReader | AgenticTraceReader | undefined;
+  let hf: HfRowSink | undefined;
   let lineNumber = 0;
   for await (const line of lines) {
     lineNumber += 1;
@@ -264,6 +270,11 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
     const value = firstOfTraceOnly ? firstTraceRow(line, file) : parseJsonWithLocation(line, file, lineNumber - 1);
     if (trace !== undefined) {
       trace.add(value, lineNumber);
+      continue;
+    }
+    if (sink.count === 0 && hf === undefined && (options.hf?.columns !== undefined || isHfChatRow(value))) hf = jsonRowSink(value, file, lineNumber, options.hf?.columns, bounds);
+    if (hf !== undefined) {
+      hf.add(jsonRow(value, file, lineNumber), { file, line: lineNumber });
       continue;
     }
     if (sink.count === 0) {
@@ -281,6 +292,7 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
     sink.add(value, lineNumber, line.length);
   }
   if (trace !== undefined) return { conversations: trace.finish(), format: trace.format };
+  if (hf !== undefined) return { ...hf.finish(options.warn ?? (() => {}), file), format: 'huggingface' };
   if (sink.count === 0) throw new DatasetError({ file }, 'the file has no conversations; expected one JSON conversation per line');
   const loaded = sink.finish(options.warn ?? (() => {}));
   return loaded.format === 'json' ? { ...loaded, format: 'jsonl' } : loaded;
@@ -333,6 +345,8 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
  * ConfigError (exit code 2).
  */
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
+  const hfKind = await hfSourceKind(file);
+  if (hfKind !== undefined) return loadHfDataset(file, hfKind, options);
   const { size } = await checkReadable(file);
   const forced = options.trace?.format;
   // An agentic trace may be one JSON document (an OTLP export, a Weka trace file) as well as JSONL.
@@ -363,6 +377,13 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
     throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');
   }
   return loadJsonLines(file, options);
+}
+
+/** A Parquet or Arrow file or a dataset folder (docs/DATASETS.md, "Local Hugging Face datasets"). */
+async function loadHfDataset(path: string, kind: HfSourceKind, options: LoadOptions): Promise<LoadedDataset> {
+  if (options.traceOnly === true || options.trace?.format !== undefined) throw new DatasetError({ file: path }, `a Hugging Face dataset (${kind === 'folder' ? 'a folder' : `a ${kind} file`}) is no trace; traces are JSONL`);
+  const { conversations, sharegpt, layout, files, split } = await loadHfTables(path, kind, options.hf ?? {}, sizeBounds(options.bounds), options.warn ?? (() => {}));
+  return { conversations, format: 'huggingface', sharegpt, huggingface: { layout, files, split } };
 }
 
 /** An agentic trace that is one JSON document (read whole: the file is under STREAM_ABOVE_BYTES), as its sessions. */

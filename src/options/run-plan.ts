@@ -5,6 +5,7 @@ import type { RouterKind } from './values/replicas.js';
 import type { Shard } from './values/shard.js';
 import type { Slos } from './values/slos.js';
 import type { TraceWindow } from './values/trace-window.js';
+import type { ColumnMap } from './values/column-map.js';
 
 /*
  * The RunPlan: the run options validated once and organized by the part of chatload that uses them, with units in
@@ -48,6 +49,8 @@ export interface DatasetPlan {
   readonly allowInvalidUtf8: boolean;
   /** How a production trace is read: --input-format (undefined: detected), --trace-block-size, --trace-window. */
   readonly trace: { readonly format?: 'mooncake' | 'bailian' | 'weka' | 'otel' | 'mooncake-toolagent'; readonly blockSize?: number; readonly window?: TraceWindow };
+  /** How a Hugging Face dataset is read: --columns (undefined: the layout detected), --split (undefined: train). */
+  readonly hf: { readonly columns?: ColumnMap; readonly split?: string };
 }
 
 /** A trace's replay at its timestamps (the load model when -i is a trace, whatever the closed-loop flags say). */
@@ -286,6 +289,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
       allowInvalidUtf8: o.allowInvalidUtf8,
       tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode },
       trace: { format: o.inputFormat, blockSize: o.traceBlockSize, window: o.traceWindow },
+      hf: { columns: o.columns, split: o.split },
     },
     load: {
       model,

@@ -1,13 +1,14 @@
 import * as z from 'zod';
 import { integer, option, positiveInt, readInt, text } from '../define.js';
 import { traceWindowSchema } from '../values/trace-window.js';
+import { columnMapSchema } from '../values/column-map.js';
 
 /** The conversations replayed, and how their tokens are counted. */
 export const datasetOptions = {
   inputFile: option({
     flags: '-i, --input-file <path>',
     group: 'dataset',
-    help: 'conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, or a Mooncake or Bailian trace (JSONL, detected)',
+    help: 'conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, a Mooncake or Bailian trace (JSONL, detected), or a Hugging Face dataset on disk (Parquet, Arrow, a save_to_disk folder or a folder of Parquet shards)',
     defaultText: 'the built-in demo dataset',
     schema: text,
   }),
@@ -19,6 +20,20 @@ export const datasetOptions = {
     schema: z.enum(['mooncake', 'bailian', 'weka', 'otel', 'mooncake-toolagent'], {
       error: (issue) => `expected mooncake, bailian, weka, otel or mooncake-toolagent, got ${JSON.stringify(issue.input)}`,
     }),
+  }),
+  columns: option({
+    flags: '--columns <mapping>',
+    group: 'dataset',
+    help: "which columns of a Hugging Face dataset (Parquet, Arrow, JSONL, a folder) hold what: KEY=COLUMN pairs, keys messages, id, prompt, response, system (e.g. messages=conversations,id=conv_id)",
+    defaultText: 'detected: messages, conversations (ShareGPT from/value), or prompt/response, instruction/output, question/answer pairs',
+    schema: columnMapSchema,
+  }),
+  split: option({
+    flags: '--split <name>',
+    group: 'dataset',
+    help: 'the split of a Hugging Face dataset folder to read (a DatasetDict saved with save_to_disk, or Parquet shards named by split)',
+    defaultText: 'train',
+    schema: text,
   }),
   traceBlockSize: option({
     flags: '--trace-block-size <tokens>',

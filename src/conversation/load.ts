@@ -299,6 +299,7 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
 }
 
 async function loadJsonList(file: string, size: number, options: LoadOptions): Promise<LoadedDataset> {
+  if (options.hf?.columns !== undefined) throw new DatasetError({ file }, '--columns maps the rows of JSONL, Parquet or Arrow files and dataset folders; this is a JSON list: write it as JSONL (one row a line)');
   const bounds = sizeBounds(options.bounds);
   const sink = new ItemSink(file, bounds);
   if (size > STREAM_ABOVE_BYTES) {

@@ -29,7 +29,7 @@ export interface RunOptionsInput {
   inputFormat?: "mooncake" | "bailian" | "weka" | "otel" | "mooncake-toolagent" | undefined;
   /** which columns of a Hugging Face dataset (Parquet, Arrow, JSONL, a folder) hold what: KEY=COLUMN pairs, keys messages, id, prompt, response, system (e.g. messages=conversations,id=conv_id) (`--columns <mapping>`; default: detected: messages, conversations (ShareGPT from/value), or prompt/response, instruction/output, question/answer pairs) */
   columns?: string | undefined;
-  /** the split of a Hugging Face dataset folder to read (a DatasetDict saved with save_to_disk, or Parquet shards named by split) (`--split <name>`; default: train) */
+  /** the split of a Hugging Face dataset folder to read (a DatasetDict saved with save_to_disk, or Parquet shards named by split) (`--split <name>`; default: train, or the folder's only split) */
   split?: string | undefined;
   /** tokens per hash_ids block of a trace: each id becomes a block of exactly this many tokens (the last one trimmed to input_length) (`--trace-block-size <tokens>`; default: 512 for Mooncake, 16 for Bailian) */
   traceBlockSize?: number | undefined;

@@ -32,7 +32,7 @@ export const datasetOptions = {
     flags: '--split <name>',
     group: 'dataset',
     help: 'the split of a Hugging Face dataset folder to read (a DatasetDict saved with save_to_disk, or Parquet shards named by split)',
-    defaultText: 'train',
+    defaultText: "train, or the folder's only split",
     schema: text,
   }),
   traceBlockSize: option({

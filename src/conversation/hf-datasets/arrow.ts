@@ -45,15 +45,9 @@ export async function openArrow(file: string): Promise<TableFile> {
       }
       if (next.done === true) return;
       const batch = next.value;
-      const names = wanted ?? columns;
-      const vectors = names.map((name) => [name, batch.getChild(name)] as const);
-      const rows: Record<string, unknown>[] = [];
-      for (let i = 0; i < batch.numRows; i++) {
-        const row: Record<string, unknown> = {};
-        for (const [name, vector] of vectors) row[name] = vector === null ? undefined : plainArrow(vector.get(i));
-        rows.push(row);
-      }
-      yield { rows, group, firstRow };
+      const vectors = (wanted ?? columns).map((name) => [name, batch.getChild(name)] as const);
+      const row = (i: number): Record<string, unknown> => Object.fromEntries(vectors.map(([name, vector]) => [name, vector === null ? undefined : plainArrow(vector.get(i))]));
+      yield { count: batch.numRows, row, group, firstRow };
       group += 1;
       firstRow += batch.numRows;
     }

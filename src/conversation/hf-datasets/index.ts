@@ -52,8 +52,8 @@ function openTable(file: string): Promise<TableFile> {
   return /\.parquet$/i.test(file) ? openParquet(file) : openArrow(file);
 }
 
-/** Rows converted between two turns of the event loop. */
-const ROWS_PER_SLICE = 256;
+/** Rows are converted for about this long between two turns of the event loop. */
+const SLICE_MS = 2;
 
 /** Reads one table file into the sink: its layout checked against the first file's columns, batch by batch. */
 async function readTable(table: TableFile, layout: Layout, sink: HfRowSink): Promise<void> {
@@ -61,12 +61,15 @@ async function readTable(table: TableFile, layout: Layout, sink: HfRowSink): Pro
   const columns = wanted.filter((c): c is string => c !== undefined);
   const missing = columns.filter((c) => !table.columns.includes(c));
   if (missing.length > 0) throw new DatasetError({ file: table.file }, `no column ${JSON.stringify(missing[0])} (the first file has it); the columns are ${table.columns.map((c) => JSON.stringify(c)).join(', ')}`);
+  let sliceStart = performance.now();
   for await (const batch of table.batches(columns)) {
-    for (const [i, row] of batch.rows.entries()) {
-      sink.add(row, { file: table.file, row: batch.firstRow + i, rowGroup: batch.group });
-      if ((i + 1) % ROWS_PER_SLICE === 0) await letLoopGo();
+    for (let i = 0; i < batch.count; i++) {
+      sink.add(batch.row(i), { file: table.file, row: batch.firstRow + i, rowGroup: batch.group });
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await letLoopGo();
+        sliceStart = performance.now();
+      }
     }
-    await letLoopGo();
   }
 }
 

@@ -2,6 +2,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import * as zlib from 'node:zlib';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type Compressors, type FileMetaData } from 'hyparquet';
 import { DatasetError } from '../../errors/index.js';
+import { letLoopGo } from '../../util/loop-turns.js';
 import type { RowBatch, TableFile } from './table.js';
 
 /**
@@ -24,8 +25,8 @@ function reason(error: unknown): string {
 
 /**
  * A Parquet file read with hyparquet (pure JS): the footer first, then one row group at a time, only the columns
- * asked for. A row group is decoded in one go: the event loop waits for one row group's decoding (the Hub's files
- * keep them to about 100 MB uncompressed at most; docs/DATASETS.md).
+ * asked for, one column at a time. A column chunk (one column of one row group) is decoded in one go: the event loop
+ * waits for that (docs/DATASETS.md, "Local Hugging Face datasets").
  */
 export async function openParquet(file: string): Promise<TableFile> {
   const buffer = await asyncBufferFromFile(file);
@@ -36,17 +37,24 @@ export async function openParquet(file: string): Promise<TableFile> {
     throw new DatasetError({ file }, `not a readable Parquet file: ${reason(error)}`);
   }
   const columns = parquetSchema(metadata).children.map((c) => c.element.name);
+  const codecs = compressors();
   async function* batches(wanted?: readonly string[]): AsyncGenerator<RowBatch> {
     let firstRow = 0;
     for (const [group, rowGroup] of metadata.row_groups.entries()) {
       const count = Number(rowGroup.num_rows);
-      let rows: Record<string, unknown>[];
-      try {
-        rows = await parquetReadObjects({ file: buffer, metadata, rowStart: firstRow, rowEnd: firstRow + count, columns: wanted ? [...wanted] : undefined, compressors: compressors() });
-      } catch (error) {
-        throw new DatasetError({ file, rowGroup: group }, `cannot decode the row group: ${reason(error)}`);
+      // One column at a time, the loop let go between them: a column chunk is hyparquet's unit of synchronous decoding.
+      const names = wanted ?? columns;
+      const values: Record<string, unknown>[][] = [];
+      for (const name of names) {
+        try {
+          values.push(await parquetReadObjects({ file: buffer, metadata, rowStart: firstRow, rowEnd: firstRow + count, columns: [name], compressors: codecs }));
+        } catch (error) {
+          throw new DatasetError({ file, rowGroup: group, field: name }, `cannot decode the column chunk: ${reason(error)}`);
+        }
+        await letLoopGo();
       }
-      yield { rows, group, firstRow };
+      const row = (i: number): Record<string, unknown> => Object.fromEntries(names.map((name, c) => [name, values[c]![i]![name]]));
+      yield { count, row, group, firstRow };
       firstRow += count;
     }
   }

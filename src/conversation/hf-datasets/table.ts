@@ -1,10 +1,12 @@
-/** A batch of a table's rows: a Parquet row group or an Arrow record batch. */
+/** A batch of a table's rows: a Parquet row group or an Arrow record batch, its rows made one at a time on demand. */
 export interface RowBatch {
-  /** The rows, objects by column name (only the columns asked for). */
-  rows: Record<string, unknown>[];
+  /** Rows in the batch. */
+  count: number;
+  /** Row `i` of the batch (0-based), an object by column name (only the columns asked for). */
+  row(i: number): Record<string, unknown>;
   /** The row group's (record batch's) index in its file. */
   group: number;
-  /** The file's 0-based row of `rows[0]`. */
+  /** The file's 0-based row of the batch's first row. */
   firstRow: number;
 }
 

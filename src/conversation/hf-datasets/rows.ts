@@ -60,7 +60,8 @@ export class HfRowSink {
     const index = this.#rows++;
     if (index >= this.#bounds.loadedConversations) throw new DatasetError(place, `more than ${formatCount(this.#bounds.loadedConversations)} conversations (the bound of a loaded dataset)`);
     const id = this.#id(row, place, index);
-    const system = this.#text(row, this.#layout.system, place, true);
+    const text = this.#text(row, this.#layout.system, place, true);
+    const system = text === '' ? undefined : text;
     if (this.#layout.kind === 'pair') return this.#addConversation(validateConversation(this.#pair(row, id, system, place), place), place);
     const cell = plain(row[this.#layout.messages]);
     const at = { ...place, field: this.#layout.messages };

@@ -3,10 +3,8 @@ import { dirname } from 'node:path';
 import { DatasetError } from '../../errors/index.js';
 import { letLoopGo } from '../../util/loop-turns.js';
 import type { SizeBounds } from '../size-bounds.js';
-import { openArrow } from './arrow.js';
 import { folderFiles } from './folder.js';
 import { describeLayout, resolveLayout, type HfColumns, type Layout } from './layout.js';
-import { openParquet } from './parquet.js';
 import { HfRowSink, type RowsLoaded } from './rows.js';
 import type { TableFile } from './table.js';
 
@@ -48,8 +46,10 @@ export async function hfSourceKind(path: string): Promise<HfSourceKind | undefin
   return undefined;
 }
 
-function openTable(file: string): Promise<TableFile> {
-  return /\.parquet$/i.test(file) ? openParquet(file) : openArrow(file);
+/** A Parquet or Arrow file opened; hyparquet and apache-arrow are loaded on first use only (a lazy chunk of the bundle). */
+async function openTable(file: string): Promise<TableFile> {
+  if (/\.parquet$/i.test(file)) return (await import('./parquet.js')).openParquet(file);
+  return (await import('./arrow.js')).openArrow(file);
 }
 
 /** Rows are converted for about this long between two turns of the event loop. */

@@ -272,7 +272,6 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
       trace.add(value, lineNumber);
       continue;
     }
-    if (sink.count === 0 && hf === undefined && (options.hf?.columns !== undefined || isHfChatRow(value))) hf = jsonRowSink(value, file, lineNumber, options.hf?.columns, bounds);
     if (hf !== undefined) {
       hf.add(jsonRow(value, file, lineNumber), { file, line: lineNumber });
       continue;
@@ -286,6 +285,12 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
       if (format !== undefined) {
         trace = isAgenticTraceFormat(format) ? agenticTraceReader(format, file, options.trace) : new TraceReader(file, format, options.trace);
         trace.add(value, lineNumber);
+        continue;
+      }
+      // A Hugging Face export's rows (docs/DATASETS.md, "Local Hugging Face datasets"): the same column mapping as Parquet's.
+      if (options.hf?.columns !== undefined || isHfChatRow(value)) {
+        hf = jsonRowSink(value, file, lineNumber, options.hf?.columns, bounds);
+        hf.add(jsonRow(value, file, lineNumber), { file, line: lineNumber });
         continue;
       }
     }
@@ -374,7 +379,7 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
     if (options.trace?.format !== undefined || detectTraceFormat(value) !== undefined) return loadJsonLines(file, options);
     if (isGenerationConfig(value) || isAgenticConfig(value)) return loadGenerationConfig(value, file, options);
     const record = value as Record<string, unknown>;
-    if (!text.trim().includes('\n') && (isShareGptItem(value) || 'messages' in record)) return loadJsonLines(file, options);
+    if (!text.trim().includes('\n') && (isShareGptItem(value) || 'messages' in record || isHfChatRow(value) || options.hf?.columns !== undefined)) return loadJsonLines(file, options);
     throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');
   }
   return loadJsonLines(file, options);

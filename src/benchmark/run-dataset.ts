@@ -63,7 +63,7 @@ export function warnBudgetPastDataset(load: LoadPlan, dataset: RunDataset, warn:
 /** The run's dataset: the -i file (conversations, JSONL, ShareGPT, or a generation config generated in memory) or the demo. */
 export async function loadRunDataset(dataset: DatasetPlan, counter: TokenCounter, warn: (message: string) => void): Promise<RunDataset> {
   if (dataset.inputFile === undefined) return { conversations: demoConversations({ seed: dataset.seed }), source: 'built-in demo' };
-  const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn, allowInvalidUtf8: dataset.allowInvalidUtf8, trace: dataset.trace });
+  const loaded = await loadDataset(dataset.inputFile, { seed: dataset.seed, counter, warn, allowInvalidUtf8: dataset.allowInvalidUtf8, trace: dataset.trace, hf: dataset.hf });
   const stats = loaded.printStats ? formatStats(datasetStats(loaded.conversations, counter.tokenizer)) : undefined;
   const traced = loaded.conversations.some((c) => c.trace !== undefined);
   return { conversations: loaded.conversations, source: dataset.inputFile, stats, traced, csvTrace: loaded.csvTrace !== undefined };

@@ -20,6 +20,7 @@ import { CsvTraceReader, describeCsvCounts } from './trace-csv-reader.js';
 import { letLoopGo } from '../util/loop-turns.js';
 import type { Conversation, ForkPoint } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
+import { hfSourceKind, isHfChatRow, jsonRow, jsonRowSink, loadHfTables, type HfReadOptions, type HfRowSink, type HfSourceKind } from './hf-datasets/index.js';
 
 /** 1-based line and column of a character offset in `text`. */
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -119,10 +120,12 @@ export interface LoadOptions {
   trace?: TraceReadOptions;
   /** Accept only a production trace (Mooncake, Bailian, Azure, BurstGPT): anything else is a DatasetError (`chatload trace stats`). */
   traceOnly?: boolean;
+  /** How a Hugging Face dataset (Parquet, Arrow, a folder, a JSONL export) is read: --columns, --split. */
+  hf?: HfReadOptions;
 }
 
 /** The formats loadDataset recognises. */
-export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate' | 'mooncake' | 'bailian' | 'azure' | 'burstgpt' | AgenticTraceFormat;
+export type DatasetFormat = 'json' | 'jsonl' | 'sharegpt' | 'generate' | 'mooncake' | 'bailian' | 'azure' | 'burstgpt' | 'huggingface' | AgenticTraceFormat;
 
 /** A loaded dataset: the conversations and how they were obtained. */
 export interface LoadedDataset {
@@ -137,6 +140,8 @@ export interface LoadedDataset {
   sharegpt?: ShareGptReport;
   /** For a CSV trace (Azure, BurstGPT): its rows, and those left out (failed, filtered, outside the window). */
   csvTrace?: CsvTraceCounts;
+  /** For a Hugging Face dataset: the layout read (in words), the files and the split. */
+  huggingface?: { layout: string; files: string[]; split?: string };
 }
 
 /** Validates a stream of parsed items as reference conversations, or converts them when they are ShareGPT; keeps the size bounds. */
@@ -301,6 +306,7 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
   const lines = utf8Lines(file, { ...utf8Options(options), maxLineChars: bounds.itemChars });
   const sink = new ItemSink(file, bounds);
   let trace: TraceReader | AgenticTraceReader | undefined;
+  let hf: HfRowSink | undefined;
   let lineNumber = 0;
   for await (const line of lines) {
     lineNumber += 1;
@@ -309,6 +315,10 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
     const value = firstOfTraceOnly ? firstTraceRow(line, file) : parseJsonWithLocation(line, file, lineNumber - 1);
     if (trace !== undefined) {
       trace.add(value, lineNumber);
+      continue;
+    }
+    if (hf !== undefined) {
+      hf.add(jsonRow(value, file, lineNumber), { file, line: lineNumber });
       continue;
     }
     if (sink.count === 0) {
@@ -322,16 +332,24 @@ async function loadJsonLines(file: string, options: LoadOptions): Promise<Loaded
         trace.add(value, lineNumber);
         continue;
       }
+      // A Hugging Face export's rows (docs/DATASETS.md, "Local Hugging Face datasets"): the same column mapping as Parquet's.
+      if (options.hf?.columns !== undefined || isHfChatRow(value)) {
+        hf = jsonRowSink(value, file, lineNumber, options.hf?.columns, bounds);
+        hf.add(jsonRow(value, file, lineNumber), { file, line: lineNumber });
+        continue;
+      }
     }
     sink.add(value, lineNumber, line.length);
   }
   if (trace !== undefined) return { conversations: trace.finish(), format: trace.format };
+  if (hf !== undefined) return { ...hf.finish(options.warn ?? (() => {}), file), format: 'huggingface' };
   if (sink.count === 0) throw new DatasetError({ file }, 'the file has no conversations; expected one JSON conversation per line');
   const loaded = sink.finish(options.warn ?? (() => {}));
   return loaded.format === 'json' ? { ...loaded, format: 'jsonl' } : loaded;
 }
 
 async function loadJsonList(file: string, size: number, options: LoadOptions): Promise<LoadedDataset> {
+  if (options.hf?.columns !== undefined) throw new DatasetError({ file }, '--columns maps the rows of JSONL, Parquet or Arrow files and dataset folders; this is a JSON list: write it as JSONL (one row a line)');
   const bounds = sizeBounds(options.bounds);
   const sink = new ItemSink(file, bounds);
   if (size > STREAM_ABOVE_BYTES) {
@@ -378,6 +396,8 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
  * ConfigError (exit code 2).
  */
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
+  const hfKind = await hfSourceKind(file);
+  if (hfKind !== undefined) return loadHfDataset(file, hfKind, options);
   const csvFormat = await csvTraceFormatOf(file, options);
   const { size } = await checkReadable(file);
   if (csvFormat !== undefined) {
@@ -412,10 +432,17 @@ export async function loadDataset(file: string, options: LoadOptions = {}): Prom
     if (options.trace?.format !== undefined || detectTraceFormat(value) !== undefined) return loadJsonLines(file, options);
     if (isGenerationConfig(value) || isAgenticConfig(value)) return loadGenerationConfig(value, file, options);
     const record = value as Record<string, unknown>;
-    if (!text.trim().includes('\n') && (isShareGptItem(value) || 'messages' in record)) return loadJsonLines(file, options);
+    if (!text.trim().includes('\n') && (isShareGptItem(value) || 'messages' in record || isHfChatRow(value) || options.hf?.columns !== undefined)) return loadJsonLines(file, options);
     throw new DatasetError({ file }, 'expected a JSON list of conversations [{"id", "messages"}, ...] (or JSONL, one per line)');
   }
   return loadJsonLines(file, options);
+}
+
+/** A Parquet or Arrow file or a dataset folder (docs/DATASETS.md, "Local Hugging Face datasets"). */
+async function loadHfDataset(path: string, kind: HfSourceKind, options: LoadOptions): Promise<LoadedDataset> {
+  if (options.traceOnly === true || options.trace?.format !== undefined) throw new DatasetError({ file: path }, `a Hugging Face dataset (${kind === 'folder' ? 'a folder' : `a ${kind} file`}) is no trace; traces are JSONL`);
+  const { conversations, sharegpt, layout, files, split } = await loadHfTables(path, kind, options.hf ?? {}, sizeBounds(options.bounds), options.warn ?? (() => {}));
+  return { conversations, format: 'huggingface', sharegpt, huggingface: { layout, files, split } };
 }
 
 /** An agentic trace that is one JSON document (read whole: the file is under STREAM_ABOVE_BYTES), as its sessions. */

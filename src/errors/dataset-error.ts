@@ -8,6 +8,11 @@ export interface DatasetLocation {
   column?: number;
   /** 0-based byte offset in the file, for bytes that are not UTF-8. */
   byteOffset?: number;
+  /** 0-based row of a table (a Hugging Face dataset's Parquet or Arrow file), and its row group or record batch. */
+  row?: number;
+  rowGroup?: number;
+  /** A table's column by name (not to be confused with `column`, a character's in a line). */
+  field?: string;
   conversationIndex?: number;
   conversationId?: string;
   messageIndex?: number;
@@ -28,6 +33,9 @@ function formatLocation(at: DatasetLocation): string {
   const parts = [at.file];
   if (at.line !== undefined) parts.push(at.column !== undefined ? `line ${at.line}, column ${at.column}` : `line ${at.line}`);
   if (at.byteOffset !== undefined) parts.push(`byte ${at.byteOffset}`);
+  if (at.row !== undefined) parts.push(at.rowGroup !== undefined ? `row ${at.row} (row group ${at.rowGroup})` : `row ${at.row}`);
+  else if (at.rowGroup !== undefined) parts.push(`row group ${at.rowGroup}`);
+  if (at.field !== undefined) parts.push(`column ${JSON.stringify(at.field)}`);
   if (at.conversationIndex !== undefined) {
     const id = at.conversationId !== undefined ? ` (id ${JSON.stringify(at.conversationId)})` : '';
     parts.push(`conversation ${at.conversationIndex}${id}`);

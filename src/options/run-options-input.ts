@@ -23,10 +23,14 @@ export interface RunOptionsInput {
   scrapeMetrics?: string | boolean | undefined;
   /** seconds between /metrics scrapes during the run (`--scrape-interval-sec <s>`; default: 5) */
   scrapeIntervalSec?: number | undefined;
-  /** conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, a Mooncake or Bailian trace (JSONL), or an Azure LLM inference or BurstGPT trace (CSV); all detected (`-i, --input-file <path>`; default: the built-in demo dataset) */
+  /** conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, a production trace (Mooncake or Bailian JSONL, Azure LLM inference or BurstGPT CSV, an agentic trace), or a Hugging Face dataset on disk (Parquet, Arrow, a save_to_disk folder or a folder of Parquet shards); all detected (`-i, --input-file <path>`; default: the built-in demo dataset) */
   inputFile?: string | undefined;
   /** read -i as a production trace of this format: mooncake, bailian (JSONL, detected by their fields otherwise), azure or burstgpt (CSV, detected by their header line otherwise), or an agentic trace: weka, otel or mooncake-toolagent (all but mooncake-toolagent are detected otherwise) (`--input-format <format>`; default: detected) */
   inputFormat?: "mooncake" | "bailian" | "azure" | "burstgpt" | "weka" | "otel" | "mooncake-toolagent" | undefined;
+  /** which columns of a Hugging Face dataset (Parquet, Arrow, JSONL, a folder) hold what: KEY=COLUMN pairs, keys messages, id, prompt, response, system (e.g. messages=conversations,id=conv_id) (`--columns <mapping>`; default: detected: messages, conversations (ShareGPT from/value), or prompt/response, instruction/output, question/answer pairs) */
+  columns?: string | undefined;
+  /** the split of a Hugging Face dataset folder to read (a DatasetDict saved with save_to_disk, or Parquet shards named by split) (`--split <name>`; default: train, or the folder's only split) */
+  split?: string | undefined;
   /** tokens per hash_ids block of a trace: each id becomes a block of exactly this many tokens (the last one trimmed to input_length) (`--trace-block-size <tokens>`; default: 512 for Mooncake, 16 for Bailian) */
   traceBlockSize?: number | undefined;
   /** replay only the trace's sessions starting in [START, END) seconds of the trace's own clock; END may be left out (`--trace-window <start:end>`) */

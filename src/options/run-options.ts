@@ -83,6 +83,8 @@ function crossChecks(o: z.output<typeof objectSchema>, ctx: z.RefinementCtx): vo
   if (o.resume && o.outputFile !== undefined) problem('resume', "cannot write -o: the interrupted run's answers are not on disk");
   if (o.resume && o.shard !== undefined) problem('resume', 'cannot continue a shard: resume each shard as a whole run, or rerun it');
   // Flags that would change nothing are said so (issue #35), as --think-time is: a user who gave one expects an effect.
+  if (o.inputFile === undefined && o.columns !== undefined) problem('columns', 'maps the columns of a Hugging Face dataset: add -i');
+  if (o.inputFile === undefined && o.split !== undefined) problem('split', 'picks the split of a Hugging Face dataset folder: add -i');
   if (o.maxQueue !== undefined && o.maxConcurrency === undefined) problem('maxQueue', 'bounds the wait for a --max-concurrency slot: add --max-concurrency');
   if (!openLoop && o.burstiness !== 1) problem('burstiness', 'shapes open-loop arrivals: add --session-rate (or --ramp-up)');
   if (openLoop && o.requestRate > 0) problem('requestRate', 'paces closed-loop clients; with --session-rate the arrivals set the pace');

@@ -6,6 +6,7 @@ import type { Shard } from './values/shard.js';
 import type { Slos } from './values/slos.js';
 import type { TraceFilter } from './values/trace-filter.js';
 import type { TraceWindow } from './values/trace-window.js';
+import type { ColumnMap } from './values/column-map.js';
 
 /*
  * The RunPlan: the run options validated once and organized by the part of chatload that uses them, with units in
@@ -54,6 +55,8 @@ export interface DatasetPlan {
     readonly window?: TraceWindow;
     readonly filter?: TraceFilter;
   };
+  /** How a Hugging Face dataset is read: --columns (undefined: the layout detected), --split (undefined: train). */
+  readonly hf: { readonly columns?: ColumnMap; readonly split?: string };
 }
 
 /** A trace's replay at its timestamps (the load model when -i is a trace, whatever the closed-loop flags say). */
@@ -292,6 +295,7 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
       allowInvalidUtf8: o.allowInvalidUtf8,
       tokenizer: { tokenizer: o.tokenizer, model: o.model, trustRemoteCode: o.trustRemoteCode },
       trace: { format: o.inputFormat, blockSize: o.traceBlockSize, window: o.traceWindow, filter: o.traceFilter },
+      hf: { columns: o.columns, split: o.split },
     },
     load: {
       model,

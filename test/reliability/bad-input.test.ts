@@ -12,6 +12,8 @@ import { runCli } from '../helpers/cli.js';
 import { runCliBatch, type BatchResult } from '../helpers/cli-batch.js';
 import { DIST_CLI } from '../helpers/dist.js';
 import { tempDir } from '../helpers/tmp.js';
+import { HF_FIXTURES } from '../helpers/hf-fixtures.js';
+import { writeParquet, type ParquetColumn } from '../helpers/parquet-writer.js';
 
 const dir = tempDir('bad-input');
 /** A port held for the test file's life: --metrics-port in use. */
@@ -111,6 +113,30 @@ const DATASET_HEAD = '[{"id": "a", "messages": [{"role": "user", "content": "';
 /** A dataset whose one user message is an `input_audio` part of `inputAudio` (OpenAI's chat shape). */
 const audioDataset = (inputAudio: unknown): string => JSON.stringify([{ id: 'a', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: inputAudio }] }] }]);
 
+/** A Parquet file named `name` in the test folder (one row group) with these columns. */
+function parquet(name: string, columns: ParquetColumn[]): string {
+  const path = join(dir, name);
+  writeParquet(path, columns, 2);
+  return path;
+}
+
+/** A folder named `name` in the test folder holding one small file `inside`. */
+function folderWith(name: string, inside: string): string {
+  const folder = join(dir, name);
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, inside), 'not a dataset\n');
+  return folder;
+}
+
+/** A save_to_disk folder whose state.json names an Arrow file that is not there. */
+function savedWithoutData(): string {
+  const folder = join(dir, 'saved-missing');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'state.json'), JSON.stringify({ _data_files: [{ filename: 'data-00000-of-00001.arrow' }], _split: 'train' }));
+  writeFileSync(join(folder, 'dataset_info.json'), '{}');
+  return folder;
+}
+
 const CASES: BadCase[] = [
   // Datasets
   {
@@ -164,7 +190,8 @@ const CASES: BadCase[] = [
   { name: 'a JSON value that is not a list', argv: () => run(file('num.json', '42')), message: /num\.json, line 1: expected a JSON list/ },
   { name: 'binary garbage', argv: () => run(file('bin.json', '\u0000\u0001\u00ff\u00fe[')), message: /bin\.json, line 1: expected a JSON list/ },
   { name: 'a missing file', argv: () => run(join(dir, 'nope.json')), message: /nope\.json: cannot read the file: no such file/ },
-  { name: 'a directory instead of a file', argv: () => run(dir), message: /: expected a file, got a directory/ },
+  // A folder is read as a Hugging Face dataset folder (issue #36, part 4): one with none in it says what it expected.
+  { name: 'a directory that holds no dataset', argv: () => run(folderWith('not-a-dataset', 'notes.txt')), message: /not-a-dataset: no dataset here: expected dataset_dict\.json or state\.json \(a save_to_disk folder\) or \.parquet files/ },
   // Generation configs
   {
     name: 'an unknown distribution name',
@@ -382,6 +409,20 @@ const CASES: BadCase[] = [
   { name: 'serve --router nope', argv: () => ['serve', '--port', '0', '--router', 'nope'], message: /^chatload: option '--router <kind>' argument 'nope' is invalid\. expected round-robin, random, sticky, prefix\.$/ },
   { name: 'run --sim-replicas 0', argv: () => ['run', '--sim-replicas', '0', '--output-dir', out], message: /^chatload: invalid options: --sim-replicas: expected a whole number of replicas from 1 to 64, got "0"$/ },
   { name: 'run --sim-router nope', argv: () => ['run', '--sim-router', 'nope', '--output-dir', out], message: /^chatload: invalid options: --sim-router: expected round-robin, random, sticky, prefix, got "nope"$/ },
+  // Issue #36, part 4: local Hugging Face datasets (Parquet, Arrow, save_to_disk folders, JSONL exports).
+  { name: '--columns naming a column that does not exist', argv: () => run(join(HF_FIXTURES, 'saved'), '--columns', 'messages=conv'), message: /saved\/train\/data-00000-of-00002\.arrow: --columns messages=conv: no column "conv"; the columns are "id", "messages"$/ },
+  { name: '--columns with an unknown key', argv: () => run(join(HF_FIXTURES, 'alpaca.parquet'), '--columns', 'question=instruction'), message: /^chatload: invalid options: --columns: unknown key "question"; expected KEY=COLUMN pairs separated by commas, e\.g\. messages=conversations,id=conv_id; keys: messages, id, prompt, response, system$/ },
+  { name: 'a Parquet messages cell that is no list of messages', argv: () => run(parquet('text-messages.parquet', [{ name: 'messages', type: 'utf8', values: ['[{"role": "user"}]', 'hello'] }])), message: /text-messages\.parquet, row 0 \(row group 0\), column "messages": expected a list of \{"role", "content"\} \(or ShareGPT \{"from", "value"\}\) objects, got "\[\{\\"role\\": \\"user\\"\}\]"$/ },
+  { name: 'a Parquet prompt that is null', argv: () => run(parquet('null-prompt.parquet', [{ name: 'prompt', type: 'utf8', values: ['a', 'b', null] }, { name: 'response', type: 'utf8', values: ['x', 'y', 'z'] }])), message: /null-prompt\.parquet, row 2 \(row group 1\), column "prompt": expected text, got null$/ },
+  { name: 'a Parquet file with no chat layout', argv: () => run(parquet('no-layout.parquet', [{ name: 'label', type: 'int64', values: [1n] }])), message: /no-layout\.parquet: no chat layout in the columns "label": expected "messages", "conversations" \(ShareGPT\), or a prompt\/response, instruction\/output or question\/answer pair; name the columns with --columns/ },
+  { name: 'a .parquet file that is no Parquet', argv: () => run(file('fake.parquet', 'id,prompt\n1,hi\n')), message: /fake\.parquet: not a readable Parquet file: / },
+  { name: 'an Arrow file that is no Arrow', argv: () => run(file('fake.arrow', 'not arrow at all')), message: /fake\.arrow: not a readable Arrow IPC file: / },
+  { name: 'a DatasetDict folder without the split asked for', argv: () => run(join(HF_FIXTURES, 'saved'), '--split', 'validation'), message: /saved: no split "validation"; the splits are "train", "test" \(choose one with --split\)$/ },
+  { name: 'a save_to_disk folder missing its Arrow file', argv: () => run(savedWithoutData()), message: /saved-missing\/state\.json: "_data_files" names "data-00000-of-00001\.arrow", which is not in the folder$/ },
+  { name: 'a JSONL export whose message has an unknown role', argv: () => run(file('hf-roles.jsonl', '{"messages": [{"role": "bot", "content": "hi"}]}\n')), message: /hf-roles\.jsonl, line 1, column "messages", message 0: expected "role" to be "user", "assistant", "system" or "tool", got "bot"$/ },
+  { name: '--columns on a JSON list', argv: () => run(file('columns-list.json', JSON.stringify([{ id: 'a', messages: GOOD_MESSAGES }])), '--columns', 'id=id'), message: /columns-list\.json: --columns maps the rows of JSONL, Parquet or Arrow files and dataset folders; this is a JSON list: write it as JSONL \(one row a line\)$/ },
+  { name: '--columns without -i', argv: () => ['run', '--columns', 'prompt=q', '--output-dir', out], message: /^chatload: invalid options: --columns: maps the columns of a Hugging Face dataset: add -i$/ },
+  { name: 'a Hub id while offline: no download, a one-line error', argv: () => run('someone/some-chat-dataset'), message: /^chatload: someone\/some-chat-dataset: no such file or folder, and chatload downloads no dataset \(a run stays offline\): fetch the Hub dataset first \(huggingface-cli download someone\/some-chat-dataset --repo-type dataset --local-dir DIR\) and pass -i DIR$/ },
   { name: 'run --sim-replicas with --url', argv: () => ['run', '-u', 'http://127.0.0.1:9', '--sim-replicas', '2', '--output-dir', out], message: /--sim-replicas: sets the built-in simulator, which a run with --url does not start: drop one$/ },
 ];
 

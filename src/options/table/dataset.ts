@@ -2,13 +2,14 @@ import * as z from 'zod';
 import { integer, option, positiveInt, readInt, text } from '../define.js';
 import { traceFilterSchema } from '../values/trace-filter.js';
 import { traceWindowSchema } from '../values/trace-window.js';
+import { columnMapSchema } from '../values/column-map.js';
 
 /** The conversations replayed, and how their tokens are counted. */
 export const datasetOptions = {
   inputFile: option({
     flags: '-i, --input-file <path>',
     group: 'dataset',
-    help: 'conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, a Mooncake or Bailian trace (JSONL), or an Azure LLM inference or BurstGPT trace (CSV); all detected',
+    help: 'conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, a production trace (Mooncake or Bailian JSONL, Azure LLM inference or BurstGPT CSV, an agentic trace), or a Hugging Face dataset on disk (Parquet, Arrow, a save_to_disk folder or a folder of Parquet shards); all detected',
     defaultText: 'the built-in demo dataset',
     schema: text,
   }),
@@ -20,6 +21,20 @@ export const datasetOptions = {
     schema: z.enum(['mooncake', 'bailian', 'azure', 'burstgpt', 'weka', 'otel', 'mooncake-toolagent'], {
       error: (issue) => `expected mooncake, bailian, azure, burstgpt, weka, otel or mooncake-toolagent, got ${JSON.stringify(issue.input)}`,
     }),
+  }),
+  columns: option({
+    flags: '--columns <mapping>',
+    group: 'dataset',
+    help: "which columns of a Hugging Face dataset (Parquet, Arrow, JSONL, a folder) hold what: KEY=COLUMN pairs, keys messages, id, prompt, response, system (e.g. messages=conversations,id=conv_id)",
+    defaultText: 'detected: messages, conversations (ShareGPT from/value), or prompt/response, instruction/output, question/answer pairs',
+    schema: columnMapSchema,
+  }),
+  split: option({
+    flags: '--split <name>',
+    group: 'dataset',
+    help: 'the split of a Hugging Face dataset folder to read (a DatasetDict saved with save_to_disk, or Parquet shards named by split)',
+    defaultText: "train, or the folder's only split",
+    schema: text,
   }),
   traceBlockSize: option({
     flags: '--trace-block-size <tokens>',

@@ -18,12 +18,15 @@ import { tempDir } from '../helpers/tmp.js';
 const sessions = (count: number): object[] => oneShapeConversations(count, 'retention test');
 
 test('sweep --think-time: the cache holds sessions with no idle gap and loses them at 2 s between turns; the model\'s capacity curve falls with it', { timeout: 180_000 }, async () => {
-  const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: 520, step_base_ms: 10, max_num_batched_tokens: 16384 } });
+  // Sessions at 2/s with a cache of ~10 sessions' prefixes: with no idle gap at most a few are live at once even on a
+  // loaded machine (at 4/s and ~8 sessions' room, a slow machine's longer sessions overflowed it); at 2 s between
+  // turns ~16 are live, more than the cache holds.
+  const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: 640, step_base_ms: 10, max_num_batched_tokens: 16384 } });
   const dir = tempDir('retention');
   try {
     const inputFile = writeDataset(dir, sessions(16));
     const result = await runSweep(
-      { url: sim.url, inputFile, outputDir: join(dir, 'out'), sessionRate: 4, limitMaxTokens: 16, limitMinTokens: 16, ignoreEos: true },
+      { url: sim.url, inputFile, outputDir: join(dir, 'out'), sessionRate: 2, limitMaxTokens: 16, limitMinTokens: 16, ignoreEos: true },
       { kind: 'think-time', values: [0, 2], cachePressure: { share: 0.9 } },
     );
     const retention = result.cachePressure!;

@@ -142,6 +142,9 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
         conversation_stats: analysis.conversationStats,
         agentic: analysis.agentic,
         per_conversation: analysis.perConversation,
+        // Rebuilt from the records, as a run builds them (issue #31); the routing figures alone under prefix_cache.
+        replicas: analysis.replicas.length > 0 ? analysis.replicas : null,
+        ...(analysis.routing === null ? {} : { prefix_cache: { routing: analysis.routing } }),
       },
     }),
   );

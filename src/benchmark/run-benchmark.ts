@@ -1,3 +1,5 @@
+import { replicaRowsFromPages } from '../server-metrics/replica-pages.js';
+import type { ReplicaRow } from '../metrics/replica-tally.js';
 import { join, relative, resolve } from 'node:path';
 import { runPrefixCacheOf } from '../cache-model/setup.js';
 import type { EngineResult } from '../engine/types.js';
@@ -41,6 +43,8 @@ export interface BenchmarkResult {
   perTurn: TurnSummary[];
   /** Actual against expected cached tokens (results.json `prefix_cache`), and which expected-cache model ran. */
   prefixCache: RunPrefixCache;
+  /** One row per replica behind a router (results.json `replicas`): by response header, or by /metrics deltas; null when unknown. */
+  replicas: ReplicaRow[] | null;
   clientHealth: ClientHealth;
   /** What --scrape-metrics read from the server's /metrics; null without it. */
   serverMetrics: ServerMetricsReport | null;
@@ -100,13 +104,16 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const ran = await runLoad(plan, prepared, connected, hooks, warn);
     const analysis = await ran.recorder.analysis();
     for (const w of analysis.warnings) warn(w);
-    const prefixCache = runPrefixCacheOf(connected.cacheModel, analysis.prefixCache, analysis.summary, plan.target.resetPrefixCache, warn);
+    const modelled = runPrefixCacheOf(connected.cacheModel, analysis.prefixCache, analysis.summary, plan.target.resetPrefixCache, warn);
+    // Present only when a response header named the replicas (issue #31).
+    const prefixCache = analysis.routing === null ? modelled : { ...modelled, routing: analysis.routing };
+    const replicas = analysis.replicas.length > 0 ? analysis.replicas : ran.replicaPages === undefined ? null : replicaRowsFromPages(ran.replicaPages);
     const lagWarning = scheduleWarning(analysis.summary);
     if (lagWarning !== undefined) warn(lagWarning);
     ran.engine.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
-    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, warnings, embeddedSimulator: open.simulator !== undefined });
+    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, replicas, warnings, embeddedSimulator: open.simulator !== undefined });
     const { summary, warmupPercentages, perTurn } = analysis;
     const outcomes = ran.recorder.outcomes;
     return {
@@ -120,6 +127,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       warmupPercentages,
       perTurn,
       prefixCache,
+      replicas,
       clientHealth: ran.clientHealth,
       serverMetrics: ran.serverMetrics ?? null,
       engine: ran.engine,
@@ -177,6 +185,7 @@ interface RunFilesInput {
   ran: LoadOutcome;
   analysis: RunAnalysis;
   prefixCache: RunPrefixCache;
+  replicas: ReplicaRow[] | null;
   warnings: string[];
   embeddedSimulator: boolean;
 }
@@ -219,7 +228,7 @@ async function writeRunFiles(input: RunFilesInput): Promise<BenchmarkResult['fil
 
 /** results.json's document. */
 function resultsDocument(input: RunFilesInput): Record<string, unknown> {
-  const { plan, prepared, connected, ran, analysis, prefixCache } = input;
+  const { plan, prepared, connected, ran, analysis, prefixCache, replicas } = input;
   const { engine, outputError } = ran;
   const { shard } = plan.scale;
   const { counter } = prepared;
@@ -258,6 +267,7 @@ function resultsDocument(input: RunFilesInput): Record<string, unknown> {
       agentic: analysis.agentic,
       per_conversation: analysis.perConversation,
       prefix_cache: prefixCache,
+      replicas,
       server_metrics: ran.serverMetrics === undefined ? null : compareCacheCounts(ran.serverMetrics, analysis.summary),
     },
   });

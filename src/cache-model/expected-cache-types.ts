@@ -12,6 +12,11 @@ export interface ExpectedHit {
   expected: number;
   /** With no eviction. */
   infinite: number;
+  /**
+   * In the cache of the replica the request went to (one cache per replica, each as the main figure's: with the
+   * capacity when there is one), once `routed` named it and the lookup ran; undefined otherwise (docs/METRICS.md).
+   */
+  perReplica?: number;
 }
 
 /** One request between its send and its end: the blocks it holds in each index. */
@@ -41,6 +46,10 @@ export interface ExpectedCacheTicket {
   lookupAsked: boolean;
   /** Resolves when its lookup has run, when it had to wait (see the comment at the top). */
   lookup: Promise<void> | undefined;
+  /** The replica that served it (ExpectedCache.routed), when known. */
+  replica: string | undefined;
+  /** Whether its lookup has run: a replica named after it is looked up on its own (routed). */
+  lookedUp: boolean;
 }
 
 /**

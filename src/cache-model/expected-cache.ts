@@ -10,6 +10,7 @@ import { OperationQueue, type Operation } from './operation-queue.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
 import { commonIds, joinedIds, type ConversationState } from './conversation-state.js';
 import type { CacheAccount, CachedAnswer, ExpectedCacheTicket } from './expected-cache-types.js';
+import { ReplicaCaches } from './replica-caches.js';
 
 export type { CacheAccount, CachedAnswer, ExpectedCacheTicket, ExpectedHit } from './expected-cache-types.js';
 
@@ -108,6 +109,8 @@ export class ExpectedCache {
   #cachedSamples = 0;
   /** Scratch for #joined. */
   #scratch = new Uint32Array(1024);
+  /** One cache per replica, as the request events name them (routed): the loss to routing (replica-caches.ts). */
+  readonly #replicas: ReplicaCaches;
 
   constructor(counter: TokenCounter, config: ExpectedCacheConfig, signal?: AbortSignal) {
     this.#counter = counter;
@@ -123,6 +126,46 @@ export class ExpectedCache {
     this.server = config.serverTokens === undefined ? undefined : new ServerTokenizer(config.serverTokens, signal);
     this.idsFromResponse = this.server !== undefined && config.idsFromResponse === true;
     this.#markers = this.server === undefined ? restartMarkers(counter) : null;
+    this.#replicas = new ReplicaCaches(capacity ?? Infinity, stepBlocks);
+  }
+
+  /** Replicas the per-replica caches have seen (at most MAX_REPLICAS). */
+  get replicas(): number {
+    return this.#replicas.size;
+  }
+
+  /**
+   * The request event that names the replica a router sent the ticket's request to (its response head, before its
+   * first token; each attempt's, the last before the lookup counts). The lookup then also reads that replica's own
+   * cache (`hit.perReplica`); a replica named after the lookup ran (a lookup at the send, sharedFrom 'end') is looked
+   * up on its own, in call order. Unknown replicas past MAX_REPLICAS are left out (no figure).
+   */
+  routed(ticket: ExpectedCacheTicket, replica: string): void {
+    if (ticket.hit.perReplica !== undefined) return;
+    ticket.replica = replica;
+    if (!ticket.lookedUp) return;
+    const state = this.#states.get(ticket.conversation);
+    if (!ticket.known || state === undefined || state.lastLength !== ticket.promptLength) return;
+    const keys = state.chain.hashes;
+    const late = this.#queue.run(this.#replicaLookupSteps(ticket, keys, this.#maxHit(ticket)));
+    late?.catch(() => {});
+    const before = ticket.lookup;
+    if (late !== undefined) ticket.lookup = before === undefined ? late : Promise.all([before, late]).then(() => undefined);
+  }
+
+  /** The most blocks a lookup may hit: vLLM and llama.cpp compute at least the prompt's last token. */
+  #maxHit(ticket: ExpectedCacheTicket): number {
+    return Math.floor(Math.max(0, ticket.promptLength - 1) / this.blockSize);
+  }
+
+  /** Looks the ticket's prompt up in its replica's cache, holding the blocks there until its end (as the main pools). */
+  *#replicaLookupSteps(ticket: ExpectedCacheTicket, keys: readonly number[], maxHit: number): Operation {
+    const pool = ticket.replica === undefined ? undefined : this.#replicas.poolOf(ticket.replica);
+    if (pool === undefined || ticket.hit.perReplica !== undefined) return;
+    const admitted = pool.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+    const hit = isSteps(admitted) ? yield* admitted : admitted;
+    ticket.leases.push({ pool, lease: hit.lease });
+    ticket.hit.perReplica = hit.hitBlocks * this.blockSize;
   }
 
   /** Blocks the infinite index holds: every distinct block seen in the run. */
@@ -165,6 +208,8 @@ export class ExpectedCache {
       leases: [],
       lookupAsked: false,
       lookup: undefined,
+      replica: undefined,
+      lookedUp: false,
     };
     const prepared = this.#prepare(state, ticket, this.#promptIdsOf(ticket, messages, tools), maxTokens);
     // A failed tokenize call leaves the request without a figure (ticket.known); it never fails the request.
@@ -342,6 +387,9 @@ export class ExpectedCache {
       ticket.leases.push({ pool: this.#smaller!, lease: smaller.lease });
       ticket.smaller = smaller.hitBlocks * bs;
     }
+    // The same prompt in the cache of the replica it went to (named by its response head, before its first token).
+    if (ticket.replica !== undefined) yield* this.#replicaLookupSteps(ticket, keys, maxHit);
+    ticket.lookedUp = true;
     if (this.sharedFrom === 'prefill') this.#pending.push({ ticket, atMs, hashes: keys });
   }
 

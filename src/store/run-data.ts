@@ -1,3 +1,4 @@
+import type { ReplicaRow, RoutingLoss } from '../metrics/replica-tally.js';
 import { MISS_CAUSES, type MissCause, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -69,6 +70,10 @@ export interface RunData {
   perTurn: TurnSummary[];
   /** results.json's `prefix_cache` (actual against expected cached tokens, the model used); null when absent. */
   prefixCache: RunPrefixCache | null;
+  /** results.json's `replicas` (one row per replica behind a router); null when absent. */
+  replicas: ReplicaRow[] | null;
+  /** results.json's `prefix_cache.routing` (the loss to routing); null when absent. */
+  routing: RoutingLoss | null;
   clientHealth: ClientHealth | null;
   /** The run's options as results.json holds them (already redacted, redacted again here); empty when unknown. */
   config: Record<string, unknown>;
@@ -135,7 +140,9 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
   // Checked for shape only: a results.json older than issue #13 has none.
   const docPrefix = doc !== null && isObject(doc.prefix_cache) ? (doc.prefix_cache as Record<string, unknown>) : null;
   const prefixCache = docPrefix !== null && isObject(docPrefix.totals) && Array.isArray(docPrefix.per_turn) && isObject(docPrefix.model) ? (docPrefix as unknown as RunPrefixCache) : null;
-  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache };
+  const replicas = doc !== null && Array.isArray(doc.replicas) ? (doc.replicas as ReplicaRow[]).filter((r) => isObject(r) && typeof r.replica === 'string') : null;
+  const routing = docPrefix !== null && isObject(docPrefix.routing) ? (docPrefix.routing as unknown as RoutingLoss) : null;
+  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache, replicas, routing };
 
   if (doc === null) {
     warnings.push(

@@ -1,6 +1,6 @@
 import { MISS_CAUSES, type MissCause } from './miss-causes.js';
 import type { RequestRecord } from './record.js';
-import type { RoutingLoss } from './replica-tally.js';
+import type { RoutingLoss } from './replica-types.js';
 
 export { MISS_CAUSES, type MissCause };
 

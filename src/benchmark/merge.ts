@@ -1,3 +1,4 @@
+import { replicaRowsFor } from '../metrics/replica-tally.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError, DatasetError } from '../errors/index.js';
@@ -143,7 +144,7 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
         agentic: analysis.agentic,
         per_conversation: analysis.perConversation,
         // Rebuilt from the records, as a run builds them (issue #31); the routing figures alone under prefix_cache.
-        replicas: analysis.replicas.length > 0 ? analysis.replicas : null,
+        replicas: analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, runs.every((r) => r.comparable)) : null,
         ...(analysis.routing === null ? {} : { prefix_cache: { routing: analysis.routing } }),
       },
     }),
@@ -208,6 +209,8 @@ interface RunResults {
   conversations: Partial<ConversationCounts> | null;
   clientHealth: ClientHealth | null;
   shard: unknown;
+  /** False when the run's expected-cache model was not comparable with the server's counts (prefix_cache.comparable). */
+  comparable: boolean;
 }
 
 /** Keys of a run's results.json carried into the merged one (facts of the first finished run). */
@@ -215,7 +218,7 @@ const FACT_KEYS = ['model', 'url', 'dataset', 'stop_reason', 'tokenizer', 'crash
 
 function readRunResults(dir: string): RunResults {
   const path = join(resolve(dir), RESULTS_FILE);
-  const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null };
+  const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null, comparable: true };
   if (!existsSync(path)) return empty;
   const doc = readResults(path);
   const facts: Record<string, unknown> = {};
@@ -227,6 +230,7 @@ function readRunResults(dir: string): RunResults {
   return {
     ...empty,
     finished: true,
+    comparable: !(isObject(doc.prefix_cache) && doc.prefix_cache.comparable === false),
     config: redactSecrets(isObject(doc.config) ? doc.config : {}),
     facts: redactSecrets(facts),
     conversations,

@@ -1,5 +1,5 @@
 import { replicaRowsFromPages } from '../server-metrics/replica-pages.js';
-import type { ReplicaRow } from '../metrics/replica-tally.js';
+import { replicaRowsFor, type ReplicaRow } from '../metrics/replica-tally.js';
 import { join, relative, resolve } from 'node:path';
 import { runPrefixCacheOf } from '../cache-model/setup.js';
 import type { EngineResult } from '../engine/types.js';
@@ -107,7 +107,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const modelled = runPrefixCacheOf(connected.cacheModel, analysis.prefixCache, analysis.summary, plan.target.resetPrefixCache, warn);
     // Present only when a response header named the replicas (issue #31).
     const prefixCache = analysis.routing === null ? modelled : { ...modelled, routing: analysis.routing };
-    const replicas = analysis.replicas.length > 0 ? analysis.replicas : ran.replicaPages === undefined ? null : replicaRowsFromPages(ran.replicaPages);
+    const byHeader = analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, modelled.comparable !== false) : null;
+    const replicas = byHeader ?? (ran.replicaPages === undefined ? null : replicaRowsFromPages(ran.replicaPages));
     const lagWarning = scheduleWarning(analysis.summary);
     if (lagWarning !== undefined) warn(lagWarning);
     ran.engine.workerHealth?.forEach((h, i) => {

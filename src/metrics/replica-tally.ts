@@ -47,6 +47,15 @@ interface ReplicaSums {
   expected_cached_tokens_one_cache: number;
 }
 
+/**
+ * The rows as results.json holds them: with `comparable` false (the model counted in approximate tokens while the
+ * server counts in its own: prefix_cache.comparable), each efficiency is null, as the run's is; the routing figures set
+ * the model against itself and stay.
+ */
+export function replicaRowsFor(rows: readonly ReplicaRow[], comparable: boolean): ReplicaRow[] {
+  return comparable ? [...rows] : rows.map((r) => ({ ...r, efficiency: null }));
+}
+
 /** ReplicaTally as toJSON() writes it: each replica's sums, and each session's replica (null once split). */
 export interface SerializedReplicaTally {
   replicas: Array<[string, ReplicaSums]>;

@@ -20,7 +20,7 @@ import { tempDir } from '../helpers/tmp.js';
 interface Ran {
   server: ReplicaRouterServer;
   dir: string;
-  results: { replicas: ReplicaRow[] | null; prefix_cache: { routing?: RoutingLoss } };
+  results: { replicas: ReplicaRow[] | null; prefix_cache: { routing?: RoutingLoss; comparable?: boolean } };
   records: Awaited<ReturnType<typeof readRequestsJsonl>>;
   text: string;
 }
@@ -58,6 +58,8 @@ describe('replicas behind a router', () => {
       assert.equal(row.cached_tokens, truth.cachedTokens);
       assert.equal(row.hit_ratio, truth.cachedTokens / truth.promptTokens);
       assert.ok(row.expected_cached_tokens !== null);
+      // Cached (the server's tokens) against expected (the model's) only where the run's own efficiency is comparable.
+      assert.equal(row.efficiency === null, results.prefix_cache.comparable === false);
     }
     assert.match(text, /replicas \(from each response's replica header\)/);
     assert.match(text, /routing\s+lost/);
@@ -103,6 +105,18 @@ describe('replicas behind a router', () => {
       assert.equal(row.expected_cached_tokens, null);
     });
     assert.equal(results.prefix_cache.routing, undefined);
+  });
+
+  test('with --workers 2 the threads\' tallies merge into the same truth', async () => {
+    const { server, results } = await runBehind('workers', { replicas: 4, routing: 'round-robin' }, () => ({ workers: 2 }));
+    for (const row of results.replicas!) {
+      const truth = server.replicas[Number(row.replica)]!;
+      assert.equal(row.requests, truth.requests);
+      assert.equal(row.cached_tokens, truth.cachedTokens);
+    }
+    const routing = results.prefix_cache.routing!;
+    assert.equal(routing.sessions, 8);
+    assert.ok(routing.expected_cached_tokens_per_replica > 0);
   });
 
   test('a hostile replica header (control characters, 10 KB) is bounded and escaped', async () => {

@@ -140,8 +140,7 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
   // Checked for shape only: a results.json older than issue #13 has none.
   const docPrefix = doc !== null && isObject(doc.prefix_cache) ? (doc.prefix_cache as Record<string, unknown>) : null;
   const prefixCache = docPrefix !== null && isObject(docPrefix.totals) && Array.isArray(docPrefix.per_turn) && isObject(docPrefix.model) ? (docPrefix as unknown as RunPrefixCache) : null;
-  const replicas = doc !== null && Array.isArray(doc.replicas) ? (doc.replicas as ReplicaRow[]).filter((r) => isObject(r) && typeof r.replica === 'string') : null;
-  const routing = docPrefix !== null && isObject(docPrefix.routing) ? (docPrefix.routing as unknown as RoutingLoss) : null;
+  const { replicas, routing } = replicasOf(doc, docPrefix, aggregate);
   const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache, replicas, routing };
 
   if (doc === null) {
@@ -190,6 +189,20 @@ function samplingWarnings(total: number, size: number, from: { summaryFromResult
     ? `The per-turn table is from ${RESULTS_FILE} (all records).`
     : 'The per-turn table counts every record too, its statistics from histograms.';
   return [`${head}.`, `${summary} ${perTurn}`];
+}
+
+/**
+ * results.json's `replicas` and `prefix_cache.routing`; for a run that did not finish, its records' aggregate's (every
+ * record, as the summary's).
+ */
+function replicasOf(doc: Record<string, unknown> | null, docPrefix: Record<string, unknown> | null, aggregate: RunAggregate | null): Pick<RunData, 'replicas' | 'routing'> {
+  if (doc === null) {
+    const rows = aggregate?.replicas() ?? [];
+    return { replicas: rows.length > 0 ? rows : null, routing: aggregate?.routing() ?? null };
+  }
+  const replicas = Array.isArray(doc.replicas) ? (doc.replicas as unknown[]).filter((r): r is ReplicaRow => isObject(r) && typeof r.replica === 'string') : null;
+  const routing = docPrefix !== null && isObject(docPrefix.routing) ? (docPrefix.routing as unknown as RoutingLoss) : null;
+  return { replicas, routing };
 }
 
 /** The records read: all of them, or a uniform sample of maxRecords; `aggregate` is set only when asked for. */

@@ -4,7 +4,7 @@
 // routing (round-robin scatters sessions, sticky keeps them), 4 pages of --scrape-metrics give per-replica totals by
 // counter deltas, a hostile header value is bounded and escaped, and a merge rebuilds the same replicas table.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
@@ -12,6 +12,8 @@ import { mergeRuns } from '../../src/benchmark/merge.js';
 import type { ReplicaRow, RoutingLoss } from '../../src/metrics/replica-tally.js';
 import type { RunOptionsInput } from '../../src/options/run-options.js';
 import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
+import { loadRunData } from '../../src/store/run-data.js';
+import { renderHtmlReport } from '../../src/report/html.js';
 import { formatSummary } from '../../src/report/terminal.js';
 import { syntheticConversations, writeDataset } from '../helpers/datasets.js';
 import { startReplicaRouter, type ReplicaRouterOptions, type ReplicaRouterServer } from '../helpers/replica-router-server.js';
@@ -131,11 +133,21 @@ describe('replicas behind a router', () => {
     assert.doesNotMatch(text, /[\u0080-\u009f\u001b]/);
   });
 
-  test('a merge of the run rebuilds the same replicas table and routing figures', async () => {
+  test('a merge and the report rebuild the same replicas table and routing figures, an unfinished run from its records', async () => {
     const ran = await runBehind('merge', { replicas: 4, routing: 'round-robin' });
     const merged = await mergeRuns([join(ran.dir, 'out')], join(ran.dir, 'merged'));
     const doc = JSON.parse(readFileSync(merged.files.results, 'utf8')) as Ran['results'];
     assert.deepEqual(doc.replicas, ran.results.replicas);
     assert.deepEqual(doc.prefix_cache.routing, ran.results.prefix_cache.routing);
+    // The report reads them back; a run that never wrote results.json has them rebuilt from its records.
+    const data = await loadRunData(join(ran.dir, 'out'));
+    assert.deepEqual(data.replicas, ran.results.replicas);
+    rmSync(join(ran.dir, 'out', 'results.json'));
+    const unfinished = await loadRunData(join(ran.dir, 'out'));
+    assert.equal(unfinished.finished, false);
+    assert.deepEqual(unfinished.replicas?.map((r) => [r.replica, r.requests, r.cached_tokens]), ran.results.replicas!.map((r) => [r.replica, r.requests, r.cached_tokens]));
+    assert.deepEqual(unfinished.routing, ran.results.prefix_cache.routing);
+    const html = renderHtmlReport(data);
+    assert.match(html, /<section id="replicas"><h2>Replicas<\/h2>/);
   });
 });

@@ -21,7 +21,7 @@ export interface RunOptionsInput {
   resetPrefixCache?: boolean | undefined;
   /** read the server's Prometheus /metrics before, during and after the run (default URL: <url>/metrics); repeatable: one page per replica behind a router, whose counter deltas give per-replica totals (docs/METRICS.md, "Replicas") (`--scrape-metrics [url]`) */
   scrapeMetrics?: string | boolean | string[] | undefined;
-  /** response header that names the replica that served each request (default: the known ones, docs/ENGINES.md) (`--replica-header <name>`; default: x-chatload-replica) */
+  /** response header that names the replica behind a router that served each request (docs/METRICS.md, "Replicas") (`--replica-header <name>`; default: the known ones, docs/ENGINES.md) */
   replicaHeader?: string | undefined;
   /** seconds between /metrics scrapes during the run (`--scrape-interval-sec <s>`; default: 5) */
   scrapeIntervalSec?: number | undefined;

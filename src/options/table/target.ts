@@ -60,8 +60,8 @@ export const targetOptions = {
   replicaHeader: option({
     flags: '--replica-header <name>',
     group: 'target',
-    help: 'response header that names the replica that served each request (default: the known ones, docs/ENGINES.md)',
-    defaultText: 'x-chatload-replica',
+    help: 'response header that names the replica behind a router that served each request (docs/METRICS.md, "Replicas")',
+    defaultText: 'the known ones, docs/ENGINES.md',
     schema: z
       .string()
       .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "expected an HTTP header name (letters, digits and -, e.g. x-served-by), not empty"),

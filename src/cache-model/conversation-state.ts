@@ -18,6 +18,11 @@ export interface ConversationState {
   registered: number;
   /** The same, bounded by what the latest prompt left unchanged. */
   known: number;
+  /**
+   * The replica its last request with a per-replica figure went to: with no eviction, that replica's cache holds the
+   * `known` blocks too, so a request routed there again skips them as the infinite index does (replica-caches.ts).
+   */
+  replica?: string;
   /** The previous request's prompt length, answer length (its ids as sent back) and whether it reasoned. */
   previous: { promptLength: number; answerLength: number; reasoning: boolean } | undefined;
 }

@@ -162,10 +162,15 @@ export class ExpectedCache {
   *#replicaLookupSteps(ticket: ExpectedCacheTicket, keys: readonly number[], maxHit: number): Operation {
     const pool = ticket.replica === undefined ? undefined : this.#replicas.poolOf(ticket.replica);
     if (pool === undefined || ticket.hit.perReplica !== undefined) return;
-    const admitted = pool.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+    // The conversation's blocks its previous request registered there, when nothing evicts: not looked up again, so
+    // the work stays linear in what is new in the turn (a capacity evicts: then every block is looked up, as #finite).
+    const state = this.#states.get(ticket.conversation);
+    const known = this.capacityBlocks === undefined && state !== undefined && state.replica === ticket.replica ? state.known : 0;
+    const admitted = pool.admitStepwise(keys, ticket.totalBlocks, maxHit, false, known);
     const hit = isSteps(admitted) ? yield* admitted : admitted;
     ticket.leases.push({ pool, lease: hit.lease });
     ticket.hit.perReplica = hit.hitBlocks * this.blockSize;
+    if (state !== undefined) state.replica = ticket.replica;
   }
 
   /** Blocks the infinite index holds: every distinct block seen in the run. */

@@ -108,7 +108,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     // Present only when a response header named the replicas (issue #31).
     const prefixCache = analysis.routing === null ? modelled : { ...modelled, routing: analysis.routing };
     const byHeader = analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, modelled.comparable !== false) : null;
-    const replicas = byHeader ?? (ran.replicaPages === undefined ? null : replicaRowsFromPages(ran.replicaPages));
+    const replicas = byHeader ?? (ran.metricsPages === undefined ? null : replicaRowsFromPages(ran.metricsPages));
     const lagWarning = scheduleWarning(analysis.summary);
     if (lagWarning !== undefined) warn(lagWarning);
     ran.engine.workerHealth?.forEach((h, i) => {

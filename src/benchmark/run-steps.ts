@@ -217,8 +217,8 @@ export interface LoadOutcome {
   outputError: OutputError | undefined;
   clientHealth: ClientHealth;
   serverMetrics: ServerMetricsReport | undefined;
-  /** --scrape-metrics repeated: every page's report, one per replica, the first one's being serverMetrics. */
-  replicaPages?: ServerMetricsReport[];
+  /** --scrape-metrics repeated: every page's report, in order, the first one's being serverMetrics. */
+  metricsPages?: ServerMetricsReport[];
 }
 
 /** --reset-prefix-cache, then the load (in this thread or in worker threads) with /metrics scraped around it. */
@@ -231,8 +231,8 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
   }
   const scrapeOptions = { intervalMs: target.scrapeIntervalMs, headers: { ...client.authHeaders }, engine: probe.engine.name };
   const scraper = metricsUrl === undefined ? undefined : new MetricsScraper(metricsUrl, scrapeOptions);
-  // --scrape-metrics repeated: one page per replica; the first is the scraper above (server_metrics, as with one).
-  const replicaScrapers = target.scrapeReplicas.slice(1).map((url) => new MetricsScraper(url, scrapeOptions));
+  // --scrape-metrics repeated: every page (one per replica); the first is the scraper above (server_metrics, as with one).
+  const replicaScrapers = target.scrapePages.slice(1).map((url) => new MetricsScraper(url, scrapeOptions));
   await Promise.all([scraper?.start(), ...replicaScrapers.map((s) => s.start())]);
   const { load, resumed, maxRequests, dataset } = prepared;
   // Where each finished request goes: requests.jsonl (a failed write stops new requests, and the run then ends with
@@ -291,6 +291,6 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
   const [serverMetrics, ...otherPages] = await Promise.all([scraper?.stop(), ...replicaScrapers.map((s) => s.stop())]);
   if (serverMetrics?.warning) warn(serverMetrics.warning);
   for (const page of otherPages) if (page?.warning) warn(page.warning);
-  const replicaPages = replicaScrapers.length === 0 || serverMetrics === undefined ? undefined : [serverMetrics, ...(otherPages as ServerMetricsReport[])];
-  return { engine, recorder, outputError, clientHealth, serverMetrics, replicaPages };
+  const metricsPages = replicaScrapers.length === 0 || serverMetrics === undefined ? undefined : [serverMetrics, ...(otherPages as ServerMetricsReport[])];
+  return { engine, recorder, outputError, clientHealth, serverMetrics, metricsPages };
 }

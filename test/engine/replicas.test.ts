@@ -91,8 +91,9 @@ describe('replicas behind a router', () => {
     assert.equal(a.sessions, 8);
   });
 
-  test('--scrape-metrics given 4 times, no header: per-replica totals by counter deltas', async () => {
-    const pages = (s: ReplicaRouterServer): RunOptionsInput => ({ scrapeMetrics: [0, 1, 2, 3].map((i) => `${s.url}/replicas/${i}/metrics`), scrapeIntervalSec: 0.2 });
+  test('--scrape-metrics given 4 times (and a GPU page), no header: per-replica totals by counter deltas', async () => {
+    // A GPU exporter's page among them is read, and is no replica.
+    const pages = (s: ReplicaRouterServer): RunOptionsInput => ({ scrapeMetrics: [...[0, 1, 2, 3].map((i) => `${s.url}/replicas/${i}/metrics`), `${s.url}/gpu/metrics`], scrapeIntervalSec: 0.2 });
     const { server, results, records } = await runBehind('pages', { replicas: 4, routing: 'round-robin', header: false }, pages);
     assert.ok(records.every((r) => r.replica === null));
     const rows = results.replicas!;

@@ -110,6 +110,11 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
       const replicaPage = /^\/replicas\/(\d+)\/metrics$/.exec(url);
       if (req.method === 'POST' && url === '/v1/chat/completions') return chat(Buffer.concat(chunks).toString('utf8'), res);
       if (replicaPage !== null && Number(replicaPage[1]) < options.replicas) return metrics(Number(replicaPage[1]), res);
+      if (url === '/gpu/metrics') {
+        // A page of another kind on the same flag: a GPU exporter's (NVIDIA DCGM's field names), no engine counter.
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+        return res.end('# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu="0"} 50\n');
+      }
       if (url === '/v1/models') {
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model' }] }));

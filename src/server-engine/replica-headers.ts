@@ -1,6 +1,6 @@
 /**
  * Response headers that name the replica behind a router that served a request, tried in order when --replica-header
- * is not given (docs/ENGINES.md, "Replica headers", cites each router's source):
+ * is not given (docs/ENGINES.md, "Routers in front of replicas", "Replica headers", cites each router's source):
  * - `x-chatload-replica`: chatload's simulator with --replicas (its router sets it on every response).
  * None of the routers read so far sends one to the client: llm-d's inference scheduler (the Gateway API Inference
  * Extension's endpoint picker) names the endpoint to the proxy only (`x-gateway-destination-endpoint`, a request

@@ -140,9 +140,17 @@ describe('replicas behind a router', () => {
     const doc = JSON.parse(readFileSync(merged.files.results, 'utf8')) as Ran['results'];
     assert.deepEqual(doc.replicas, ran.results.replicas);
     assert.deepEqual(doc.prefix_cache.routing, ran.results.prefix_cache.routing);
-    // The report reads them back; a run that never wrote results.json has them rebuilt from its records.
+    // Inside the merged prefix_cache, beside its totals and model (not a prefix_cache of routing alone).
+    const mergedPrefix = doc.prefix_cache as { totals?: unknown; model?: unknown };
+    assert.ok(mergedPrefix.totals !== undefined && mergedPrefix.model !== undefined);
+    // The report reads them back (through the one results reader); a run that never wrote results.json has them
+    // rebuilt from its records.
     const data = await loadRunData(join(ran.dir, 'out'));
     assert.deepEqual(data.replicas, ran.results.replicas);
+    assert.deepEqual(data.routing, ran.results.prefix_cache.routing);
+    const mergedData = await loadRunData(join(ran.dir, 'merged'));
+    assert.deepEqual(mergedData.routing, ran.results.prefix_cache.routing);
+    assert.deepEqual(mergedData.replicas, ran.results.replicas);
     rmSync(join(ran.dir, 'out', 'results.json'));
     const unfinished = await loadRunData(join(ran.dir, 'out'));
     assert.equal(unfinished.finished, false);

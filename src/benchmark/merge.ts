@@ -14,6 +14,8 @@ import { writeRunReports } from '../report/write-reports.js';
 import { analyzeAggregate } from '../metrics/run-analysis.js';
 import { runPrefixCache, type ExpectedCacheModelDescription, type PrefixCacheSummary, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { prepareOutputDir } from '../store/output-dir.js';
+import { replicaRowsFor } from '../metrics/replica-tally.js';
+import type { RoutingLoss } from '../metrics/replica-types.js';
 
 /**
  * Records (lines of all the runs' requests.jsonl together) up to which `chatload merge` is exact (--max-records): the
@@ -141,10 +143,12 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
         ...(mode === 'histogram' ? { merge_mode: 'histogram' } : {}),
         merged_from: runs.map((r, i) => ({ dir: r.dir, finished: r.finished, records: merged.perRun[i], shard: r.shard, client_health: r.clientHealth })),
         warnings,
-        ...mergedPrefixCache(runs, analysis.prefixCache),
+        ...mergedPrefixCache(runs, analysis.prefixCache, analysis.routing),
         conversation_stats: analysis.conversationStats,
         agentic: analysis.agentic,
         per_conversation: analysis.perConversation,
+        // Rebuilt from the records, as a run builds them (issue #31).
+        replicas: analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, runs.every((r) => r.comparable)) : null,
       },
     }),
   );
@@ -204,7 +208,7 @@ interface RunResults {
   finished: boolean;
   config: Record<string, unknown>;
   /** The facts a merged results.json carries from its first finished run. */
-  facts: Omit<MergeFields, 'merge_mode' | 'merged_from'>;
+  facts: Omit<MergeFields, 'merge_mode' | 'merged_from' | 'prefix_cache' | 'replicas'>;
   /** The engine's conversation counts; null when unknown (no results.json). */
   conversations: Partial<ConversationCounts> | null;
   clientHealth: ClientHealth | null;
@@ -212,14 +216,17 @@ interface RunResults {
   /** Its `prefix_cache.model` (null when absent), and whether its token counts were exact. */
   prefixCacheModel: ExpectedCacheModelDescription | null;
   tokenCountsExact: boolean;
+  /** False when the run's expected-cache model was not comparable with the server's counts (prefix_cache.comparable). */
+  comparable: boolean;
 }
 
 /**
  * The merged `prefix_cache`, from the merged records and the first finished run's model: each shard's process had its
  * own expected-cache index (a model cannot be shared across machines), so with more than one run merged the scope is
- * `per-shard` and its note says what the figure means (docs/SCALING.md). Absent when no run had one.
+ * `per-shard` and its note says what the figure means (docs/SCALING.md). Absent when no run had one. `routing`: the
+ * loss to routing rebuilt from the merged records (each record's figures are its own run's), when they named replicas.
  */
-function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummary): { prefix_cache?: RunPrefixCache } {
+function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummary, routing: RoutingLoss | null): { prefix_cache?: RunPrefixCache } {
   const first = runs.find((r) => r.prefixCacheModel !== null);
   if (first === undefined) return {};
   const model: ExpectedCacheModelDescription = { ...first.prefixCacheModel! };
@@ -227,12 +234,13 @@ function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummar
     model.scope = 'per-shard';
     model.scope_note = `${runs.length} runs merged, each with its own expected-cache index: a request's expected cached tokens count what its own run had sent, not prefixes another run sent first (a shared system prompt is expected once per run); the server's cache is one, so efficiency can exceed 1 there`;
   }
-  return { prefix_cache: runPrefixCache(tally, model, first.tokenCountsExact) };
+  const merged = runPrefixCache(tally, model, first.tokenCountsExact);
+  return { prefix_cache: routing === null ? merged : { ...merged, routing } };
 }
 
 function readRunResults(dir: string): RunResults {
   const path = join(resolve(dir), RESULTS_FILE);
-  const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null, prefixCacheModel: null, tokenCountsExact: false };
+  const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null, prefixCacheModel: null, tokenCountsExact: false, comparable: true };
   if (!existsSync(path)) return empty;
   const stored = readResultsFile(path);
   const { model, url, dataset, stop_reason, tokenizer, crashed_tasks } = stored.facts;
@@ -247,6 +255,7 @@ function readRunResults(dir: string): RunResults {
     shard: stored.shard,
     prefixCacheModel: stored.prefixCache?.model ?? null,
     tokenCountsExact: stored.tokenCountsExact,
+    comparable: stored.prefixCache?.comparable !== false,
   };
 }
 

@@ -1,3 +1,5 @@
+import { replicaRowsFromPages } from '../server-metrics/replica-pages.js';
+import { replicaRowsFor, type ReplicaRow } from '../metrics/replica-tally.js';
 import { join, relative, resolve } from 'node:path';
 import { runPrefixCacheOf } from '../cache-model/setup.js';
 import type { EngineResult } from '../engine/types.js';
@@ -46,6 +48,8 @@ export interface BenchmarkResult {
   perTurn: TurnSummary[];
   /** Actual against expected cached tokens (results.json `prefix_cache`), and which expected-cache model ran. */
   prefixCache: RunPrefixCache;
+  /** One row per replica behind a router (results.json `replicas`): by response header, or by /metrics deltas; null when unknown. */
+  replicas: ReplicaRow[] | null;
   clientHealth: ClientHealth;
   /** What --scrape-metrics read from the server's /metrics; null without it. */
   serverMetrics: ServerMetricsReport | null;
@@ -118,13 +122,17 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
     const ran = await runLoad(plan, prepared, connected, hooks, warn);
     const analysis = await ran.recorder.analysis();
     for (const w of analysis.warnings) warn(w);
-    const prefixCache = runPrefixCacheOf(connected.cacheModel, analysis.prefixCache, analysis.summary, plan.target.resetPrefixCache, warn);
+    const modelled = runPrefixCacheOf(connected.cacheModel, analysis.prefixCache, analysis.summary, plan.target.resetPrefixCache, warn);
+    // Present only when a response header named the replicas (issue #31).
+    const prefixCache = analysis.routing === null ? modelled : { ...modelled, routing: analysis.routing };
+    const byHeader = analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, modelled.comparable !== false) : null;
+    const replicas = byHeader ?? (ran.metricsPages === undefined ? null : replicaRowsFromPages(ran.metricsPages));
     const lagWarning = scheduleWarning(analysis.summary);
     if (lagWarning !== undefined) warn(lagWarning);
     ran.engine.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
-    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, warnings, embeddedSimulator: open.simulator !== undefined, llmdStage: hooks.llmdStage ?? 0 });
+    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, replicas, warnings, embeddedSimulator: open.simulator !== undefined, llmdStage: hooks.llmdStage ?? 0 });
     const { summary, warmupPercentages, perTurn } = analysis;
     const outcomes = ran.recorder.outcomes;
     return {
@@ -138,6 +146,7 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
       warmupPercentages,
       perTurn,
       prefixCache,
+      replicas,
       clientHealth: ran.clientHealth,
       serverMetrics: ran.serverMetrics ?? null,
       engine: ran.engine,
@@ -195,6 +204,7 @@ interface RunFilesInput {
   ran: LoadOutcome;
   analysis: RunAnalysis;
   prefixCache: RunPrefixCache;
+  replicas: ReplicaRow[] | null;
   warnings: string[];
   embeddedSimulator: boolean;
   /** --llmd-report's `stage`: a sweep's point index, else 0. */
@@ -272,7 +282,7 @@ function llmdReportInput(input: RunFilesInput): LlmdReportInput {
 
 /** results.json's document. */
 function resultsDocument(input: RunFilesInput): ResultsDocument {
-  const { plan, prepared, connected, ran, analysis, prefixCache } = input;
+  const { plan, prepared, connected, ran, analysis, prefixCache, replicas } = input;
   const { engine, outputError } = ran;
   const { shard } = plan.scale;
   const { counter } = prepared;
@@ -312,6 +322,7 @@ function resultsDocument(input: RunFilesInput): ResultsDocument {
       agentic: analysis.agentic,
       per_conversation: analysis.perConversation,
       prefix_cache: prefixCache,
+      replicas,
       server_metrics: ran.serverMetrics === undefined ? null : compareCacheCounts(ran.serverMetrics, analysis.summary),
     },
   });

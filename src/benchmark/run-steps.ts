@@ -1,3 +1,4 @@
+import { replicaHeadersOf } from '../server-engine/replica-headers.js';
 import { join } from 'node:path';
 import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { normalizeBaseUrl } from '../client/request-body.js';
@@ -150,7 +151,8 @@ export function clientOptions(plan: RunPlan, url: string, load: LoadPlan, fanOut
   // its [DONE] holds its connection while the rest is drained (up to AFTER_DONE_GRACE_MS), and the next request takes
   // a spare one rather than wait behind it with its clock running (issue #35). Spares open only when needed.
   const connections = load.connections * fanOut * 2;
-  return { baseUrl: url, apiKey, headers, connections, endpoint: plan.request.endpoint, ...plan.deadlines.request };
+  const replicaHeaders = replicaHeadersOf(plan.target.replicaHeader);
+  return { baseUrl: url, apiKey, headers, connections, endpoint: plan.request.endpoint, replicaHeaders, ...plan.deadlines.request };
 }
 
 /** What a run holds open until it ends, whatever happens: closed by runBenchmark. */
@@ -231,6 +233,8 @@ export interface LoadOutcome {
   /** When the load ended (epoch ms): with clientHealth.wall_ms, its wall-clock span (--llmd-report's run.time). */
   endedAtMs: number;
   serverMetrics: ServerMetricsReport | undefined;
+  /** --scrape-metrics repeated: every page's report, in order, the first one's being serverMetrics. */
+  metricsPages?: ServerMetricsReport[];
 }
 
 /** --reset-prefix-cache, then the load (in this thread or in worker threads) with /metrics scraped around it. */
@@ -241,8 +245,11 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
     const reset = await resetPrefixCache(probe.engine.name, { rootUrl, headers: client.authHeaders, signal: hooks.signal });
     if (!reset.ok) warn(resetWarning(probe.engine.name, reset));
   }
-  const scraper = metricsUrl === undefined ? undefined : new MetricsScraper(metricsUrl, { intervalMs: target.scrapeIntervalMs, headers: { ...client.authHeaders }, engine: probe.engine.name });
-  await scraper?.start();
+  const scrapeOptions = { intervalMs: target.scrapeIntervalMs, headers: { ...client.authHeaders }, engine: probe.engine.name };
+  const scraper = metricsUrl === undefined ? undefined : new MetricsScraper(metricsUrl, scrapeOptions);
+  // --scrape-metrics repeated: every page (one per replica); the first is the scraper above (server_metrics, as with one).
+  const replicaScrapers = target.scrapePages.slice(1).map((url) => new MetricsScraper(url, scrapeOptions));
+  await Promise.all([scraper?.start(), ...replicaScrapers.map((s) => s.start())]);
   const { load, resumed, maxRequests, dataset } = prepared;
   // Where each finished request goes: requests.jsonl (a failed write stops new requests, and the run then ends with
   // an OutputError, issue #16), the outcomes, the run's aggregate (recorded as the records come, a few µs each, not
@@ -298,7 +305,9 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
   }
   const clientHealth = withStaleConnectionResends(health.stop(), recorder.staleConnectionResends);
   const endedAtMs = Date.now();
-  const serverMetrics = await scraper?.stop();
+  const [serverMetrics, ...otherPages] = await Promise.all([scraper?.stop(), ...replicaScrapers.map((s) => s.stop())]);
   if (serverMetrics?.warning) warn(serverMetrics.warning);
-  return { engine, recorder, outputError, clientHealth, endedAtMs, serverMetrics };
+  for (const page of otherPages) if (page?.warning) warn(page.warning);
+  const metricsPages = replicaScrapers.length === 0 || serverMetrics === undefined ? undefined : [serverMetrics, ...(otherPages as ServerMetricsReport[])];
+  return { engine, recorder, outputError, clientHealth, endedAtMs, serverMetrics, metricsPages };
 }

@@ -2,6 +2,7 @@ import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps } from '../prefix-cache/block-p
 import { gcd, missCause, warmStartTokens, type MissFacts } from './misses.js';
 import type { Operation } from './operation-queue.js';
 import type { CacheAccount, IndexTicket } from './expected-cache-types.js';
+import { ReplicaCaches } from './replica-caches.js';
 
 /*
  * The expected-cache model's block indexes (issue #13), apart from the conversations they are fed by: what every
@@ -30,10 +31,15 @@ export interface CacheIndexConfig {
   sharedFrom?: 'prefill' | 'end';
 }
 
-/** A prompt as the index reads it: its conversation's block hashes, and how many leading ones it registered already. */
+/**
+ * A prompt as the index reads it: its conversation's block hashes, and how many leading ones it registered already;
+ * `route`: its conversation's note of the replica its last request was looked up in (the per-replica caches' skip of
+ * known blocks), kept by whoever keeps the conversation (its ConversationState, or the owner's part).
+ */
 export interface IndexPrompt {
   readonly keys: readonly number[];
   readonly known: number;
+  readonly route?: { replica?: string };
 }
 
 /**
@@ -88,6 +94,8 @@ export class CacheIndex {
   readonly #pending: Array<{ ticket: IndexTicket; atMs: number; hashes: readonly number[] }> = [];
   /** The server's granularity so far (account). */
   readonly granularity: ServerGranularity = { gcd: 0, samples: 0 };
+  /** One cache per replica, as the routed events name them: the loss to routing (replica-caches.ts, issue #31). */
+  readonly #replicas: ReplicaCaches;
 
   constructor(config: CacheIndexConfig) {
     this.blockSize = config.blockSize;
@@ -97,6 +105,12 @@ export class CacheIndex {
     const capacity = config.capacityBlocks;
     this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks);
     this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks);
+    this.#replicas = new ReplicaCaches(capacity ?? Infinity, stepBlocks);
+  }
+
+  /** Replicas the per-replica caches have seen (at most MAX_REPLICAS). */
+  get replicas(): number {
+    return this.#replicas.size;
   }
 
   /** Blocks the infinite index holds: every distinct block seen in the run. */
@@ -171,7 +185,37 @@ export class CacheIndex {
       ticket.leases.push({ pool: this.#smaller!, lease: smaller.lease });
       ticket.smaller = smaller.hitBlocks * bs;
     }
+    // The same prompt in the cache of the replica it went to (named by its response head, before its first token).
+    if (ticket.replica !== undefined) yield* this.#replicaLookupSteps(ticket, prompt, maxHit);
+    ticket.lookedUp = true;
     if (this.sharedFrom === 'prefill') this.#pend(ticket, atMs, keys);
+  }
+
+  /**
+   * A router sent the ticket's request to `replica` (its response head, before its first token; each attempt's, the
+   * last before the lookup counts). A lookup still to run reads that replica's cache too (`hit.perReplica`); one that
+   * ran already (at the send, sharedFrom 'end') is followed by the replica's own lookup now, in event order. `prompt`
+   * undefined: its ids unknown, no figure.
+   */
+  *routedSteps(ticket: IndexTicket, prompt: IndexPrompt | undefined, replica: string): Operation {
+    if (ticket.hit.perReplica !== undefined) return;
+    ticket.replica = replica;
+    if (ticket.lookedUp && prompt !== undefined) yield* this.#replicaLookupSteps(ticket, prompt, Math.floor(Math.max(0, ticket.promptLength - 1) / this.blockSize));
+  }
+
+  /** Looks the ticket's prompt up in its replica's cache, holding the blocks there until its end (as the main pools). */
+  *#replicaLookupSteps(ticket: IndexTicket, prompt: IndexPrompt, maxHit: number): Operation {
+    const pool = ticket.replica === undefined ? undefined : this.#replicas.poolOf(ticket.replica);
+    if (pool === undefined || ticket.hit.perReplica !== undefined) return;
+    // The conversation's blocks its previous request registered there, when nothing evicts: not looked up again, so
+    // the work stays linear in what is new in the turn (a capacity evicts: then every block is looked up, as #finite).
+    const { route } = prompt;
+    const known = this.#finite === undefined && route !== undefined && route.replica === ticket.replica ? prompt.known : 0;
+    const admitted = pool.admitStepwise(prompt.keys, ticket.totalBlocks, maxHit, false, known);
+    const hit = isSteps(admitted) ? yield* admitted : admitted;
+    ticket.leases.push({ pool, lease: hit.lease });
+    ticket.hit.perReplica = hit.hitBlocks * this.blockSize;
+    if (route !== undefined) route.replica = ticket.replica;
   }
 
   /**
@@ -205,9 +249,11 @@ export class CacheIndex {
   /**
    * The request ended at `nowMs`: its blocks up to `totalBlocks` of `keys` (its prompt and answer; undefined when
    * they are unknown, then only what it holds stays cached) are registered, then released; its prompt's blocks are
-   * no longer in flight.
+   * no longer in flight. `route`: its conversation's (IndexPrompt), forgotten when it had no replica's lookup, since
+   * its blocks then went to no replica's cache that the next request could skip.
    */
-  *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number): Operation {
+  *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number, route?: { replica?: string }): Operation {
+    if (route !== undefined && ticket.hit.perReplica === undefined) route.replica = undefined;
     if (this.#due(nowMs - SAME_STEP_MS)) yield* this.#publishSteps(nowMs - SAME_STEP_MS);
     for (const { pool, lease } of ticket.leases) {
       const grown = keys !== undefined ? pool.growStepwise(lease, keys, Math.max(totalBlocks, lease.heldBlocks)) : undefined;

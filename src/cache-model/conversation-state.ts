@@ -23,6 +23,11 @@ export interface ConversationState {
    * it is sent the rest only, so each turn sends its new hashes, not the history's.
    */
   changedFrom: number;
+  /**
+   * The replica its last request with a per-replica figure went to: with no eviction, that replica's cache holds the
+   * `known` blocks too, so a request routed there again skips them as the infinite index does (replica-caches.ts).
+   */
+  replica?: string;
   /** The previous request's prompt length, answer length (its ids as sent back) and whether it reasoned. */
   previous: { promptLength: number; answerLength: number; reasoning: boolean } | undefined;
 }

@@ -12,6 +12,11 @@ export interface ExpectedHit {
   expected: number;
   /** With no eviction. */
   infinite: number;
+  /**
+   * In the cache of the replica the request went to (one cache per replica, each as the main figure's: with the
+   * capacity when there is one), once `routed` named it and the lookup ran; undefined otherwise (docs/METRICS.md).
+   */
+  perReplica?: number;
 }
 
 /** One request as an index holds it (cache-index.ts), between its send and its end: its figures and its blocks. */
@@ -30,6 +35,10 @@ export interface IndexTicket {
   /** The hit in a cache a quarter smaller than the modelled capacity (capacity_eviction); undefined without one. */
   smaller: number | undefined;
   readonly leases: Array<{ pool: BlockPool; lease: BlockLease }>;
+  /** The replica that served it (a router's response header: CacheIndex.routedSteps), when known. */
+  replica: string | undefined;
+  /** Whether its lookup has run: a replica named after it is looked up on its own (routedSteps). */
+  lookedUp: boolean;
 }
 
 /** One request between its send and its end, as ExpectedCache follows it: its conversation, ids and lookup. */

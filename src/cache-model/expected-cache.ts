@@ -93,7 +93,6 @@ export class ExpectedCache {
   readonly #queue: OperationQueue;
   /** Scratch for #joined. */
   #scratch = new Uint32Array(1024);
-
   /**
    * `index`: where the index events go, by default an index of this thread's own; with --workers, the transport to the
    * run's one index in the coordinator thread (index-transport.ts, issue #31).
@@ -110,6 +109,29 @@ export class ExpectedCache {
     this.#markers = this.server === undefined ? restartMarkers(counter) : null;
   }
 
+  /**
+   * The request event that names the replica a router sent the ticket's request to (its response head, before its
+   * first token; each attempt's, the last before the lookup counts). The lookup then also reads that replica's own
+   * cache (`hit.perReplica`); a replica named after the lookup ran (a lookup at the send, sharedFrom 'end') is looked
+   * up on its own. In call order with the ticket's other events, through the index driver (so with --workers the
+   * run's one index in the coordinator holds the replicas' caches too). Unknown replicas past MAX_REPLICAS are left
+   * out (no figure).
+   */
+  routed(ticket: ExpectedCacheTicket, replica: string): void {
+    const run = (): Promise<void> | undefined => this.#queue.run(this.#routedSteps(ticket, replica));
+    // With the ids from the answer, queued once they are in, as the send-time reading and the lookup are (see begin).
+    const routed = this.idsFromResponse && ticket.pending ? ticket.ready.then(run) : run();
+    if (routed === undefined) return;
+    routed.catch(() => {});
+    const before = ticket.lookup;
+    ticket.lookup = before === undefined ? routed : Promise.all([before, routed]).then(() => undefined);
+  }
+
+  *#routedSteps(ticket: ExpectedCacheTicket, replica: string): Operation {
+    if (ticket.pending) yield ticket.ready;
+    yield* this.#index.routedSteps(ticket, this.#current(ticket), replica);
+  }
+
   /** Blocks the infinite index holds: every distinct block seen in the run. */
   get cachedBlocks(): number {
     return this.#index.cachedBlocks;
@@ -118,6 +140,11 @@ export class ExpectedCache {
   /** Cached blocks evicted by the capacity model so far (0 without one). */
   get evictions(): number {
     return this.#index.evictions;
+  }
+
+  /** Replicas the per-replica caches have seen (at most MAX_REPLICAS; 0 when the index is in another thread). */
+  get replicas(): number {
+    return this.#index.replicas;
   }
 
   /**
@@ -151,6 +178,8 @@ export class ExpectedCache {
       leases: [],
       lookupAsked: false,
       lookup: undefined,
+      replica: undefined,
+      lookedUp: false,
     };
     const prepared = this.#prepare(state, ticket, this.#promptIdsOf(ticket, messages, tools), maxTokens);
     // A failed tokenize call leaves the request without a figure (ticket.known); it never fails the request.

@@ -1,4 +1,4 @@
-import type { CacheIndex } from './cache-index.js';
+import type { CacheIndex, IndexPrompt } from './cache-index.js';
 import type { ConversationState } from './conversation-state.js';
 import type { CacheAccount, ExpectedCacheTicket } from './expected-cache-types.js';
 import type { MissFacts } from './misses.js';
@@ -17,6 +17,8 @@ export interface IndexDriver {
   sentSteps(ticket: ExpectedCacheTicket, state: ConversationState, atMs: number): Operation;
   /** Its first token came at `atMs`: its lookup (and the publications due). */
   prefilledSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, atMs: number): Operation;
+  /** A router's response head named the replica that serves it (each attempt's): that replica's cache is read too. */
+  routedSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, replica: string): Operation;
   /** It ended at `nowMs`: its blocks up to `totalBlocks` of its conversation's hashes are cached (none when `state` is undefined). */
   endSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, totalBlocks: number, nowMs: number): Operation;
   /**
@@ -26,9 +28,10 @@ export interface IndexDriver {
   answered(ticket: ExpectedCacheTicket): Promise<void> | undefined;
   /** The server's cached tokens against the ticket's final figures. */
   account(ticket: ExpectedCacheTicket, cached: number, previous: MissFacts['previous']): CacheAccount;
-  /** Every distinct block the index holds, and its evictions (0 when the index is in another thread). */
+  /** Every distinct block the index holds, its evictions and the replicas it has a cache of (0 when the index is in another thread). */
   readonly cachedBlocks: number;
   readonly evictions: number;
+  readonly replicas: number;
   /** Stops the driver (its waits end). */
   close(): void;
 }
@@ -41,6 +44,11 @@ export class LocalIndexDriver implements IndexDriver {
     this.#index = index;
   }
 
+  /** The conversation's prompt as the index reads it (its state is also where its replica is noted); none when unknown. */
+  static #prompt(state: ConversationState | undefined): IndexPrompt | undefined {
+    return state === undefined ? undefined : { keys: state.chain.hashes, known: state.known, route: state };
+  }
+
   get cachedBlocks(): number {
     return this.#index.cachedBlocks;
   }
@@ -49,16 +57,24 @@ export class LocalIndexDriver implements IndexDriver {
     return this.#index.evictions;
   }
 
+  get replicas(): number {
+    return this.#index.replicas;
+  }
+
   sentSteps(ticket: ExpectedCacheTicket, state: ConversationState, atMs: number): Operation {
-    return this.#index.sentSteps(ticket, { keys: state.chain.hashes, known: state.known }, atMs);
+    return this.#index.sentSteps(ticket, LocalIndexDriver.#prompt(state)!, atMs);
   }
 
   prefilledSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, atMs: number): Operation {
-    return this.#index.prefilledSteps(ticket, state === undefined ? undefined : { keys: state.chain.hashes, known: state.known }, atMs);
+    return this.#index.prefilledSteps(ticket, LocalIndexDriver.#prompt(state), atMs);
+  }
+
+  routedSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, replica: string): Operation {
+    return this.#index.routedSteps(ticket, LocalIndexDriver.#prompt(state), replica);
   }
 
   endSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, totalBlocks: number, nowMs: number): Operation {
-    return this.#index.endSteps(ticket, state?.chain.hashes, totalBlocks, nowMs);
+    return this.#index.endSteps(ticket, state?.chain.hashes, totalBlocks, nowMs, state);
   }
 
   answered(): undefined {

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { CacheIndex, noteCached, type CacheIndexConfig } from './cache-index.js';
+import { CacheIndex, noteCached, type CacheIndexConfig, type IndexPrompt } from './cache-index.js';
 import type { IndexTicket } from './expected-cache-types.js';
 import type { IndexAnswer, IndexAnswers, IndexEvent, IndexEvents } from './index-transport.js';
 import { OperationQueue, type Operation } from './operation-queue.js';
@@ -14,12 +14,17 @@ import { OperationQueue, type Operation } from './operation-queue.js';
 /** The longest the index's operations run before letting the loop go, in ms (as ExpectedCache's). */
 const SLICE_MS = 0.5;
 
+/** A request as the owner holds it: its ticket, the blocks it had registered at the send, and its conversation. */
+type OwnedTicket = IndexTicket & { known: number; c: number };
+
 /** One worker's side of the index: its open requests and its conversations' hashes. */
 interface Part {
   readonly port: MessagePort;
-  readonly tickets: Map<number, IndexTicket & { known: number; c: number }>;
+  readonly tickets: Map<number, OwnedTicket>;
   /** Each conversation's block hashes, as its worker sent them. */
   readonly hashes: Map<number, number[]>;
+  /** Each conversation's note of the replica its last request was looked up in (IndexPrompt's route). */
+  readonly routes: Map<number, { replica?: string }>;
   answers: IndexAnswer[];
   flushing: boolean;
   /** Its port is closed (the worker died, or the run ended). */
@@ -40,6 +45,11 @@ export class IndexOwner {
     this.#queue = new OperationQueue(config.sliceMs ?? SLICE_MS);
   }
 
+  /** Replicas the per-replica caches have seen. */
+  get replicas(): number {
+    return this.#index.replicas;
+  }
+
   /** Blocks the infinite index holds, and the capacity model's evictions. */
   get cachedBlocks(): number {
     return this.#index.cachedBlocks;
@@ -58,7 +68,7 @@ export class IndexOwner {
 
   /** Takes worker `index`'s events from `port` (its end of the channel whose other end its RemoteIndexDriver holds). */
   attach(index: number, port: MessagePort): void {
-    const part: Part = { port, tickets: new Map(), hashes: new Map(), answers: [], flushing: false, closed: false };
+    const part: Part = { port, tickets: new Map(), hashes: new Map(), routes: new Map(), answers: [], flushing: false, closed: false };
     this.#parts.set(index, part);
     port.on('message', (message: IndexEvents) => {
       this.received++;
@@ -75,6 +85,7 @@ export class IndexOwner {
     for (const ticket of part.tickets.values()) this.#run(this.#index.endSteps(ticket, undefined, 0, now));
     part.tickets.clear();
     part.hashes.clear();
+    part.routes.clear();
     part.closed = true;
     part.port.close();
   }
@@ -96,13 +107,19 @@ export class IndexOwner {
   #take(part: Part, event: IndexEvent): void {
     switch (event.e) {
       case 'sent': {
-        const ticket = { hit: { expected: 0, infinite: 0 }, promptLength: event.promptLength, totalBlocks: event.totalBlocks, atSend: 0, seen: 0, inFlight: [], smaller: undefined, leases: [], known: event.known, c: event.c };
+        const { promptLength, totalBlocks, known, c } = event;
+        const ticket = { hit: { expected: 0, infinite: 0 }, promptLength, totalBlocks, atSend: 0, seen: 0, inFlight: [], smaller: undefined, leases: [], replica: undefined, lookedUp: false, known, c };
         part.tickets.set(event.t, ticket);
         return this.#run(this.#sentSteps(part, ticket, event));
       }
       case 'prefilled': {
         const ticket = part.tickets.get(event.t);
         if (ticket !== undefined) this.#run(this.#prefilledSteps(part, ticket, event));
+        return;
+      }
+      case 'routed': {
+        const ticket = part.tickets.get(event.t);
+        if (ticket !== undefined) this.#run(this.#routedSteps(part, ticket, event));
         return;
       }
       case 'end': {
@@ -115,6 +132,7 @@ export class IndexOwner {
         return noteCached(this.#index.granularity, event.n);
       case 'forget':
         part.hashes.delete(event.c);
+        part.routes.delete(event.c);
         return;
     }
   }
@@ -128,27 +146,44 @@ export class IndexOwner {
     return keys;
   }
 
-  *#sentSteps(part: Part, ticket: IndexTicket & { known: number }, event: Extract<IndexEvent, { e: 'sent' }>): Operation {
+  /** The conversation's route note (IndexPrompt's), made at its first use. */
+  #routeOf(part: Part, c: number): { replica?: string } {
+    let route = part.routes.get(c);
+    if (route === undefined) part.routes.set(c, (route = {}));
+    return route;
+  }
+
+  *#sentSteps(part: Part, ticket: OwnedTicket, event: Extract<IndexEvent, { e: 'sent' }>): Operation {
     const keys = this.#hashesOf(part, event.c, event.from, event.hashes);
-    yield* this.#index.sentSteps(ticket, { keys, known: ticket.known }, event.at - performance.timeOrigin);
+    yield* this.#index.sentSteps(ticket, { keys, known: ticket.known, route: this.#routeOf(part, event.c) }, event.at - performance.timeOrigin);
     if (event.answer) this.#answer(part, event.t, ticket);
   }
 
-  *#prefilledSteps(part: Part, ticket: IndexTicket & { known: number; c: number }, event: Extract<IndexEvent, { e: 'prefilled' }>): Operation {
-    const keys = event.lookup ? part.hashes.get(ticket.c) : undefined;
-    yield* this.#index.prefilledSteps(ticket, keys === undefined ? undefined : { keys, known: ticket.known }, event.at - performance.timeOrigin);
+  *#prefilledSteps(part: Part, ticket: OwnedTicket, event: Extract<IndexEvent, { e: 'prefilled' }>): Operation {
+    yield* this.#index.prefilledSteps(ticket, event.lookup ? this.#promptOf(part, ticket) : undefined, event.at - performance.timeOrigin);
     if (event.answer) this.#answer(part, event.t, ticket);
+  }
+
+  *#routedSteps(part: Part, ticket: OwnedTicket, event: Extract<IndexEvent, { e: 'routed' }>): Operation {
+    yield* this.#index.routedSteps(ticket, event.answer ? this.#promptOf(part, ticket) : undefined, event.replica);
+    if (event.answer) this.#answer(part, event.t, ticket);
+  }
+
+  /** The ticket's prompt: its conversation's hashes as they stand (undefined when none came). */
+  #promptOf(part: Part, ticket: OwnedTicket): IndexPrompt | undefined {
+    const keys = part.hashes.get(ticket.c);
+    return keys === undefined ? undefined : { keys, known: ticket.known, route: this.#routeOf(part, ticket.c) };
   }
 
   *#endSteps(part: Part, ticket: IndexTicket, event: Extract<IndexEvent, { e: 'end' }>): Operation {
     const keys = event.c < 0 ? undefined : this.#hashesOf(part, event.c, event.from, event.hashes);
-    yield* this.#index.endSteps(ticket, keys, event.totalBlocks, event.at - performance.timeOrigin);
+    yield* this.#index.endSteps(ticket, keys, event.totalBlocks, event.at - performance.timeOrigin, event.c < 0 ? undefined : this.#routeOf(part, event.c));
   }
 
   /** Sends the ticket's figures to its worker, with every other answer of this turn of the loop. */
   #answer(part: Part, t: number, ticket: IndexTicket): void {
     const g = this.#index.granularity;
-    part.answers.push([t, ticket.hit.expected, ticket.hit.infinite, ticket.atSend, ticket.seen, ticket.smaller ?? -1, g.gcd, g.samples]);
+    part.answers.push([t, ticket.hit.expected, ticket.hit.infinite, ticket.atSend, ticket.seen, ticket.smaller ?? -1, g.gcd, g.samples, ticket.hit.perReplica ?? -1]);
     if (part.flushing) return;
     part.flushing = true;
     setImmediate(() => {

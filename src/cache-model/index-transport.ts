@@ -28,6 +28,11 @@ export type IndexEvent =
   | { e: 'sent'; t: number; c: number; from: number; hashes: number[]; known: number; promptLength: number; totalBlocks: number; at: number; answer: boolean }
   /** First token at `at`; `lookup`: its prompt is known (else only the publications due run). */
   | { e: 'prefilled'; t: number; at: number; lookup: boolean; answer: boolean }
+  /**
+   * A router's response head named the replica that serves it (each attempt's); `answer`: its lookup was sent
+   * already, so the replica's own lookup runs now and its figure comes back (else it comes with the lookup's).
+   */
+  | { e: 'routed'; t: number; replica: string; answer: boolean }
   /** Ended at `at`: the conversation's hashes from `from` on, and its blocks up to totalBlocks (c -1: none known). */
   | { e: 'end'; t: number; c: number; from: number; hashes: number[]; totalBlocks: number; at: number }
   /** A request's server-reported cached tokens (the granularity's evidence). */
@@ -35,8 +40,11 @@ export type IndexEvent =
   /** The conversation `c` is gone: its hashes can be dropped. */
   | { e: 'forget'; c: number };
 
-/** The owner's answer for ticket `t`: [t, expected, infinite, atSend, seen, smaller (-1: none), granularity gcd, samples]. */
-export type IndexAnswer = [number, number, number, number, number, number, number, number];
+/**
+ * The owner's answer for ticket `t`: [t, expected, infinite, atSend, seen, smaller (-1: none), granularity gcd,
+ * samples, perReplica (-1: none)].
+ */
+export type IndexAnswer = [number, number, number, number, number, number, number, number, number];
 
 /** A batch of events from a worker, and of answers back. */
 export interface IndexEvents {
@@ -54,6 +62,8 @@ function* posted(): Operation {}
 
 interface AwaitedAnswer {
   ticket: ExpectedCacheTicket;
+  /** Answers still to come: the lookup's, and a late replica lookup's (routed after the lookup was sent). */
+  count: number;
   done: Promise<void>;
   resolve: () => void;
 }
@@ -62,6 +72,7 @@ interface AwaitedAnswer {
 export class RemoteIndexDriver implements IndexDriver {
   readonly cachedBlocks = 0;
   readonly evictions = 0;
+  readonly replicas = 0;
   readonly #port: MessagePort;
   readonly #sharedFrom: 'prefill' | 'end';
   readonly #blockSize: number;
@@ -74,6 +85,8 @@ export class RemoteIndexDriver implements IndexDriver {
   /** A conversation object collected: its hashes are dropped by the owner too. */
   readonly #gone = new FinalizationRegistry<number>((c) => this.#send({ e: 'forget', c }));
   readonly #awaited = new Map<number, AwaitedAnswer>();
+  /** Tickets whose lookup was sent (a replica named after it is looked up on its own: routed). */
+  readonly #lookedUp = new WeakSet<ExpectedCacheTicket>();
   /** The server's granularity as the owner last said, per ticket answered (account). */
   readonly #granularity = new WeakMap<ExpectedCacheTicket, ServerGranularity>();
   #closed = false;
@@ -133,15 +146,21 @@ export class RemoteIndexDriver implements IndexDriver {
   }
 
   #await(ticket: ExpectedCacheTicket, t: number): void {
+    const awaited = this.#awaited.get(t);
+    if (awaited !== undefined) {
+      awaited.count++;
+      return;
+    }
     let resolve: () => void = () => {};
     const done = new Promise<void>((r) => (resolve = r));
-    this.#awaited.set(t, { ticket, done, resolve });
+    this.#awaited.set(t, { ticket, count: 1, done, resolve });
   }
 
   sentSteps(ticket: ExpectedCacheTicket, state: ConversationState, atMs: number): Operation {
     const t = this.#ticketOf(ticket);
     const answer = this.#sharedFrom === 'end';
     if (answer) this.#await(ticket, t);
+    if (answer) this.#lookedUp.add(ticket);
     const { from, hashes } = RemoteIndexDriver.#delta(state);
     this.#send({ e: 'sent', t, c: this.#conversationOf(ticket), from, hashes, known: state.known, promptLength: ticket.promptLength, totalBlocks: ticket.totalBlocks, at: epochMs(atMs), answer });
     return posted();
@@ -151,7 +170,18 @@ export class RemoteIndexDriver implements IndexDriver {
     const t = this.#ticketOf(ticket);
     const answer = state !== undefined && this.#sharedFrom === 'prefill';
     if (answer) this.#await(ticket, t);
+    if (answer) this.#lookedUp.add(ticket);
     this.#send({ e: 'prefilled', t, at: epochMs(atMs), lookup: state !== undefined, answer });
+    return posted();
+  }
+
+  routedSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, replica: string): Operation {
+    const t = this.#tickets.get(ticket);
+    // Never sent (its prompt unknown at the send): the owner holds no ticket to route.
+    if (t === undefined) return posted();
+    const answer = state !== undefined && this.#lookedUp.has(ticket);
+    if (answer) this.#await(ticket, t);
+    this.#send({ e: 'routed', t, replica, answer });
     return posted();
   }
 
@@ -182,17 +212,19 @@ export class RemoteIndexDriver implements IndexDriver {
   }
 
   #onAnswers(answers: readonly IndexAnswer[]): void {
-    for (const [t, expected, infinite, atSend, seen, smaller, gcd, samples] of answers) {
+    for (const [t, expected, infinite, atSend, seen, smaller, gcd, samples, perReplica] of answers) {
       const awaited = this.#awaited.get(t);
       if (awaited === undefined) continue;
-      this.#awaited.delete(t);
       const { ticket } = awaited;
       ticket.hit.expected = expected;
       ticket.hit.infinite = infinite;
+      if (perReplica >= 0) ticket.hit.perReplica = perReplica;
       ticket.atSend = atSend;
       ticket.seen = seen;
       ticket.smaller = smaller < 0 ? undefined : smaller;
       this.#granularity.set(ticket, { gcd, samples });
+      if (--awaited.count > 0) continue;
+      this.#awaited.delete(t);
       awaited.resolve();
     }
   }

@@ -91,6 +91,7 @@ async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (
           title: `chatload run: ${result.model} (${stopText(result.engine.stopReason, result.engine.conversations)})`,
           cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
           prefixCache: result.prefixCache,
+          replicas: result.replicas,
         },
         { color, width: terminalWidth(tableStream) },
       )}\n`,

@@ -1,3 +1,4 @@
+import { replicaOf } from './replica-header.js';
 import type { LookupFunction } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
 import { onAbort } from '../util/abort-listeners.js';
@@ -50,6 +51,11 @@ export interface ChatClientOptions {
   lookup?: LookupFunction;
   /** The API `send` speaks (--endpoint): chat completions, the Responses API, or completions. @default 'chat' */
   endpoint?: EndpointName;
+  /**
+   * Response headers that name the replica behind a router that served a request (lower-case, tried in order): the
+   * first one present is `StreamResult.replica` (client/replica-header.ts). @default none
+   */
+  replicaHeaders?: readonly string[];
 }
 
 /**
@@ -67,6 +73,8 @@ interface BodyRead {
   /** The request asked for a stream. */
   stream: boolean;
   done: () => void;
+  /** Told the replica that answered, as its head arrives (ChatRequest.onReplica). */
+  onReplica?: (replica: string) => void;
 }
 
 /** The reason a request we stopped is aborted with (a timeout or the caller's signal); its error says which. */
@@ -115,6 +123,7 @@ export class ChatClient {
   readonly #secrets: string[];
   readonly #limits: { totalMs: number; ttftMs: number; idleMs: number };
   readonly #requestTimeoutMs: number;
+  readonly #replicaHeaders: readonly string[];
   #modelsAnswer: ServerAnswer | undefined;
 
   /** Creates the connection pool (ConfigError on a URL that is not http(s); the limits must be positive). */
@@ -140,6 +149,7 @@ export class ChatClient {
       throw new ConfigError('ChatClient: connections and timeouts must be positive numbers');
     }
     this.#requestTimeoutMs = options.requestTimeoutMs;
+    this.#replicaHeaders = (options.replicaHeaders ?? []).map((name) => name.toLowerCase());
     this.#limits = {
       totalMs: options.requestTimeoutMs,
       ttftMs: options.ttftTimeoutMs ?? options.requestTimeoutMs,
@@ -247,7 +257,7 @@ export class ChatClient {
         exchange = new Exchange(
           (status, responseHeaders, atMs, control) => {
             const done = (): void => settle(undefined);
-            return this.#onHead(status, responseHeaders, atMs, control, { collector: into, timer, classify, stream: chatRequest.stream, done });
+            return this.#onHead(status, responseHeaders, atMs, control, { collector: into, timer, classify, stream: chatRequest.stream, done, onReplica: chatRequest.onReplica });
           },
           settle,
           pooled ? this.#draining.track : undefined,
@@ -291,6 +301,11 @@ export class ChatClient {
     const result = collector.result;
     result.headersAtMs = atMs;
     result.httpStatus = status;
+    const replica = this.#replicaHeaders.length === 0 ? undefined : replicaOf(responseHeaders, this.#replicaHeaders);
+    if (replica !== undefined) {
+      result.replica = replica;
+      read.onReplica?.(replica);
+    }
     const coding = contentCodings(headerText(responseHeaders['content-encoding']));
     if (status < 200 || status > 299) {
       const retryAfterMs = parseRetryAfterMs(responseHeaders['retry-after']);

@@ -51,6 +51,11 @@ export interface ChatRequest {
    * prompt's as they arrive. Not sent.
    */
   onPromptTokenIds?: (ids: number[]) => void;
+  /**
+   * Called as each attempt's response head arrives with the replica it names (ChatClientOptions.replicaHeaders), before
+   * its first token: the expected-cache model's per-replica side needs it then. Not sent.
+   */
+  onReplica?: (replica: string) => void;
   returnTokenIds?: boolean;
   model: string;
   messages: readonly ChatMessage[];
@@ -124,6 +129,8 @@ export interface StreamResult {
   httpStatus?: number;
   /** From a `Retry-After` header (seconds or HTTP date), in milliseconds. */
   retryAfterMs?: number;
+  /** The replica that answered, from a replica header (client/replica-header.ts: bounded and escaped server data). */
+  replica?: string;
   /**
    * 1 when the first send died on a reused connection the server had closed, before any response byte, and this
    * result is the resend on a fresh connection (its sentAtMs is the resend's). Absent otherwise.

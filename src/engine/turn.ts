@@ -310,6 +310,8 @@ async function newInputTokens(ctx: TurnContext, conversation: ActiveConversation
 async function cacheTicket(ctx: TurnContext, cache: ExpectedCache, conversation: ActiveConversation, request: ChatRequest, promptTools: ChatRequest['tools']): Promise<ExpectedCacheTicket> {
   const ticket = await cache.begin(conversation, request.messages, request.maxTokens, promptTools);
   request.onFirstToken = () => cache.prefilled(ticket);
+  // The router's choice, named by the response head before the first token: the model's per-replica caches.
+  request.onReplica = (replica) => cache.routed(ticket, replica);
   if (cache.idsFromResponse) askTokenIds(ctx, request, ticket);
   return ticket;
 }
@@ -337,7 +339,7 @@ function expectedFigures(
   ticket: ExpectedCacheTicket | undefined,
   traceExpected: number | undefined,
   cached: number | null,
-): Pick<RecordContext, 'expectedCachedTokens' | 'expectedCachedTokensInfinite' | 'expectedCachedTokensOwnHistory' | 'cacheModel'> {
+): Pick<RecordContext, 'expectedCachedTokens' | 'expectedCachedTokensInfinite' | 'expectedCachedTokensOwnHistory' | 'expectedCachedTokensPerReplica' | 'cacheModel'> {
   const own = conversation.expectedCachedTokens;
   if (traceExpected !== undefined) return { expectedCachedTokens: traceExpected, expectedCachedTokensInfinite: traceExpected, expectedCachedTokensOwnHistory: own };
   if (ticket === undefined) return { expectedCachedTokens: own, expectedCachedTokensInfinite: own, expectedCachedTokensOwnHistory: own };
@@ -346,6 +348,7 @@ function expectedFigures(
     expectedCachedTokens: ticket.hit.expected,
     expectedCachedTokensInfinite: ticket.hit.infinite,
     expectedCachedTokensOwnHistory: own,
+    expectedCachedTokensPerReplica: ticket.hit.perReplica,
     cacheModel: { inputTokens: ticket.known ? ticket.promptLength : null, warmStartTokens: account.warmStartTokens, missCause: account.missCause },
   };
 }

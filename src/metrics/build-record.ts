@@ -29,6 +29,8 @@ export interface RecordContext {
   expectedCachedTokensInfinite: number;
   /** Prompt + completion tokens of this conversation's previous request (0 on the first turn). */
   expectedCachedTokensOwnHistory: number;
+  /** The model's hit in the cache of the replica that served it (ExpectedHit.perReplica), when it has one. */
+  expectedCachedTokensPerReplica?: number;
   /** The expected-cache model's account of this request (cache-model/expected-cache.ts `account`), when a model ran. */
   cacheModel?: { inputTokens: number | null; warmStartTokens: number; missCause: MissCause | null };
   maxTokens: number | null;
@@ -108,6 +110,8 @@ export function buildRecord(ctx: RecordContext, result: StreamResult): RequestRe
     expected_cached_tokens: ctx.expectedCachedTokens,
     expected_cached_tokens_infinite: ctx.expectedCachedTokensInfinite,
     expected_cached_tokens_own_history: ctx.expectedCachedTokensOwnHistory,
+    replica: result.replica ?? null,
+    ...(result.replica === undefined ? {} : { expected_cached_tokens_per_replica: ctx.expectedCachedTokensPerReplica ?? null }),
     ...(result.invalidUsage === undefined ? {} : { invalid_usage: result.invalidUsage }),
     ...(ctx.cacheModel === undefined
       ? {}

@@ -1,5 +1,6 @@
 import { MISS_CAUSES, type MissCause } from './miss-causes.js';
 import type { RequestRecord } from './record.js';
+import type { RoutingLoss } from './replica-types.js';
 
 export { MISS_CAUSES, type MissCause };
 
@@ -102,7 +103,13 @@ export interface ExpectedCacheModelDescription {
  * the model's tokens against the server's (expected hit ratios, efficiency) is null, and `not_comparable` says why
  * with the measured disagreement of the two counts (absent, comparable, in files of earlier versions).
  */
-export type RunPrefixCache = PrefixCacheSummary & { model: ExpectedCacheModelDescription; comparable?: boolean; not_comparable?: string | null };
+export type RunPrefixCache = PrefixCacheSummary & {
+  model: ExpectedCacheModelDescription;
+  comparable?: boolean;
+  not_comparable?: string | null;
+  /** The one ideal cache against one cache per replica (replica-tally.ts); present only when replicas were named. */
+  routing?: RoutingLoss;
+};
 
 /** Largest mean relative difference of the model's prompt counts from the server's that still counts as the same unit. */
 export const COMPARABLE_DISAGREEMENT = 0.005;

@@ -66,6 +66,18 @@ export interface RequestRecord {
   /** Prompt + completion tokens of this conversation's own previous request (the per-conversation figure). 0 on turn 1. */
   expected_cached_tokens_own_history: number;
   /**
+   * The replica behind a router that served it, from a response header (--replica-header; bounded to 128 characters
+   * and escaped: server data); null when unknown (no header, or it failed before any response). Absent in files of
+   * earlier versions.
+   */
+  replica?: string | null;
+  /**
+   * With `replica`: the expected-cache model's hit in that replica's own cache (one cache per replica, fed only the
+   * requests routed to it, as the one ideal cache of expected_cached_tokens is fed all); null when the model had no
+   * figure. Absent without a replica.
+   */
+  expected_cached_tokens_per_replica?: number | null;
+  /**
    * The prompt's length in the expected-cache model's ids (the server's own when it tokenizes for chatload: results'
    * `tokenizer`); null when the model had no figure for this request (its prompt's ids could not be had). Absent in
    * files of earlier versions.

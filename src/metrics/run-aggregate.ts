@@ -1,4 +1,5 @@
 import { PrefixCacheTally, type PrefixCacheSummary, type SerializedPrefixCacheTally } from './prefix-cache-tally.js';
+import { ReplicaTally, type ReplicaRow, type RoutingLoss, type SerializedReplicaTally } from './replica-tally.js';
 import { AgenticTally, type AgenticSummary, type SerializedAgenticTally } from './agentic-tally.js';
 import { FIXED_PERCENTILES, sortAscending } from './stats.js';
 import { PeakBins, type Peaks, type SerializedPeakBins } from './peak-bins.js';
@@ -63,6 +64,8 @@ export interface SerializedRunAggregate {
   send_times: string | null;
   /** Tool-call and sub-agent tallies (absent in aggregates written before issue #14). */
   agentic?: SerializedAgenticTally;
+  /** Per-replica sums and each session's replica (absent before issue #31, and when no record named a replica). */
+  replicas?: SerializedReplicaTally;
 }
 
 /** Gives every record of an aggregate again, in the order they were added (a file's order), to `visit`. */
@@ -113,6 +116,8 @@ export class RunAggregate {
   #prefixCache = new PrefixCacheTally();
   /** Tool calls, their time, divergences from the dataset, sub-agent requests (issue #14). */
   #agentic = new AgenticTally();
+  /** Which replica served each request, and the loss to routing (issue #31). */
+  #replicas = new ReplicaTally();
   /** Exact mode, and while draining into the histograms just after it. */
   #log: RecordLog | null;
   /** Rows of #log already moved into #whole and #turns. */
@@ -175,6 +180,7 @@ export class RunAggregate {
     this.#conversations.add(record);
     this.#peaks.add(record);
     this.#agentic.add(record);
+    this.#replicas.add(record);
     this.#sendTimes?.push(record.sent_at_ms);
     if (this.#log === null) {
       this.#whole!.add(record);
@@ -199,6 +205,7 @@ export class RunAggregate {
     this.#peaks.merge(other.#peaks);
     this.#prefixCache.merge(other.#prefixCache);
     this.#agentic.merge(other.#agentic);
+    this.#replicas.merge(other.#replicas);
     if (other.#sendTimes !== null) this.#sendTimes?.pushAll(other.#sendTimes.toArray());
     // A merge happens at the end (of a worker, of a run): it may move every row into the histograms at once.
     if (this.#whole === null && other.#whole === null) {
@@ -240,6 +247,16 @@ export class RunAggregate {
   /** Actual against expected cached tokens (both models and the own-history figure), in all and per turn. */
   prefixCache(): PrefixCacheSummary {
     return this.#prefixCache.summary();
+  }
+
+  /** One row per replica that served a request, as its response header named it; empty when none did. */
+  replicas(): ReplicaRow[] {
+    return this.#replicas.rows();
+  }
+
+  /** The one ideal cache against one cache per replica, and the sessions scattered; null when no replica was named. */
+  routing(): RoutingLoss | null {
+    return this.#replicas.routing();
   }
 
   /** One row per user turn, ascending. */
@@ -344,6 +361,7 @@ export class RunAggregate {
       prefix_cache: this.#prefixCache.toJSON(),
       send_times: this.#sendTimes === null ? null : float64ToBase64(this.#sendTimes.toArray()),
       agentic: this.#agentic.toJSON(),
+      ...(this.#replicas.known ? { replicas: this.#replicas.toJSON() } : {}),
     };
   }
 
@@ -360,6 +378,7 @@ export class RunAggregate {
     out.#peaks = PeakBins.fromJSON(v.peaks);
     if (v.prefix_cache !== undefined) out.#prefixCache = PrefixCacheTally.fromJSON(v.prefix_cache);
     out.#agentic = AgenticTally.fromJSON(v.agentic);
+    out.#replicas = ReplicaTally.fromJSON(v.replicas);
     out.#log = v.log === null ? null : RecordLog.fromJSON(v.log, out.#exactGaps);
     if (v.whole !== null) {
       out.#whole = SummaryBuilder.fromJSON(v.whole, { slos: out.#slos, shared: out.#latency.byMetric, percentiles: out.#extraPercentiles });

@@ -5,6 +5,7 @@ import type { ConversationStats, ConversationSummary } from './per-conversation.
 import type { TurnSummary } from './per-turn.js';
 import type { PrefixCacheSummary } from './prefix-cache-tally.js';
 import type { RequestRecord } from './record.js';
+import type { ReplicaRow, RoutingLoss } from './replica-tally.js';
 import { RunAggregate, runAggregateOptions, type RecordReplay } from './run-aggregate.js';
 import type { Summary } from './summary.js';
 import type { SummaryPlan } from '../options/run-plan.js';
@@ -24,6 +25,10 @@ export interface RunAnalysis {
   peaks: Peaks;
   /** Tool calls, their time, divergences from the dataset and sub-agent requests (results.json `agentic`); null when none. */
   agentic: AgenticSummary | null;
+  /** One row per replica a response header named (results.json `replicas`); empty when none did. */
+  replicas: ReplicaRow[];
+  /** The one ideal cache against one cache per replica (results.json `prefix_cache.routing`); null without replicas. */
+  routing: RoutingLoss | null;
   /** 'exact': every statistic exact. 'histogram': past the aggregate's exact limit, Stats from histograms (within 0.1%). */
   mode: 'exact' | 'histogram';
   /** What the analysis could not do exactly, for results.json's warnings (empty when exact). */
@@ -63,6 +68,8 @@ function assemble(aggregate: RunAggregate, warmupPercentages: Record<string, Sum
     histograms: aggregate.histograms.toJSON(),
     peaks: aggregate.peaks(),
     agentic: aggregate.agentic(),
+    replicas: aggregate.replicas(),
+    routing: aggregate.routing(),
     mode: aggregate.exact ? 'exact' : 'histogram',
     warnings: aggregate.exact
       ? []

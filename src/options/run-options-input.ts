@@ -19,8 +19,10 @@ export interface RunOptionsInput {
   headers?: string[] | undefined;
   /** empty the server's prefix cache before the run so it starts cold, by the detected engine's method (docs/ENGINES.md) (`--reset-prefix-cache`) */
   resetPrefixCache?: boolean | undefined;
-  /** read the server's Prometheus /metrics before, during and after the run (default URL: <url>/metrics) (`--scrape-metrics [url]`) */
-  scrapeMetrics?: string | boolean | undefined;
+  /** read the server's Prometheus /metrics before, during and after the run (default URL: <url>/metrics); repeatable: one page per replica behind a router, whose counter deltas give per-replica totals (docs/METRICS.md, "Replicas") (`--scrape-metrics [url]`) */
+  scrapeMetrics?: string | boolean | string[] | undefined;
+  /** response header that names the replica behind a router that served each request (docs/METRICS.md, "Replicas") (`--replica-header <name>`; default: the known ones, docs/ENGINES.md) */
+  replicaHeader?: string | undefined;
   /** seconds between /metrics scrapes during the run (`--scrape-interval-sec <s>`; default: 5) */
   scrapeIntervalSec?: number | undefined;
   /** conversations: the reference JSON list or JSONL, ShareGPT, a generate_conversations config, a production trace (Mooncake or Bailian JSONL, Azure LLM inference or BurstGPT CSV, an agentic trace), or a Hugging Face dataset on disk (Parquet, Arrow, a save_to_disk folder or a folder of Parquet shards); all detected (`-i, --input-file <path>`; default: the built-in demo dataset) */

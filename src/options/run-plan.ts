@@ -27,8 +27,15 @@ export interface TargetPlan {
   /** Extra request headers (--header), parsed. */
   readonly headers: Readonly<Record<string, string>>;
   readonly resetPrefixCache: boolean;
-  /** --scrape-metrics: false, true (the server's <url>/metrics), or the URL to scrape. */
+  /** --scrape-metrics: false, true (the server's <url>/metrics), or the URL to scrape (the first one when repeated). */
   readonly scrapeMetrics: boolean | string;
+  /**
+   * --scrape-metrics given more than once: every page, in order (the first is `scrapeMetrics`); else empty. The pages
+   * with an engine's counters are the replicas' (docs/METRICS.md, "Replicas"); others are read for what they hold.
+   */
+  readonly scrapePages: readonly string[];
+  /** --replica-header: the response header naming the replica; undefined: the known ones (server-engine/replica-headers.ts). */
+  readonly replicaHeader?: string;
   readonly scrapeIntervalMs: number;
 }
 
@@ -286,7 +293,9 @@ export function planOf(o: RunOptions, config: Readonly<Record<string, unknown>>,
       apiKey: o.apiKey,
       headers: o.headers,
       resetPrefixCache: o.resetPrefixCache,
-      scrapeMetrics: o.scrapeMetrics,
+      scrapeMetrics: Array.isArray(o.scrapeMetrics) ? o.scrapeMetrics[0]! : o.scrapeMetrics,
+      scrapePages: Array.isArray(o.scrapeMetrics) && o.scrapeMetrics.length > 1 ? o.scrapeMetrics : [],
+      replicaHeader: o.replicaHeader?.toLowerCase(),
       scrapeIntervalMs: ms(o.scrapeIntervalSec),
     },
     dataset: {

@@ -10,6 +10,7 @@ import { escapeHtml, fmtNum, fmtPercent, htmlPage, htmlTable, pageSections, type
 import { percentileSupported } from '../metrics/percentile-support.js';
 import { commandLineOf, optionRow } from '../options/command-line.js';
 import { prefixCacheHtml } from './prefix-cache-html.js';
+import { replicasHtml } from './replicas-html.js';
 import type { RunData } from '../store/run-data.js';
 import { chatloadVersion } from '../util/version.js';
 import { counted } from '../util/plural.js';
@@ -63,6 +64,7 @@ export function renderHtmlReport(data: RunData): string {
   // The page is a list of sections; the nav is made from it, so a new section (prefix cache, tool calls) is one push.
   // Agentic runs (issue #14): steps by context length and sessions' context growth, in their own section.
   const agentic = agenticSectionHtml(data.records);
+  const replicas = replicasHtml(data.replicas, data.routing);
   const sections: PageSection[] = [
     { id: 'summary', title: 'Summary', html: summaryCards(data.summary, data.conversations) + metricsTable(data.summary) },
     {
@@ -73,6 +75,7 @@ export function renderHtmlReport(data: RunData): string {
         (data.perTurn.length > 0 ? `<h3>Per-turn table</h3>${perTurnTable(data.perTurn, answersAfterReasoning(data.summary.metrics))}` : ''),
     },
     { id: 'prefix-cache', title: 'Prefix cache', html: prefixCacheHtml(data.prefixCache) },
+    ...(replicas === '' ? [] : [{ id: 'replicas', title: 'Replicas', html: replicas }]),
     ...(agentic === '' ? [] : [{ id: 'agentic', title: 'Agentic sessions', nav: 'Agentic', html: agentic }]),
     { id: 'distributions', title: 'Distributions', html: chartGrid(distributions, 'No completed requests to chart.') },
     { id: 'over-time', title: 'Over time', html: chartGrid(overTime, 'No requests to chart.') },

@@ -6,6 +6,8 @@ import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { StatField, Stats } from '../metrics/stats.js';
 import { answersAfterReasoning, SUMMARY_METRIC_ROWS, type Summary } from '../metrics/summary.js';
 import { wrapText } from './table-fit.js';
+import { replicasTable, routingLine } from './replicas-text.js';
+import type { ReplicaRow } from '../metrics/replica-tally.js';
 import { textTable } from './text-table.js';
 import { counted } from '../util/plural.js';
 
@@ -21,6 +23,8 @@ export interface TerminalSummaryInput {
   cacheHitRates?: { server_counters: number | null; response_usage: number | null; client_expected: number | null };
   /** Actual against expected cached tokens and the expected-cache model (results.json `prefix_cache`). */
   prefixCache?: RunPrefixCache;
+  /** One row per replica behind a router (results.json `replicas`), when known. */
+  replicas?: readonly ReplicaRow[] | null;
 }
 
 /** The prefix-cache line: the model, what it expected (and the own-history figure), the shared share, the efficiencies. */
@@ -116,6 +120,7 @@ export function formatSummary(input: TerminalSummaryInput, options: TerminalOpti
   const width = options.width;
   const parts = [wrapText(formatHeader(input, p), width, () => HEADER_INDENT), formatMetricsTable(input.summary, p, reasoning, width)];
   if (input.perTurn.length > 0) parts.push(formatPerTurnTable(input.perTurn, p, reasoning, width));
+  if (input.replicas != null && input.replicas.length > 0) parts.push(replicasTable(input.replicas, { bold: p.bold, color: p.color, width }));
   if (input.clientHealth !== null) parts.push(wrapText(formatClientHealth(input.clientHealth, p), width));
   return `${parts.join('\n\n')}\n`;
 }
@@ -151,6 +156,8 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
   const efficiency = s.cache_efficiency === null ? 'efficiency n/a' : `efficiency ${percentText(s.cache_efficiency)} of expected`;
   row('cache', `${hit} | ${efficiency} | expected ${s.total_expected_cached_tokens} tokens`);
   if (input.prefixCache !== undefined) row('prefix cache', prefixCacheLine(input.prefixCache));
+  const routing = input.prefixCache?.routing;
+  if (routing != null) row('routing', routingLine(routing));
   const rates = input.cacheHitRates;
   if (rates !== undefined) {
     const pct = (x: number | null): string => (x === null ? 'n/a' : percentText(x));

@@ -30,6 +30,8 @@ export interface MetricNameMap {
   readonly prompt_tokens: readonly MetricSource[];
   /** Generated tokens (counter, tokens). */
   readonly generation_tokens: readonly MetricSource[];
+  /** Requests finished (counter): per-replica totals by deltas (docs/METRICS.md, "Replicas"). */
+  readonly requests: readonly MetricSource[];
 }
 
 /**
@@ -61,6 +63,7 @@ const NO_METRICS: MetricNameMap = {
   kv_cache_usage: [],
   prompt_tokens: [],
   generation_tokens: [],
+  requests: [],
 };
 
 // vllm/v1/metrics/loggers.py (v1 names) and the older V0 names (gpu_prefix_cache_*, gpu_cache_usage_perc).
@@ -68,6 +71,8 @@ const VLLM_METRICS: MetricNameMap = {
   prefix_cache_queries: ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total'],
   prefix_cache_hits: ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total'],
   requests_running: ['vllm:num_requests_running'],
+  // vllm/v1/metrics/loggers.py: vllm:request_success, labelled by finished_reason (summed).
+  requests: ['vllm:request_success_total'],
   requests_waiting: ['vllm:num_requests_waiting'],
   kv_cache_usage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'],
   prompt_tokens: ['vllm:prompt_tokens_total'],
@@ -94,6 +99,8 @@ export const ENGINE_PROFILES: Readonly<Record<EngineName, EngineProfile>> = {
       prefix_cache_queries: ['sglang:prompt_tokens_total'],
       prefix_cache_hits: ['sglang:cached_tokens_total'],
       requests_running: ['sglang:num_running_reqs'],
+      // python/sglang/srt/metrics/collector.py: "Number of requests processed."
+      requests: ['sglang:num_requests_total'],
       requests_waiting: ['sglang:num_queue_reqs'],
       kv_cache_usage: ['sglang:token_usage'],
       prompt_tokens: ['sglang:prompt_tokens_total'],
@@ -114,6 +121,7 @@ export const ENGINE_PROFILES: Readonly<Record<EngineName, EngineProfile>> = {
       prefix_cache_hits: ['llamacpp:prompt_tokens_cached_total'],
       requests_running: ['llamacpp:requests_processing'],
       requests_waiting: ['llamacpp:requests_deferred'],
+      requests: [],
       kv_cache_usage: ['llamacpp:kv_cache_usage_ratio'],
       prompt_tokens: [{ sum: ['llamacpp:prompt_tokens_total', 'llamacpp:prompt_tokens_cached_total'] }],
       generation_tokens: ['llamacpp:tokens_predicted_total'],

@@ -24,6 +24,8 @@ export interface ServerMetricsReading {
   prompt_tokens: number | null;
   /** Generated tokens (counter); null when absent. */
   generation_tokens: number | null;
+  /** Requests finished (counter); null when absent. */
+  requests: number | null;
   /** Every family name on the page, in page order. */
   families: string[];
 }
@@ -74,6 +76,7 @@ export function readServerMetrics(text: string, engine: EngineName = 'unknown'):
     },
     prompt_tokens: pick(names.prompt_tokens),
     generation_tokens: pick(names.generation_tokens),
+    requests: pick(names.requests),
     families: [...families.keys()],
   };
 }

@@ -29,6 +29,8 @@ export interface ServerMetricsReport {
   /** Prompt and generated tokens over the run (after - before), as the engine counts them; null when unknown. */
   prompt_tokens: number | null;
   generation_tokens: number | null;
+  /** Requests finished over the run (after - before); null when unknown. Absent in files of earlier versions. */
+  requests?: number | null;
   /** The engine whose metric names were read first. */
   engine: EngineName;
   /** Why the counters are null, when they are: every scrape failed, or the page has no metric chatload knows. */
@@ -58,7 +60,7 @@ export class MetricsScraper {
   #inFlight: Promise<ServerMetricsReading | null> | undefined;
   #startMs = 0;
   readonly #engine: EngineName;
-  #beforeTokens: Pick<ServerMetricsReading, 'prompt_tokens' | 'generation_tokens'> | null = null;
+  #beforeTokens: Pick<ServerMetricsReading, 'prompt_tokens' | 'generation_tokens' | 'requests'> | null = null;
   /** Family names of the last page that parsed, for the warning when none of them is known. */
   #lastFamilies: string[] | null = null;
   #anyKnown = false;
@@ -100,7 +102,7 @@ export class MetricsScraper {
     const before = this.#before;
     const delta = (key: 'prefix_cache_queries' | 'prefix_cache_hits'): number | null =>
       before?.[key] == null || after?.[key] == null ? null : after[key]! - before[key]!;
-    const tokenDelta = (key: 'prompt_tokens' | 'generation_tokens'): number | null =>
+    const tokenDelta = (key: 'prompt_tokens' | 'generation_tokens' | 'requests'): number | null =>
       this.#beforeTokens?.[key] == null || afterReading?.[key] == null ? null : afterReading[key]! - this.#beforeTokens[key]!;
     const queries = delta('prefix_cache_queries');
     const hits = delta('prefix_cache_hits');
@@ -116,6 +118,7 @@ export class MetricsScraper {
       server_cache_hit_rate: queries !== null && hits !== null && queries > 0 ? hits / queries : null,
       prompt_tokens: tokenDelta('prompt_tokens'),
       generation_tokens: tokenDelta('generation_tokens'),
+      requests: tokenDelta('requests'),
       engine: this.#engine,
       warning: this.#warning(),
       series: this.#series,

@@ -10,6 +10,7 @@ import type { Peaks } from '../metrics/peak-bins.js';
 import type { ConversationStats, ConversationSummary } from '../metrics/per-conversation.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
+import type { ReplicaRow } from '../metrics/replica-types.js';
 import type { StatField } from '../metrics/stats.js';
 import type { Summary } from '../metrics/summary.js';
 import type { RunOptionsInput } from '../options/run-options-input.js';
@@ -154,6 +155,11 @@ export interface RunFields {
   prefix_cache: RunPrefixCache;
   /** What --scrape-metrics read from the server; null without it. */
   server_metrics: ResultsServerMetrics | null;
+  /**
+   * One row per replica behind a router (issue #31): from each response's --replica-header, or from the counter deltas
+   * of a repeated --scrape-metrics's pages; null when the run could not tell the replicas apart (docs/METRICS.md).
+   */
+  replicas: ReplicaRow[] | null;
 }
 
 /** One run a merge combined. */
@@ -174,6 +180,10 @@ export type MergeFields = Partial<Pick<RunFields, 'model' | 'url' | 'dataset' | 
   /** "histogram" when the statistics come from histograms (past --max-records); absent when exact. */
   merge_mode?: 'histogram';
   merged_from: MergedRun[];
+  /** Actual against expected cached tokens from the merged records (scope per-shard when several runs); absent when no run had it. */
+  prefix_cache?: RunPrefixCache;
+  /** One row per replica, rebuilt from the merged records' `replica`; null when none named one. */
+  replicas: ReplicaRow[] | null;
 };
 
 /** A run's results.json. */

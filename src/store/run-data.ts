@@ -1,3 +1,4 @@
+import type { ReplicaRow, RoutingLoss } from '../metrics/replica-tally.js';
 import { MISS_CAUSES, type MissCause, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -8,7 +9,7 @@ import type { RequestRecord } from '../metrics/record.js';
 import { RunAggregate } from '../metrics/run-aggregate.js';
 import type { Summary } from '../metrics/summary.js';
 import { Rng } from '../util/rng.js';
-import { readResultsFile, type StoredFacts } from './results-reader.js';
+import { readResultsFile, type StoredFacts, type StoredResults } from './results-reader.js';
 import { streamRequestsJsonl } from './requests-jsonl.js';
 import { counted } from '../util/plural.js';
 
@@ -69,6 +70,10 @@ export interface RunData {
   perTurn: TurnSummary[];
   /** results.json's `prefix_cache` (actual against expected cached tokens, the model used); null when absent. */
   prefixCache: RunPrefixCache | null;
+  /** results.json's `replicas` (one row per replica behind a router); null when absent. */
+  replicas: ReplicaRow[] | null;
+  /** results.json's `prefix_cache.routing` (the loss to routing); null when absent. */
+  routing: RoutingLoss | null;
   clientHealth: ClientHealth | null;
   /** The run's options as results.json holds them (already redacted, redacted again here); empty when unknown. */
   config: Record<string, unknown>;
@@ -118,7 +123,8 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
   const perTurn = stored?.perTurn ?? (aggregate ?? new RunAggregate()).perTurn();
   const warnings: string[] = [];
   const label = basename(dir);
-  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache: stored?.prefixCache ?? null };
+  const { replicas, routing } = replicasOf(stored, aggregate);
+  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache: stored?.prefixCache ?? null, replicas, routing };
 
   if (stored === null) {
     warnings.push(
@@ -157,6 +163,18 @@ function samplingWarnings(total: number, size: number, from: { summaryFromResult
     ? `The per-turn table is from ${RESULTS_FILE} (all records).`
     : 'The per-turn table counts every record too, its statistics from histograms.';
   return [`${head}.`, `${summary} ${perTurn}`];
+}
+
+/**
+ * results.json's `replicas` and `prefix_cache.routing`; for a run that did not finish, its records' aggregate's (every
+ * record, as the summary's).
+ */
+function replicasOf(stored: StoredResults | null, aggregate: RunAggregate | null): Pick<RunData, 'replicas' | 'routing'> {
+  if (stored === null) {
+    const rows = aggregate?.replicas() ?? [];
+    return { replicas: rows.length > 0 ? rows : null, routing: aggregate?.routing() ?? null };
+  }
+  return { replicas: stored.replicas, routing: stored.routing };
 }
 
 /** The records read: all of them, or a uniform sample of maxRecords; `aggregate` is set only when asked for. */

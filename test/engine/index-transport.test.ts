@@ -17,15 +17,20 @@ interface Figures {
   expected: number[];
   infinite: number[];
   missCauses: Array<string | null>;
+  /** In the cache of the replica each request was routed to (undefined when not routed). */
+  perReplica: Array<number | undefined>;
 }
+
+/** Conversation c's turn on replica c % 2, its third turn moved to the other: hits kept, hits lost, and late heads. */
+const moving = (c: number, turn: number): string => `replica-${(c + (turn === 2 ? 1 : 0)) % 2}`;
 
 /**
  * Six conversations sharing a system prompt, three turns each, one request at a time (sent, first token, figures,
  * account, end), conversation i driven by models[i % models.length]. The server is taken to have cached a block less
  * than expected on turn 2 (a miss to account for).
  */
-async function drive(models: ExpectedCache[], sync: () => Promise<void> = async () => {}): Promise<Figures> {
-  const figures: Figures = { expected: [], infinite: [], missCauses: [] };
+async function drive(models: ExpectedCache[], sync: () => Promise<void> = async () => {}, route?: (c: number, turn: number) => string): Promise<Figures> {
+  const figures: Figures = { expected: [], infinite: [], missCauses: [], perReplica: [] };
   const system = filler(400, 3);
   const histories = Array.from({ length: 6 }, (): ChatMessage[] => [{ role: 'system', content: system }]);
   const keys = histories.map(() => ({}));
@@ -37,8 +42,11 @@ async function drive(models: ExpectedCache[], sync: () => Promise<void> = async 
       const model = models[c % models.length]!;
       const messages: ChatMessage[] = [...histories[c]!, { role: 'user', content: `${c}/${turn}: ${filler(20, c * 10 + turn)}` }];
       const ticket = await model.begin(keys[c]!, messages, 16);
+      // The response head names the replica before the first token (after the lookup at the send, sharedFrom 'end').
+      if (route !== undefined) model.routed(ticket, route(c, turn));
       model.prefilled(ticket, (atMs += 10));
       await model.settled(ticket);
+      figures.perReplica.push(ticket.hit.perReplica);
       figures.expected.push(ticket.hit.expected);
       figures.infinite.push(ticket.hit.infinite);
       figures.missCauses.push(model.account(ticket, Math.max(0, ticket.hit.expected - (turn === 1 ? 16 : 0))).missCause);
@@ -74,6 +82,33 @@ describe('the expected-cache model across threads (issue #31)', () => {
         assert.ok(two.expected[1]! > 300, `conversation 1, turn 1: expected ${two.expected[1]}`);
         if (capacityBlocks !== undefined) assert.ok(owner.evictions > 0, 'the capacity evicts');
         assert.ok(owner.received > 0 && owner.sent > 0);
+      } finally {
+        for (const model of models) await model.close();
+        owner.close();
+      }
+    });
+  }
+
+  for (const [sharedFrom, capacityBlocks] of [['prefill', undefined], ['prefill', 120], ['end', undefined]] as const) {
+    test(`routed requests: the owner's per-replica caches give one model's figures (sharedFrom ${sharedFrom}, capacity ${capacityBlocks ?? 'infinite'})`, { timeout: 30_000 }, async () => {
+      const config = { blockSize: 16, capacityBlocks, sharedFrom };
+      const one = await drive([new ExpectedCache(defaultTokenCounter, config)], undefined, moving);
+      const owner = new IndexOwner(config);
+      const models = [0, 1].map((part) => {
+        const { port1, port2 } = new MessageChannel();
+        owner.attach(part, port1);
+        return new ExpectedCache(defaultTokenCounter, config, undefined, new RemoteIndexDriver(port2, config));
+      });
+      try {
+        const ended = async (): Promise<void> => {
+          while (owner.openRequests > 0) await new Promise((resolve) => setImmediate(resolve));
+        };
+        const two = await drive(models, ended, moving);
+        assert.deepEqual(two, one);
+        // Every request has a per-replica figure, and some hit less in their replica's cache than in the one cache.
+        assert.ok(two.perReplica.every((n) => n !== undefined));
+        assert.ok(two.perReplica.some((n, i) => n! < two.expected[i]!));
+        assert.equal(owner.replicas, 2);
       } finally {
         for (const model of models) await model.close();
         owner.close();

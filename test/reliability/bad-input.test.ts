@@ -395,6 +395,18 @@ const CASES: BadCase[] = [
   { name: 'think_time_sec past a year', argv: () => run(file('long-think.json', JSON.stringify([{ id: 'a', messages: [GOOD_MESSAGES[0], GOOD_MESSAGES[1], { role: 'user', content: 'again', think_time_sec: 1e12 }, { role: 'assistant', content: 'ok' }] }]))), message: /long-think\.json, conversation 0 \(id "a"\), message 2: expected "think_time_sec" to be at most 31,536,000 \(a year\), got 1000000000000$/ },
   // An API key with a line break made every request's header invalid and the run ended with nothing said (exit 13).
   { name: 'an API key with a line break', argv: () => ['run', '-u', 'http://127.0.0.1:9', '--api-key', 'sk-abc\n', '--output-dir', out], message: /^chatload: invalid options: --api-key: holds a control character \(a line break, as `\$\(cat keyfile\)` can leave\): give the key alone$/ },
+  { name: 'an empty --replica-header', argv: () => ['run', '--replica-header', '', '--output-dir', out], message: /--replica-header: expected an HTTP header name/ },
+  { name: 'a --replica-header with a space', argv: () => ['run', '--replica-header', 'x served by', '--output-dir', out], message: /--replica-header: expected an HTTP header name/ },
+  {
+    name: 'a bad URL among repeated --scrape-metrics',
+    argv: () => ['run', '--scrape-metrics', 'http://127.0.0.1:9/replicas/0/metrics', '--scrape-metrics', 'ftp://127.0.0.1/metrics', '--output-dir', out],
+    message: /--scrape-metrics.*expected an http:\/\/ or https:\/\/ URL/,
+  },
+  {
+    name: 'the same page twice among repeated --scrape-metrics',
+    argv: () => ['run', '--scrape-metrics', 'http://127.0.0.1:9/metrics', '--scrape-metrics', 'http://127.0.0.1:9/metrics', '--output-dir', out],
+    message: /--scrape-metrics: gives the same URL twice/,
+  },
   { name: 'a --header value with a control character', argv: () => ['run', '--header', 'X-A: b\u0001c', '--output-dir', out], message: /--header: X-A: its value holds a control character; give the value alone$/ },
   { name: 'a refused URL never shows its password', argv: () => ['run', '-u', 'ftp://user:hunter2@host', '--output-dir', out], message: /^chatload: invalid options: --url: expected an http:\/\/ or https:\/\/ URL, got "ftp:\/\/\[redacted\]@host"$/ },
   // --metrics-port: a port that is none, and one in use, refused before any work (issue #32, part 3).

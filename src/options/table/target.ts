@@ -42,9 +42,29 @@ export const targetOptions = {
   scrapeMetrics: option({
     flags: '--scrape-metrics [url]',
     group: 'target',
-    help: "read the server's Prometheus /metrics before, during and after the run (default URL: <url>/metrics)",
-    schema: z.union([z.boolean(), httpUrl]),
+    help:
+      "read the server's Prometheus /metrics before, during and after the run (default URL: <url>/metrics); repeatable: " +
+      'one page per replica behind a router, whose counter deltas give per-replica totals (docs/METRICS.md, "Replicas")',
+    repeatable: true,
+    // One URL, or several (repeated): each must be a URL, and a page given twice would count its replica twice.
+    schema: z.union([
+      z.boolean(),
+      httpUrl,
+      z
+        .array(httpUrl)
+        .min(1)
+        .refine((urls) => new Set(urls).size === urls.length, 'gives the same URL twice: give each replica\'s /metrics page once'),
+    ]),
     default: false,
+  }),
+  replicaHeader: option({
+    flags: '--replica-header <name>',
+    group: 'target',
+    help: 'response header that names the replica behind a router that served each request (docs/METRICS.md, "Replicas")',
+    defaultText: 'the known ones, docs/ENGINES.md',
+    schema: z
+      .string()
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "expected an HTTP header name (letters, digits and -, e.g. x-served-by), not empty"),
   }),
   scrapeIntervalSec: option({
     flags: '--scrape-interval-sec <s>',

@@ -1,0 +1,143 @@
+// N replicas behind one port, as a router fronts them (issue #31): llm-d's inference scheduler, NVIDIA Dynamo's
+// router, the SGLang router and vLLM's production-stack router each pick one model server per request. chatload's
+// simulator names the replica in `x-chatload-replica` (the header this server sends by default); the real routers send
+// none (docs/ENGINES.md, "Replica headers"), which the `header: false` mode reproduces. Each replica keeps its own
+// prefix cache (the longest message prefix it has seen) and its own vLLM-named /metrics counters at
+// /replicas/<i>/metrics (vllm:request_success_total, vllm:prompt_tokens_total, vllm:prefix_cache_queries_total and
+// vllm:prefix_cache_hits_total, as vllm/v1/metrics/loggers.py names them): the per-replica truth tests compare with.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { chunkJson, sseEvent, usageChunkJson } from './scripted-server.js';
+
+/** How the router picks a replica: in turn, or by the conversation's first message (a session stays on one). */
+export type TestRouting = 'round-robin' | 'sticky';
+
+/** One replica's truth: what it served. */
+export interface ReplicaTruth {
+  requests: number;
+  promptTokens: number;
+  cachedTokens: number;
+}
+
+/** A running replica router. */
+export interface ReplicaRouterServer {
+  url: string;
+  /** Each replica's counters, by index. */
+  replicas: ReplicaTruth[];
+  /** The replica index of every chat request, in arrival order, with its first message's text. */
+  routed: Array<{ replica: number; first: string }>;
+  close(): Promise<void>;
+}
+
+export interface ReplicaRouterOptions {
+  replicas: number;
+  routing: TestRouting;
+  /** Send the replica's name in `x-chatload-replica`. @default true */
+  header?: boolean;
+  /** The header's value for replica i. @default String(i) */
+  name?: (index: number) => string;
+}
+
+const ANSWER = 'Hello there';
+
+/** Prompt tokens of a message: a fixed count from its text, as a server's tokenizer would give one. */
+const messageTokens = (m: { content?: unknown }): number => Math.ceil(String(m.content ?? '').length / 4) + 4;
+
+export async function startReplicaRouter(options: ReplicaRouterOptions): Promise<ReplicaRouterServer> {
+  const replicas: ReplicaTruth[] = Array.from({ length: options.replicas }, () => ({ requests: 0, promptTokens: 0, cachedTokens: 0 }));
+  const caches = replicas.map(() => new Set<string>());
+  const routed: ReplicaRouterServer['routed'] = [];
+  let next = 0;
+  const pick = (first: string): number => {
+    if (options.routing === 'round-robin') return next++ % options.replicas;
+    let h = 0;
+    for (let i = 0; i < first.length; i++) h = (h * 31 + first.charCodeAt(i)) >>> 0;
+    return h % options.replicas;
+  };
+  const chat = (body: string, res: ServerResponse): void => {
+    const request = JSON.parse(body) as { messages: Array<{ role: string; content?: unknown }>; stream?: boolean };
+    const messages = request.messages;
+    const first = String(messages[0]?.content ?? '');
+    const index = pick(first);
+    routed.push({ replica: index, first });
+    const cache = caches[index]!;
+    const key = (n: number): string => JSON.stringify(messages.slice(0, n).map((m) => [m.role, m.content]));
+    const prompt = messages.reduce((sum, m) => sum + messageTokens(m), 0);
+    // The longest prefix of whole messages this replica has cached (never the whole prompt: its last message is new).
+    let cachedMessages = 0;
+    for (let n = messages.length - 1; n > 0; n--) {
+      if (cache.has(key(n))) {
+        cachedMessages = n;
+        break;
+      }
+    }
+    const cached = messages.slice(0, cachedMessages).reduce((sum, m) => sum + messageTokens(m), 0);
+    for (let n = 1; n <= messages.length; n++) cache.add(key(n));
+    cache.add(JSON.stringify([...messages.map((m) => [m.role, m.content]), ['assistant', ANSWER]]));
+    const truth = replicas[index]!;
+    truth.requests++;
+    truth.promptTokens += prompt;
+    truth.cachedTokens += cached;
+    const headers: Record<string, string> = { 'content-type': 'text/event-stream' };
+    if (options.header !== false) headers['x-chatload-replica'] = options.name?.(index) ?? String(index);
+    res.writeHead(200, headers);
+    res.write(sseEvent(chunkJson({ role: 'assistant', content: 'Hello' })));
+    res.write(sseEvent(chunkJson({ content: ' there' }, 'stop')));
+    res.write(sseEvent(usageChunkJson(prompt, 2, cached)));
+    res.end(sseEvent('[DONE]'));
+  };
+  const metrics = (index: number, res: ServerResponse): void => {
+    const t = replicas[index]!;
+    const lines = [
+      '# TYPE vllm:request_success_total counter',
+      `vllm:request_success_total{model_name="test-model",finished_reason="stop"} ${t.requests}`,
+      '# TYPE vllm:prompt_tokens_total counter',
+      `vllm:prompt_tokens_total{model_name="test-model"} ${t.promptTokens}`,
+      '# TYPE vllm:prefix_cache_queries_total counter',
+      `vllm:prefix_cache_queries_total{model_name="test-model"} ${t.promptTokens}`,
+      '# TYPE vllm:prefix_cache_hits_total counter',
+      `vllm:prefix_cache_hits_total{model_name="test-model"} ${t.cachedTokens}`,
+    ];
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+    res.end(`${lines.join('\n')}\n`);
+  };
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = req.url ?? '/';
+      const replicaPage = /^\/replicas\/(\d+)\/metrics$/.exec(url);
+      if (req.method === 'POST' && url === '/v1/chat/completions') return chat(Buffer.concat(chunks).toString('utf8'), res);
+      if (replicaPage !== null && Number(replicaPage[1]) < options.replicas) return metrics(Number(replicaPage[1]), res);
+      if (url === '/gpu/metrics') {
+        // A page of another kind on the same flag: a GPU exporter's (NVIDIA DCGM's field names), no engine counter.
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+        return res.end('# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu="0"} 50\n');
+      }
+      if (url === '/v1/models') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model' }] }));
+      }
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":"not found"}');
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    replicas,
+    routed,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -8,7 +8,8 @@ import { counted } from '../util/plural.js';
  * (replica names are server data).
  */
 export function replicasHtml(rows: readonly ReplicaRow[] | null, routing: RoutingLoss | null): string {
-  if ((rows === null || rows.length === 0) && routing === null) return '';
+  // One replica (the embedded simulator names its index too) has nothing to compare: the section shows from two.
+  if ((rows?.length ?? 0) < 2 && (routing?.replicas ?? 0) < 2) return '';
   const parts: string[] = [];
   if (routing !== null) {
     const lost = routing.lost_to_routing_tokens;

@@ -120,7 +120,8 @@ export function formatSummary(input: TerminalSummaryInput, options: TerminalOpti
   const width = options.width;
   const parts = [wrapText(formatHeader(input, p), width, () => HEADER_INDENT), formatMetricsTable(input.summary, p, reasoning, width)];
   if (input.perTurn.length > 0) parts.push(formatPerTurnTable(input.perTurn, p, reasoning, width));
-  if (input.replicas != null && input.replicas.length > 0) parts.push(replicasTable(input.replicas, { bold: p.bold, color: p.color, width }));
+  // One replica (the embedded simulator says its index too) has nothing to compare: the table shows from two.
+  if (input.replicas != null && input.replicas.length > 1) parts.push(replicasTable(input.replicas, { bold: p.bold, color: p.color, width }));
   if (input.clientHealth !== null) parts.push(wrapText(formatClientHealth(input.clientHealth, p), width));
   return `${parts.join('\n\n')}\n`;
 }
@@ -157,7 +158,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
   row('cache', `${hit} | ${efficiency} | expected ${s.total_expected_cached_tokens} tokens`);
   if (input.prefixCache !== undefined) row('prefix cache', prefixCacheLine(input.prefixCache));
   const routing = input.prefixCache?.routing;
-  if (routing != null) row('routing', routingLine(routing));
+  if (routing != null && routing.replicas > 1) row('routing', routingLine(routing));
   const rates = input.cacheHitRates;
   if (rates !== undefined) {
     const pct = (x: number | null): string => (x === null ? 'n/a' : percentText(x));

@@ -54,6 +54,15 @@ describe('formatSummary', () => {
     assert.doesNotMatch(text, /from histograms/, 'an exact summary says nothing about histograms');
   });
 
+  test('the replicas table shows from two replicas: one (the embedded simulator names its index too) has nothing to compare', () => {
+    const row = (replica: string) => ({ replica, requests: 10, input_tokens: 1000, cached_tokens: 500, expected_cached_tokens: 500, hit_ratio: 0.5, efficiency: 1, source: 'header' as const });
+    const summary = summarize(records(1, 20));
+    const one = formatSummary({ summary, perTurn: [], clientHealth: null, replicas: [row('0')] }, { color: false });
+    assert.doesNotMatch(one, /^replicas/m);
+    const two = formatSummary({ summary, perTurn: [], clientHealth: null, replicas: [row('0'), row('1')] }, { color: false });
+    assert.match(two, /^replicas \(from each response's replica header\)/m);
+  });
+
   test('a summary whose statistics came from histograms says which', () => {
     const recs = records(2, 30);
     const text = formatSummary({ summary: RunAggregate.fromRecords(recs, { exactRecords: 0 }).summary(), perTurn: [], clientHealth: null }, { color: false });

@@ -24,6 +24,8 @@ import { buildResultsDocument, writeJsonAtomic } from '../store/results-json.js'
 import { resumedCounts } from './resume.js';
 import { connectAndProbe, prepareRun, runLoad, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
 import { requestsHeld } from '../engine/active-conversation.js';
+import { gpuResults } from '../server-metrics/gpu-figures.js';
+import type { GpuResults } from '../metrics/gpu-types.js';
 
 export type { BenchmarkHooks, BenchmarkStartInfo } from './run-steps.js';
 
@@ -48,6 +50,8 @@ export interface BenchmarkResult {
   clientHealth: ClientHealth;
   /** What --scrape-metrics read from the server's /metrics; null without it. */
   serverMetrics: ServerMetricsReport | null;
+  /** GPU power, utilisation and energy from a dcgm-exporter page among --scrape-metrics (results.json `gpu`); null without one. */
+  gpu: GpuResults | null;
   engine: EngineResult;
   /** Run-level warnings beyond the engine's (server refusals, coordinated omission). */
   warnings: string[];
@@ -109,12 +113,14 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const prefixCache = analysis.routing === null ? modelled : { ...modelled, routing: analysis.routing };
     const byHeader = analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, modelled.comparable !== false) : null;
     const replicas = byHeader ?? (ran.metricsPages === undefined ? null : replicaRowsFromPages(ran.metricsPages));
+    const gpu = gpuResults(ran.gpuPages, plan.target.scrapeIntervalMs, analysis.summary.total_output_tokens);
+    for (const w of gpu?.warnings ?? []) warn(w);
     const lagWarning = scheduleWarning(analysis.summary);
     if (lagWarning !== undefined) warn(lagWarning);
     ran.engine.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
-    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, replicas, warnings, embeddedSimulator: open.simulator !== undefined });
+    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, replicas, gpu, warnings, embeddedSimulator: open.simulator !== undefined });
     const { summary, warmupPercentages, perTurn } = analysis;
     const outcomes = ran.recorder.outcomes;
     return {
@@ -131,6 +137,7 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
       replicas,
       clientHealth: ran.clientHealth,
       serverMetrics: ran.serverMetrics ?? null,
+      gpu,
       engine: ran.engine,
       warnings,
       topErrors: outcomes.top(3),
@@ -187,6 +194,7 @@ interface RunFilesInput {
   analysis: RunAnalysis;
   prefixCache: RunPrefixCache;
   replicas: ReplicaRow[] | null;
+  gpu: GpuResults | null;
   warnings: string[];
   embeddedSimulator: boolean;
 }
@@ -270,6 +278,7 @@ function resultsDocument(input: RunFilesInput): Record<string, unknown> {
       prefix_cache: prefixCache,
       replicas,
       server_metrics: ran.serverMetrics === undefined ? null : compareCacheCounts(ran.serverMetrics, analysis.summary),
+      gpu: input.gpu,
     },
   });
 }

@@ -51,11 +51,15 @@ function gpuCharts(gpu: GpuResults): string[] {
       if (s.power_w !== null) power.push({ x: s.t_s, y: s.power_w, series });
     }
   };
-  if (gpu.gpus.length > 1) add('all GPUs (sum)', gpu.total.samples, false);
-  for (const g of gpu.gpus.slice(0, MAX_GPU_LINES)) add(g.id, g.samples, true);
+  const sum = gpu.gpus.length > 1 ? ['all GPUs (sum)'] : [];
+  if (sum.length > 0) add(sum[0]!, gpu.total.samples, false);
+  const drawn = gpu.gpus.slice(0, MAX_GPU_LINES);
+  for (const g of drawn) add(g.id, g.samples, true);
+  // One order for both charts, so a GPU has the same colour in each (palette.ts).
+  const seriesOrder = [...sum, ...drawn.map((g) => g.id)];
   const more = gpu.gpus.length > MAX_GPU_LINES ? ` The first ${MAX_GPU_LINES} of ${gpu.gpus.length} GPUs are drawn.` : '';
   const charts: string[] = [];
-  if (util.length > 0) charts.push(chartFigure('gpu-util', 'GPU utilisation over time', lineChart(util, { xLabel: 'time since the first scrape (s)', yLabel: 'utilisation (%)', dots: util.length < 60 }), `DCGM_FI_DEV_GPU_UTIL at each scrape.${more}`));
-  if (power.length > 0) charts.push(chartFigure('gpu-power', 'GPU power over time', lineChart(power, { xLabel: 'time since the first scrape (s)', yLabel: 'power (W)', dots: power.length < 60 }), `DCGM_FI_DEV_POWER_USAGE at each scrape.${more}`));
+  if (util.length > 0) charts.push(chartFigure('gpu-util', 'GPU utilisation over time', lineChart(util, { xLabel: 'time since the first scrape (s)', yLabel: 'utilisation (%)', dots: util.length < 60, seriesOrder }), `DCGM_FI_DEV_GPU_UTIL at each scrape.${more}`));
+  if (power.length > 0) charts.push(chartFigure('gpu-power', 'GPU power over time', lineChart(power, { xLabel: 'time since the first scrape (s)', yLabel: 'power (W)', dots: power.length < 60, seriesOrder }), `DCGM_FI_DEV_POWER_USAGE at each scrape.${more}`));
   return charts;
 }

@@ -9,6 +9,8 @@ import { describe, test } from 'node:test';
 import { runBenchmark, type BenchmarkResult } from '../../src/benchmark/run-benchmark.js';
 import type { GpuResults } from '../../src/metrics/gpu-types.js';
 import { formatSummary } from '../../src/report/terminal.js';
+import { gpuHtml } from '../../src/report/gpu-html.js';
+import { RunAggregate } from '../../src/metrics/run-aggregate.js';
 import { gpuResults } from '../../src/server-metrics/gpu-figures.js';
 import { GpuPageLog } from '../../src/server-metrics/gpu-log.js';
 import { readServerMetrics } from '../../src/server-metrics/parse.js';
@@ -22,6 +24,11 @@ const POWER_W = 300;
 /** Equal but for floating-point rounding (a time-weighted mean of a constant is that constant). */
 function near(actual: number | null, expected: number, what: string): void {
   assert.ok(actual !== null && Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected)), `${what}: ${actual}, expected ${expected}`);
+}
+
+/** The summary of a run with no request, for the terminal's header. */
+function emptySummary() {
+  return new RunAggregate().summary();
 }
 
 /** A run of ~1.2 s against the simulator, scraping its /metrics and the exporter every 0.2 s. */
@@ -66,6 +73,23 @@ describe('GPU power and energy from a dcgm-exporter page', { timeout: 120_000 },
     // Another host's page with the same GPU indexes: kept apart by hostname (the label's name since dcgm-exporter #655).
     const other = readServerMetrics(page.replace(/Hostname="gpu-node-a"/g, 'hostname="gpu-node-b"'));
     assert.deepEqual(other.gpu!.gpus.map((g) => g.id), ['gpu-node-b/0', 'gpu-node-b/1']);
+  });
+
+  test('labels are server data: bounded when read, escaped in the HTML, kept off the terminal line', () => {
+    const page = readFileSync(repoPath('test', 'fixtures', 'dcgm-exporter-2gpu.prom'), 'utf8');
+    const hostile = `<img src=x onerror=alert(1)>\u001b]0;pwned\u0007${'h'.repeat(300)}`;
+    const reading = readServerMetrics(page.replace(/Hostname="gpu-node-a"/g, `Hostname="${hostile}"`));
+    const labels = reading.gpu!.gpus[0]!.labels;
+    assert.equal(labels.hostname!.length, 128);
+    const log = new GpuPageLog('http://127.0.0.1:1/metrics');
+    log.add(reading.gpu!, 0, 'before', 0);
+    log.add(reading.gpu!, 1, 'after', 1000);
+    const gpu = gpuResults([{ log, scrapes: 2, failures: 0, lastError: null }], 1000, 10)!;
+    const html = gpuHtml(gpu);
+    assert.ok(!html.includes('<img'), 'the label is escaped in the HTML');
+    assert.match(html, /&lt;img src=x/);
+    const text = formatSummary({ summary: emptySummary(), perTurn: [], clientHealth: null, gpu }, { color: false });
+    assert.ok(!text.includes('img') && !text.includes('\u001b]0'), 'no label on the terminal line');
   });
 
   test('power integrated by trapezoids: a step between two scrapes is within its bound, gap × |ΔP| / 2', () => {

@@ -101,11 +101,12 @@ export function readDcgm(families: readonly Family[]): DcgmPage | null {
   const rejected: string[] = [];
   let any = false;
   for (const [field, name] of Object.entries(DCGM_FIELDS) as Array<[Field, string]>) {
-    const family = families.find((f) => f.name === name);
-    if (family === undefined) continue;
+    // Every group of the name: a page that concatenates hosts' pages repeats each family.
+    const samples = families.filter((f) => f.name === name).flatMap((f) => f.metrics);
+    if (samples.length === 0) continue;
     any = true;
     const seen = new Set<string>();
-    for (const sample of family.metrics) {
+    for (const sample of samples) {
       const labels = labelsOf(sample.labels ?? {});
       const id = idOf(labels);
       if (seen.has(id)) continue;

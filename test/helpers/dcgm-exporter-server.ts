@@ -23,6 +23,8 @@ export interface DcgmExporterOptions {
   downAfter?: number;
   /** On every third page GPU 1 shows a negative power and a NaN utilisation (nonsense the reader must skip). */
   nonsense?: boolean;
+  /** The Hostname label's value, in place of the recorded `gpu-node-a` (raw: a hostile value is the point). */
+  hostname?: string;
 }
 
 /** One page served: when (server clock, ms) and each GPU's energy counter on it. */
@@ -57,7 +59,8 @@ function dropField(page: string, field: string): string {
 
 /** Starts the exporter on 127.0.0.1 (a free port). */
 export async function startDcgmExporter(options: DcgmExporterOptions): Promise<DcgmExporter> {
-  const recorded = readFileSync(FIXTURE, 'utf8');
+  const fixture = readFileSync(FIXTURE, 'utf8');
+  const recorded = options.hostname === undefined ? fixture : fixture.replaceAll('Hostname="gpu-node-a"', `Hostname="${options.hostname}"`);
   // The counters' values on the recorded page: where each GPU's energy starts.
   const base = [0, 1].map((gpu) => Number(new RegExp(`^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\\{gpu="${gpu}",.*\\} (\\d+)$`, 'm').exec(recorded)![1])) as [number, number];
   const util = options.utilPct ?? [80, 40];

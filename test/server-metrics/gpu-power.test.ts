@@ -73,6 +73,9 @@ describe('GPU power and energy from a dcgm-exporter page', { timeout: 120_000 },
     // Another host's page with the same GPU indexes: kept apart by hostname (the label's name since dcgm-exporter #655).
     const other = readServerMetrics(page.replace(/Hostname="gpu-node-a"/g, 'hostname="gpu-node-b"'));
     assert.deepEqual(other.gpu!.gpus.map((g) => g.id), ['gpu-node-b/0', 'gpu-node-b/1']);
+    // One page of two hosts (a federating exporter), each with its GPU 0 and 1: four GPUs, none merged.
+    const twoHosts = readServerMetrics(`${page}\n${page.replace(/Hostname="gpu-node-a"/g, 'hostname="gpu-node-b"').replace(/^# (HELP|TYPE).*\n/gm, '')}`);
+    assert.deepEqual(twoHosts.gpu!.gpus.map((g) => g.id).sort(), ['gpu-node-a/0', 'gpu-node-a/1', 'gpu-node-b/0', 'gpu-node-b/1']);
   });
 
   test('labels are server data: bounded when read, escaped in the HTML, kept off the terminal line', () => {

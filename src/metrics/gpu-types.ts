@@ -6,13 +6,13 @@
 export interface GpuSample {
   /** Seconds since the first GPU scrape (the one taken before the run). */
   t_s: number;
-  /** DCGM_FI_DEV_GPU_UTIL, %; null when the page had no sane value (in `total`: the mean over the GPUs read). */
+  /** DCGM_FI_DEV_GPU_UTIL, %; null when the page had no sane value (in `total`: the mean over the GPUs with one). */
   util_pct: number | null;
-  /** DCGM_FI_DEV_POWER_USAGE, W; null when the page had no sane value (in `total`: the sum). */
+  /** DCGM_FI_DEV_POWER_USAGE, W; null when the page had no sane value (in `total`: the sum, null unless every GPU gave one). */
   power_w: number | null;
-  /** DCGM_FI_DEV_FB_USED, MiB; null when absent (in `total`: the sum). */
+  /** DCGM_FI_DEV_FB_USED, MiB; null when absent (in `total`: the sum, null unless every GPU gave one). */
   fb_used_mib: number | null;
-  /** In `total` only: the GPUs this sample sums (fewer than `gpus` when a page missed this scrape). */
+  /** In `total` only: the GPUs with a sample at this tick (fewer than `total.gpus` when a page missed it). */
   gpus?: number;
 }
 

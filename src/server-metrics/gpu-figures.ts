@@ -137,24 +137,25 @@ function figuresOf(samples: readonly GpuLogSample[], origin: number): { figures:
 
 /** Every GPU together; its samples group the GPUs' scrapes of the same tick (the one after the run last). */
 function totalOf(gpus: readonly GpuRow[], pages: readonly GpuPageRead[], origin: number, outputTokens: number): GpuResults['total'] {
-  const ticks = new Map<number, { t: number[]; util: number[]; power: number | null; fb: number | null; gpus: number }>();
+  const ticks = new Map<number, { t: number[]; util: number[]; power: number[]; fb: number[]; gpus: number }>();
   for (const { log } of pages) {
     for (const { samples } of log.gpus.values()) {
       for (const s of samples) {
         const key = s.phase === 'after' ? Number.MAX_SAFE_INTEGER : s.tick;
         let group = ticks.get(key);
-        if (group === undefined) ticks.set(key, (group = { t: [], util: [], power: null, fb: null, gpus: 0 }));
+        if (group === undefined) ticks.set(key, (group = { t: [], util: [], power: [], fb: [], gpus: 0 }));
         group.t.push((s.atMs - origin) / 1000);
         if (s.util_pct !== null) group.util.push(s.util_pct);
-        if (s.power_w !== null) group.power = (group.power ?? 0) + s.power_w;
-        if (s.fb_used_mib !== null) group.fb = (group.fb ?? 0) + s.fb_used_mib;
+        if (s.power_w !== null) group.power.push(s.power_w);
+        if (s.fb_used_mib !== null) group.fb.push(s.fb_used_mib);
         group.gpus += 1;
       }
     }
   }
   const samples: GpuSample[] = [...ticks.entries()]
     .sort((a, b) => a[0] - b[0])
-    .map(([, g]) => ({ t_s: round(mean(g.t)!), util_pct: mean(g.util), power_w: g.power, fb_used_mib: g.fb, gpus: g.gpus }));
+    // A sum of some GPUs is not the total: null unless every GPU gave a value at that tick.
+    .map(([, g]) => ({ t_s: round(mean(g.t)!), util_pct: mean(g.util), power_w: sumOfAll(g.power, gpus.length), fb_used_mib: sumOfAll(g.fb, gpus.length), gpus: g.gpus }));
   const all = <T>(pick: (g: GpuRow) => T | null): T[] | null => (gpus.every((g) => pick(g) !== null) ? gpus.map((g) => pick(g)!) : null);
   const energies = all((g) => g.energy_j);
   const energy = energies === null ? null : energies.reduce((a, b) => a + b, 0);
@@ -180,6 +181,11 @@ function totalOf(gpus: readonly GpuRow[], pages: readonly GpuPageRead[], origin:
     partial,
     output_tokens_per_joule: energy !== null && energy > 0 && !partial ? outputTokens / energy : null,
   };
+}
+
+/** The sum of `values` when there is one per GPU (`count`); null otherwise. */
+function sumOfAll(values: readonly number[], count: number): number | null {
+  return values.length === count ? values.reduce((a, b) => a + b, 0) : null;
 }
 
 function mean(values: readonly number[]): number | null {

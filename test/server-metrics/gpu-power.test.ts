@@ -192,6 +192,9 @@ describe('GPU power and energy from a dcgm-exporter page', { timeout: 120_000 },
     assert.ok(g1.samples.some((s) => s.power_w === null && s.util_pct === null), 'the nonsense scrape is kept, without its values');
     assert.ok(g1.samples.every((s) => s.power_w === null || s.power_w === POWER_W));
     assert.equal(g1.max_power_w, POWER_W);
+    // At a tick where GPU 1's power was nonsense the total has no power: half the GPUs is not the total.
+    const total = gpu.total.samples;
+    assert.ok(total.some((s) => s.power_w === null) && total.every((s) => s.power_w === null || s.power_w === 2 * POWER_W));
     near(g1.mean_util_pct, 40, 'mean util of GPU 1');
     // The energy counter was sane on every page: the energy is still the truth.
     assert.equal(g1.energy_j, servedJoules(exporter, 1, 0, exporter.served.length - 1));

@@ -38,7 +38,7 @@ export interface GpuFigures {
    * Σ gap × |ΔP| / 2 over consecutive scrapes (0 for constant power). Null for the counter, or without energy.
    */
   energy_error_bound_j: number | null;
-  /** Seconds between the first and the last scrape read: the window the figures cover. Null with fewer than 2. */
+  /** Seconds between the first and the last scrape that gave the energy (without energy: any value): the window covered. Null with fewer than 2. */
   window_s: number | null;
   /** True when the window misses the scrape before the run or the one after it (the page failed): figures cover less. */
   partial: boolean;

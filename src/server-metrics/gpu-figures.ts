@@ -114,8 +114,9 @@ function figuresOf(samples: readonly GpuLogSample[], origin: number): { figures:
   const integral = trapezoids(samples, power);
   const byCounter = counter.joules !== undefined;
   const energy = byCounter ? counter.joules! : integral.first !== undefined && integral.spanS > 0 ? integral.integral : null;
-  const first = byCounter ? counter.first : integral.first;
-  const last = byCounter ? counter.last : integral.last;
+  // The window is the energy's; without energy (a page with no power field), the samples'.
+  const first = byCounter ? counter.first : energy !== null ? integral.first : samples[0];
+  const last = byCounter ? counter.last : energy !== null ? integral.last : samples[samples.length - 1];
   const windowS = first === undefined || last === undefined || last === first ? null : (last.atMs - first.atMs) / 1000;
   const partial = first?.phase !== 'before' || last?.phase !== 'after';
   return {

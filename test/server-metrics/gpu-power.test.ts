@@ -95,6 +95,16 @@ describe('GPU power and energy from a dcgm-exporter page', { timeout: 120_000 },
     assert.ok(!text.includes('img') && !text.includes('\u001b]0'), 'no label on the terminal line');
   });
 
+  test('a page with utilisation only: no energy and no tokens per joule, but not partial and no warning', () => {
+    const page = '# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu="0"} 50\n';
+    const log = new GpuPageLog('http://127.0.0.1:1/metrics');
+    for (const [tick, phase] of [[0, 'before'], [1, 'during'], [2, 'after']] as const) log.add(readServerMetrics(page).gpu!, tick, phase, tick * 1000);
+    const r = gpuResults([{ log, scrapes: 3, failures: 0, lastError: null }], 1000, 100)!;
+    assert.equal(r.gpus[0]!.id, '0');
+    assert.deepEqual([r.total.energy_j, r.total.energy_source, r.total.output_tokens_per_joule, r.partial, r.total.window_s, r.total.mean_util_pct], [null, null, null, false, 2, 50]);
+    assert.deepEqual(r.warnings, []);
+  });
+
   test('power integrated by trapezoids: a step between two scrapes is within its bound, gap × |ΔP| / 2', () => {
     const log = new GpuPageLog('http://127.0.0.1:1/metrics');
     const gpu = (power: number) => ({ gpus: [{ id: '0', labels: { hostname: null, gpu: '0', uuid: null, device: null, model_name: null, pod: null, namespace: null, container: null, gpu_instance: null }, power_w: power, util_pct: 50, fb_used_mib: 1, energy_mj: null }], rejected: [] });

@@ -113,7 +113,8 @@ export async function runBenchmark(input: RunOptionsInput | RunPlan, hooks: Benc
     const prefixCache = analysis.routing === null ? modelled : { ...modelled, routing: analysis.routing };
     const byHeader = analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, modelled.comparable !== false) : null;
     const replicas = byHeader ?? (ran.metricsPages === undefined ? null : replicaRowsFromPages(ran.metricsPages));
-    const gpu = gpuResults(ran.gpuPages, plan.target.scrapeIntervalMs, analysis.summary.total_output_tokens);
+    // A resumed run's summary counts the interrupted run's tokens too, whose energy no scrape measured.
+    const gpu = gpuResults(ran.gpuPages, plan.target.scrapeIntervalMs, prepared.resumed === undefined ? analysis.summary.total_output_tokens : null);
     for (const w of gpu?.warnings ?? []) warn(w);
     const lagWarning = scheduleWarning(analysis.summary);
     if (lagWarning !== undefined) warn(lagWarning);

@@ -82,7 +82,7 @@ export interface GpuResults {
   total: GpuFigures & {
     /** GPUs read. */
     gpus: number;
-    /** The run's output tokens / total energy_j; null when the energy is unknown, zero, or partial. */
+    /** The run's output tokens / total energy_j; null when the energy is unknown, zero, or partial, or the run resumed. */
     output_tokens_per_joule: number | null;
   };
   /** True when any GPU's figures are partial. */

@@ -15,9 +15,10 @@ export interface GpuPageRead {
  * energy counter's delta between the first and the last scrape read (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, mJ), or,
  * without a usable counter, its power integrated over the scrapes by trapezoids (docs/METRICS.md). A page that failed
  * the scrape before or after the run gives partial figures, said in a warning and never filled in.
- * @param outputTokens the run's output tokens, for output_tokens_per_joule.
+ * @param outputTokens the run's output tokens, for output_tokens_per_joule; null for a resumed run, whose summary
+ *   counts the interrupted run's tokens too, with no energy measured for them (no tokens per joule then, said).
  */
-export function gpuResults(pages: readonly GpuPageRead[], intervalMs: number, outputTokens: number): GpuResults | null {
+export function gpuResults(pages: readonly GpuPageRead[], intervalMs: number, outputTokens: number | null): GpuResults | null {
   const read = pages.filter((p) => p.log.gpus.size > 0);
   if (read.length === 0) return null;
   let origin = Infinity;
@@ -34,6 +35,7 @@ export function gpuResults(pages: readonly GpuPageRead[], intervalMs: number, ou
     warnings.push(...pageWarnings(page, gpus.filter((g) => g.page === page.log.url)));
   }
   const total = totalOf(gpus, read, origin, outputTokens);
+  if (outputTokens === null && total.energy_j !== null) warnings.push("--scrape-metrics: a resumed run's output tokens include the interrupted run's, whose GPU energy was not measured: no tokens per joule");
   return { pages: read.map((p) => ({ url: p.log.url, scrapes: p.scrapes, failures: p.failures, last_error: p.lastError })), scrape_interval_s: intervalMs / 1000, gpus, total, partial: total.partial, warnings };
 }
 
@@ -137,7 +139,7 @@ function figuresOf(samples: readonly GpuLogSample[], origin: number): { figures:
 }
 
 /** Every GPU together; its samples group the GPUs' scrapes of the same tick (the one after the run last). */
-function totalOf(gpus: readonly GpuRow[], pages: readonly GpuPageRead[], origin: number, outputTokens: number): GpuResults['total'] {
+function totalOf(gpus: readonly GpuRow[], pages: readonly GpuPageRead[], origin: number, outputTokens: number | null): GpuResults['total'] {
   const ticks = new Map<number, { t: number[]; util: number[]; power: number[]; fb: number[]; gpus: number }>();
   for (const { log } of pages) {
     for (const { samples } of log.gpus.values()) {
@@ -180,7 +182,7 @@ function totalOf(gpus: readonly GpuRow[], pages: readonly GpuPageRead[], origin:
     energy_error_bound_j: bounds === null ? null : bounds.reduce((a, b) => a + b, 0),
     window_s: windows === null ? null : Math.max(...windows),
     partial,
-    output_tokens_per_joule: energy !== null && energy > 0 && !partial ? outputTokens / energy : null,
+    output_tokens_per_joule: outputTokens !== null && energy !== null && energy > 0 && !partial ? outputTokens / energy : null,
   };
 }
 

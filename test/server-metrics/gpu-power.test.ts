@@ -120,6 +120,11 @@ describe('GPU power and energy from a dcgm-exporter page', { timeout: 120_000 },
     // Every true step time in the gap gives 100 + [100, 300] + 300 J: the bound holds at both ends.
     for (const truth of [500, 700]) assert.ok(Math.abs(g.energy_j! - truth) <= g.energy_error_bound_j!);
     assert.equal(r.total.output_tokens_per_joule, 1000 / 600);
+    // A resumed run (its tokens include the interrupted run's): the energy stands, no tokens per joule, said.
+    const resumed = gpuResults([{ log, scrapes: 4, failures: 0, lastError: null }], 1000, null)!;
+    assert.equal(resumed.total.energy_j, 600);
+    assert.equal(resumed.total.output_tokens_per_joule, null);
+    assert.match(resumed.warnings.join('\n'), /resumed run.*no tokens per joule/);
   });
 
   test('two --scrape-metrics, the simulator and the exporter: energy from the counters, tokens per joule, report and terminal', async () => {

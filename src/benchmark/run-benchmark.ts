@@ -29,6 +29,8 @@ import { resumedCounts } from './resume.js';
 import { connectAndProbe, prepareRun, runLoad, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
 import { requestsHeld } from '../engine/active-conversation.js';
 import { observerWithMetrics, withLiveMetrics } from './live-metrics-hooks.js';
+import { gpuResults } from '../server-metrics/gpu-figures.js';
+import type { GpuResults } from '../metrics/gpu-types.js';
 
 export type { BenchmarkHooks, BenchmarkStartInfo } from './run-steps.js';
 
@@ -53,6 +55,8 @@ export interface BenchmarkResult {
   clientHealth: ClientHealth;
   /** What --scrape-metrics read from the server's /metrics; null without it. */
   serverMetrics: ServerMetricsReport | null;
+  /** GPU power, utilisation and energy from a dcgm-exporter page among --scrape-metrics (results.json `gpu`); null without one. */
+  gpu: GpuResults | null;
   engine: EngineResult;
   /** Run-level warnings beyond the engine's (server refusals, coordinated omission). */
   warnings: string[];
@@ -127,12 +131,15 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
     const prefixCache = analysis.routing === null ? modelled : { ...modelled, routing: analysis.routing };
     const byHeader = analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, modelled.comparable !== false) : null;
     const replicas = byHeader ?? (ran.metricsPages === undefined ? null : replicaRowsFromPages(ran.metricsPages));
+    // A resumed run's summary counts the interrupted run's tokens too, whose energy no scrape measured.
+    const gpu = gpuResults(ran.gpuPages, plan.target.scrapeIntervalMs, prepared.resumed === undefined ? analysis.summary.total_output_tokens : null);
+    for (const w of gpu?.warnings ?? []) warn(w);
     const lagWarning = scheduleWarning(analysis.summary);
     if (lagWarning !== undefined) warn(lagWarning);
     ran.engine.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
-    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, replicas, warnings, embeddedSimulator: open.simulator !== undefined, llmdStage: hooks.llmdStage ?? 0 });
+    const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, replicas, gpu, warnings, embeddedSimulator: open.simulator !== undefined, llmdStage: hooks.llmdStage ?? 0 });
     const { summary, warmupPercentages, perTurn } = analysis;
     const outcomes = ran.recorder.outcomes;
     return {
@@ -149,6 +156,7 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
       replicas,
       clientHealth: ran.clientHealth,
       serverMetrics: ran.serverMetrics ?? null,
+      gpu,
       engine: ran.engine,
       warnings,
       topErrors: outcomes.top(3),
@@ -205,6 +213,7 @@ interface RunFilesInput {
   analysis: RunAnalysis;
   prefixCache: RunPrefixCache;
   replicas: ReplicaRow[] | null;
+  gpu: GpuResults | null;
   warnings: string[];
   embeddedSimulator: boolean;
   /** --llmd-report's `stage`: a sweep's point index, else 0. */
@@ -324,6 +333,7 @@ function resultsDocument(input: RunFilesInput): ResultsDocument {
       prefix_cache: prefixCache,
       replicas,
       server_metrics: ran.serverMetrics === undefined ? null : compareCacheCounts(ran.serverMetrics, analysis.summary),
+      gpu: input.gpu,
     },
   });
 }

@@ -18,6 +18,7 @@ import { probeEngine, type EngineProbe } from '../server-engine/detect.js';
 import { resetPrefixCache, resetWarning } from '../server-engine/reset-cache.js';
 import { scrapeUrl } from '../server-metrics/compare.js';
 import { MetricsScraper, type ServerMetricsReport } from '../server-metrics/scraper.js';
+import type { GpuPageRead } from '../server-metrics/gpu-figures.js';
 import type { RunningSimulator } from '../sim/index.js';
 import { defaultOutputDir, prepareOutputFile } from '../store/output-dir.js';
 import { claimRunFolder } from '../store/run-lock.js';
@@ -235,6 +236,8 @@ export interface LoadOutcome {
   serverMetrics: ServerMetricsReport | undefined;
   /** --scrape-metrics repeated: every page's report, in order, the first one's being serverMetrics. */
   metricsPages?: ServerMetricsReport[];
+  /** The --scrape-metrics pages that showed dcgm-exporter's GPU names (issue #32, part 5), in order. */
+  gpuPages: GpuPageRead[];
 }
 
 /** --reset-prefix-cache, then the load (in this thread or in worker threads) with /metrics scraped around it. */
@@ -309,5 +312,16 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
   if (serverMetrics?.warning) warn(serverMetrics.warning);
   for (const page of otherPages) if (page?.warning) warn(page.warning);
   const metricsPages = replicaScrapers.length === 0 || serverMetrics === undefined ? undefined : [serverMetrics, ...(otherPages as ServerMetricsReport[])];
-  return { engine, recorder, outputError, clientHealth, endedAtMs, serverMetrics, metricsPages };
+  const gpuPages = gpuPagesOf([scraper, ...replicaScrapers], [serverMetrics, ...otherPages]);
+  return { engine, recorder, outputError, clientHealth, endedAtMs, serverMetrics, metricsPages, gpuPages };
+}
+
+/** The scrapers whose page showed GPUs, each with its report's counts. */
+function gpuPagesOf(scrapers: ReadonlyArray<MetricsScraper | undefined>, reports: ReadonlyArray<ServerMetricsReport | undefined>): GpuPageRead[] {
+  const pages: GpuPageRead[] = [];
+  scrapers.forEach((scraper, i) => {
+    const report = reports[i];
+    if (scraper?.gpu != null && report !== undefined) pages.push({ log: scraper.gpu, scrapes: report.scrapes, failures: report.failures, lastError: report.last_error });
+  });
+  return pages;
 }

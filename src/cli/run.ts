@@ -92,6 +92,7 @@ async function printResult(result: BenchmarkResult, flags: TerminalFlags, say: (
           cacheHitRates: result.serverMetrics === null ? undefined : cacheHitRates(result.serverMetrics, result.summary),
           prefixCache: result.prefixCache,
           replicas: result.replicas,
+          gpu: result.gpu,
         },
         { color, width: terminalWidth(tableStream) },
       )}\n`,

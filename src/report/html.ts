@@ -11,6 +11,7 @@ import { percentileSupported } from '../metrics/percentile-support.js';
 import { commandLineOf, optionRow } from '../options/command-line.js';
 import { prefixCacheHtml } from './prefix-cache-html.js';
 import { replicasHtml } from './replicas-html.js';
+import { gpuHtml } from './gpu-html.js';
 import type { RunData } from '../store/run-data.js';
 import { chatloadVersion } from '../util/version.js';
 import { counted } from '../util/plural.js';
@@ -65,6 +66,7 @@ export function renderHtmlReport(data: RunData): string {
   // Agentic runs (issue #14): steps by context length and sessions' context growth, in their own section.
   const agentic = agenticSectionHtml(data.records);
   const replicas = replicasHtml(data.replicas, data.routing);
+  const gpu = gpuHtml(data.gpu);
   const sections: PageSection[] = [
     { id: 'summary', title: 'Summary', html: summaryCards(data.summary, data.conversations) + metricsTable(data.summary) },
     {
@@ -76,6 +78,7 @@ export function renderHtmlReport(data: RunData): string {
     },
     { id: 'prefix-cache', title: 'Prefix cache', html: prefixCacheHtml(data.prefixCache) },
     ...(replicas === '' ? [] : [{ id: 'replicas', title: 'Replicas', html: replicas }]),
+    ...(gpu === '' ? [] : [{ id: 'gpu', title: 'GPU power and energy', nav: 'GPU', html: gpu }]),
     ...(agentic === '' ? [] : [{ id: 'agentic', title: 'Agentic sessions', nav: 'Agentic', html: agentic }]),
     { id: 'distributions', title: 'Distributions', html: chartGrid(distributions, 'No completed requests to chart.') },
     { id: 'over-time', title: 'Over time', html: chartGrid(overTime, 'No requests to chart.') },

@@ -9,6 +9,8 @@ import { wrapText } from './table-fit.js';
 import { replicasTable, routingLine } from './replicas-text.js';
 import type { ReplicaRow } from '../metrics/replica-tally.js';
 import { textTable } from './text-table.js';
+import { gpuLine } from './gpu-text.js';
+import type { GpuResults } from '../metrics/gpu-types.js';
 import { counted } from '../util/plural.js';
 
 /** What formatSummary prints. */
@@ -25,6 +27,8 @@ export interface TerminalSummaryInput {
   prefixCache?: RunPrefixCache;
   /** One row per replica behind a router (results.json `replicas`), when known. */
   replicas?: readonly ReplicaRow[] | null;
+  /** GPU power and energy from a dcgm-exporter page (results.json `gpu`), when one was scraped. */
+  gpu?: GpuResults | null;
 }
 
 /** The prefix-cache line: the model, what it expected (and the own-history figure), the shared share, the efficiencies. */
@@ -145,6 +149,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
     `${s.request_throughput.toFixed(3)} req/s | output ${s.output_throughput.toFixed(1)} tok/s | ` +
       `total ${s.total_token_throughput.toFixed(1)} tok/s`,
   );
+  if (input.gpu != null) row('gpu', gpuLine(input.gpu));
   const src = s.token_sources;
   row(
     'tokens',

@@ -1,5 +1,6 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { metricNamesFor, type EngineName, type MetricSource } from '../server-engine/profiles.js';
+import { readDcgm, type DcgmPage } from './dcgm.js';
 
 /**
  * The server-side numbers chatload reads from a Prometheus `/metrics` page, under the names of the detected engine
@@ -28,12 +29,15 @@ export interface ServerMetricsReading {
   requests: number | null;
   /** Every family name on the page, in page order. */
   families: string[];
+  /** The GPUs, when the page is NVIDIA dcgm-exporter's (a GPU page can share --scrape-metrics); null otherwise. */
+  gpu: DcgmPage | null;
 }
 
 /** Reads every quantity chatload knows from Prometheus text. Throws on text that is not the exposition format. */
 export function readServerMetrics(text: string, engine: EngineName = 'unknown'): ServerMetricsReading {
   const families = new Map<string, number>();
-  for (const family of parsePrometheusTextFormat(text)) {
+  const parsed = parsePrometheusTextFormat(text);
+  for (const family of parsed) {
     let sum = 0;
     let any = false;
     for (const sample of family.metrics) {
@@ -78,6 +82,7 @@ export function readServerMetrics(text: string, engine: EngineName = 'unknown'):
     generation_tokens: pick(names.generation_tokens),
     requests: pick(names.requests),
     families: [...families.keys()],
+    gpu: readDcgm(parsed),
   };
 }
 

@@ -3,6 +3,7 @@ import { splitUrlTextCredentials } from '../client/url-credentials.js';
 import { engineDisplayName, type EngineName } from '../server-engine/profiles.js';
 import { metricPrefixes, readServerMetrics, type ServerMetricsReading, type ServerMetricsSnapshot } from './parse.js';
 import { counted } from '../util/plural.js';
+import { GpuPageLog, type ScrapePhase } from './gpu-log.js';
 
 /** One scrape during the run: when (ms since the scraper started) and what the gauges said. */
 export interface ServerMetricsSample {
@@ -65,6 +66,10 @@ export class MetricsScraper {
   #lastFamilies: string[] | null = null;
   #anyKnown = false;
   #anyCacheCounter = false;
+  /** The scrape's tick (GpuLogSample.tick): 0 before the run, +1 at every interval. */
+  #tick = 0;
+  /** The GPUs, once a page read shows dcgm-exporter's names. */
+  #gpu: GpuPageLog | null = null;
 
   /**
    * @param url the /metrics page; credentials in it (`http://user:password@host/metrics`) are sent as Basic auth,
@@ -84,11 +89,12 @@ export class MetricsScraper {
   /** Takes the "before" snapshot and starts the periodic scrapes. */
   async start(): Promise<void> {
     this.#startMs = performance.now();
-    const before = await this.#scrape();
+    const before = await this.#scrape('before');
     this.#before = before?.snapshot ?? null;
     this.#beforeTokens = before;
     this.#timer = setInterval(() => {
-      if (this.#inFlight === undefined) void this.#scrape();
+      this.#tick += 1;
+      if (this.#inFlight === undefined) void this.#scrape('during');
     }, this.#intervalMs);
     this.#timer.unref();
   }
@@ -97,7 +103,8 @@ export class MetricsScraper {
   async stop(): Promise<ServerMetricsReport> {
     clearInterval(this.#timer);
     await this.#inFlight;
-    const afterReading = await this.#scrape();
+    this.#tick += 1;
+    const afterReading = await this.#scrape('after');
     const after = afterReading?.snapshot ?? null;
     const before = this.#before;
     const delta = (key: 'prefix_cache_queries' | 'prefix_cache_hits'): number | null =>
@@ -125,9 +132,16 @@ export class MetricsScraper {
     };
   }
 
+  /** What the page said about its GPUs (dcgm-exporter's names); null when no page read showed them. */
+  get gpu(): GpuPageLog | null {
+    return this.#gpu;
+  }
+
   /** One sentence when the scrapes gave nothing chatload could read; null otherwise. */
   #warning(): string | null {
     if (this.#anyCacheCounter) return null;
+    // A GPU page (no engine's counter on it): its own warnings are the GPU section's (gpu-figures.ts).
+    if (this.#gpu !== null && !this.#anyKnown) return null;
     const engine = engineDisplayName(this.#engine);
     if (this.#anyKnown) {
       return `--scrape-metrics: GET ${this.#url} has no prefix-cache counters for ${engine}, so the server's cache hit rate is unknown (the gauges were read)`;
@@ -142,16 +156,21 @@ export class MetricsScraper {
     );
   }
 
-  #scrape(): Promise<ServerMetricsReading | null> {
+  #scrape(phase: ScrapePhase): Promise<ServerMetricsReading | null> {
+    const tick = this.#tick;
     const run = async (): Promise<ServerMetricsReading | null> => {
       this.#scrapes += 1;
       try {
+        const sentAt = performance.now();
         const response = await request(this.#url, { headers: this.#headers, signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
+        // When the page was made, as well as the client can tell: halfway between the request and its answer's head.
+        const madeAt = (sentAt + performance.now()) / 2;
         const text = await response.body.text();
         if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
         const reading = readServerMetrics(text, this.#engine);
         const snapshot = reading.snapshot;
         this.#lastFamilies = reading.families;
+        if (reading.gpu !== null) (this.#gpu ??= new GpuPageLog(this.#url)).add(reading.gpu, tick, phase, madeAt);
         if (Object.values(snapshot).some((v) => v !== null) || reading.prompt_tokens !== null || reading.generation_tokens !== null) this.#anyKnown = true;
         if (snapshot.prefix_cache_queries !== null && snapshot.prefix_cache_hits !== null) this.#anyCacheCounter = true;
         if (this.#series.length < MAX_SAMPLES) {

@@ -1,6 +1,7 @@
 // results.json's types: the published contract. schema/results.schema.json is generated from ResultsDocument by
 // `npm run schema` (tools/schema.ts); its version is RESULTS_SCHEMA_VERSION (schema-version.ts), docs/REPORTS.md.
 // A field written into results.json must be declared here (RunFields for a run's, MergeFields for a merge's).
+import type { GpuResults } from '../metrics/gpu-types.js';
 import type { AgenticSummary } from '../metrics/agentic-tally.js';
 import type { ClientHealth } from '../metrics/client-health.js';
 import type { ConversationCounts } from '../metrics/conversation-counts.js';
@@ -155,6 +156,8 @@ export interface RunFields {
   prefix_cache: RunPrefixCache;
   /** What --scrape-metrics read from the server; null without it. */
   server_metrics: ResultsServerMetrics | null;
+  /** GPU power, utilisation and energy from a DCGM exporter page among --scrape-metrics; null without one (docs/METRICS.md). */
+  gpu: GpuResults | null;
   /**
    * One row per replica behind a router (issue #31): from each response's --replica-header, or from the counter deltas
    * of a repeated --scrape-metrics's pages; null when the run could not tell the replicas apart (docs/METRICS.md).

@@ -5,8 +5,10 @@ import type { ClientHealth } from '../metrics/client-health.js';
 import type { ConversationCounts } from '../metrics/conversation-counts.js';
 import type { TurnSummary } from '../metrics/per-turn.js';
 import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
+import type { GpuResults } from '../metrics/gpu-types.js';
 import type { ReplicaRow, RoutingLoss } from '../metrics/replica-types.js';
 import type { Summary } from '../metrics/summary.js';
+import { gpuSectionOf } from './gpu-section.js';
 import { redactSecrets } from './redact.js';
 import type { ResultsEnvironment } from './results-document.js';
 import { checkShape } from './schema-check.js';
@@ -52,6 +54,8 @@ export interface StoredResults {
   warnings: string[];
   /** --shard as "I/N"; null when not sharded or not recorded. */
   shard: string | null;
+  /** GPU power, utilisation and energy from a DCGM exporter page; null when the run read none. */
+  gpu: GpuResults | null;
   /** `token_counts_exact`: whether the run's token counts were exact (false when absent). */
   tokenCountsExact: boolean;
   /** `replicas`: one row per replica behind a router (issue #31); null when absent. */
@@ -62,7 +66,7 @@ export interface StoredResults {
 
 const FACT_KEYS = ['model', 'url', 'dataset', 'stop_reason', 'tokenizer', 'created_at', 'chatload_version', 'crashed_tasks', 'environment'] as const;
 /** The fields read (besides the facts), each checked when present. */
-const READ_KEYS = ['summary', 'per_turn', 'prefix_cache', 'replicas', 'client_health', 'config', 'defaulted_options', 'conversations', 'warnings', 'shard', 'token_counts_exact', ...FACT_KEYS] as const;
+const READ_KEYS = ['summary', 'per_turn', 'prefix_cache', 'replicas', 'client_health', 'config', 'defaulted_options', 'conversations', 'warnings', 'shard', 'token_counts_exact', 'gpu', ...FACT_KEYS] as const;
 
 /**
  * Reads a results.json: a DatasetError naming the file when it is not JSON, not an object, has no summary, a
@@ -137,6 +141,7 @@ function storedResults(path: string, schemaVersion: string | null, doc: Record<s
     warnings: (doc.warnings as string[] | undefined) ?? [],
     shard: (doc.shard as string | null | undefined) ?? null,
     tokenCountsExact: doc.token_counts_exact === true,
+    gpu: gpuSectionOf(doc),
     replicas: (doc.replicas as ReplicaRow[] | null | undefined) ?? null,
     routing: prefixCache?.routing ?? null,
   };

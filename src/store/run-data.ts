@@ -12,6 +12,8 @@ import { Rng } from '../util/rng.js';
 import { readResultsFile, type StoredFacts, type StoredResults } from './results-reader.js';
 import { streamRequestsJsonl } from './requests-jsonl.js';
 import { counted } from '../util/plural.js';
+import type { GpuResults } from '../metrics/gpu-types.js';
+import { gpuSectionOf } from './gpu-section.js';
 
 /** File names inside a results directory. */
 export const RESULTS_FILE = 'results.json';
@@ -74,6 +76,8 @@ export interface RunData {
   replicas: ReplicaRow[] | null;
   /** results.json's `prefix_cache.routing` (the loss to routing); null when absent. */
   routing: RoutingLoss | null;
+  /** results.json's `gpu` (GPU power and energy from a dcgm-exporter page); null when absent. */
+  gpu: GpuResults | null;
   clientHealth: ClientHealth | null;
   /** The run's options as results.json holds them (already redacted, redacted again here); empty when unknown. */
   config: Record<string, unknown>;
@@ -124,7 +128,7 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
   const warnings: string[] = [];
   const label = basename(dir);
   const { replicas, routing } = replicasOf(stored, aggregate);
-  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache: stored?.prefixCache ?? null, replicas, routing };
+  const common = { dir, label, records, sampled, recordsTotal: total, hasRecords, summary, perTurn, prefixCache: stored?.prefixCache ?? null, replicas, routing, gpu: stored?.gpu ?? null };
 
   if (stored === null) {
     warnings.push(

@@ -249,14 +249,19 @@ export class RunAggregate {
     return this.#prefixCache.summary();
   }
 
-  /** One row per replica that served a request, as its response header named it; empty when none did. */
+  /**
+   * One row per replica that served a request, as its response header named it; empty when fewer than two did: one
+   * replica (the embedded simulator names its index too) has no router to measure, so results carry no `replicas`.
+   */
   replicas(): ReplicaRow[] {
-    return this.#replicas.rows();
+    const rows = this.#replicas.rows();
+    return rows.length > 1 ? rows : [];
   }
 
-  /** The one ideal cache against one cache per replica, and the sessions scattered; null when no replica was named. */
+  /** The one ideal cache against one cache per replica, and the sessions scattered; null when fewer than two replicas served. */
   routing(): RoutingLoss | null {
-    return this.#replicas.routing();
+    const routing = this.#replicas.routing();
+    return routing !== null && routing.replicas > 1 ? routing : null;
   }
 
   /** One row per user turn, ascending. */

@@ -13,7 +13,6 @@ import { readResultsFile, type StoredFacts, type StoredResults } from './results
 import { streamRequestsJsonl } from './requests-jsonl.js';
 import { counted } from '../util/plural.js';
 import type { GpuResults } from '../metrics/gpu-types.js';
-import { gpuSectionOf } from './gpu-section.js';
 
 /** File names inside a results directory. */
 export const RESULTS_FILE = 'results.json';

@@ -89,13 +89,13 @@ const PHASES: Array<[string, RegExp]> = [
 const COMPONENTS: Array<[string, RegExp]> = [
   ['GC', /^\(garbage collector\)/],
   ['expected-cache model (cache-model/, prefix-cache/, the answer encoded)', /dist\/(cache-model\/|prefix-cache\/)|^encodeIdsYielding /],
-  ['local token counts (engine/message-tokens)', /dist\/engine\/message-tokens|^countTextYielding /],
+  ['local token counts (load/message-tokens)', /dist\/load\/message-tokens|^countTextYielding /],
   ['requests.jsonl (record-writer, store/requests-jsonl)', /dist\/(benchmark\/record-writer|store\/requests-jsonl)/],
   ['record and aggregate (metrics/)', /dist\/metrics\//],
   ['SSE read (client/sse-reader, read-body, response-collector, chunk-shape)', /dist\/client\/(sse-reader|read-body|response-collector|chunk-shape)/],
   ['send (client/chat-client, request-body, request-timer)', /dist\/client\//],
   ['undici (HTTP/1, llhttp)', /node_modules\/undici\/|^wasm-function/],
-  ['engine (turn, load model, conversations)', /dist\/engine\//],
+  ['load (turn, load model, conversations)', /dist\/load\//],
   ["the floor client's own code", /client-floor\.mjs/],
   ['start-up: loading modules', /node:internal\/(modules|vm)|^compileSourceTextModule |^wrapSafe /],
 ];

@@ -1,4 +1,4 @@
-// How precisely does chatload measure TTFT and TPOT? The precision check that test/engine/run.test.ts made (median TTFT
+// How precisely does chatload measure TTFT and TPOT? The precision check that test/load/run.test.ts made (median TTFT
 // within ±5 ms of 50, median TPOT within ±1 ms of 10) failed under load (issue #16: 75 ms), so the test now asserts
 // only lower bounds, and the precise figures live here. A fixed-timing server in its own process (first token 50 ms
 // after the request, then one every 10 ms, 20 tokens) is measured two ways in the same run, in alternating rounds:

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Table from 'cli-table3';
 import { runBenchmark, type BenchmarkResult } from '../src/benchmark/run-benchmark.js';
-import { arrivalScheduleFor } from '../src/engine/load/open-sessions.js';
+import { arrivalScheduleFor } from '../src/load/executors/open-sessions.js';
 import { percentile } from '../src/metrics/stats.js';
 import { readRequestsJsonl } from '../src/store/requests-jsonl.js';
 import { startSimProcess } from './sim-process.js';
@@ -45,7 +45,7 @@ function dataset(conversations: number, turns: number): string {
 }
 
 function worstLoopDelayP99(result: BenchmarkResult): number {
-  const all = [result.clientHealth, ...(result.engine.workerHealth ?? [])].filter((h) => h !== null && h !== undefined);
+  const all = [result.clientHealth, ...(result.load.workerHealth ?? [])].filter((h) => h !== null && h !== undefined);
   return Math.max(...all.map((h) => h!.event_loop_delay_ms.p99));
 }
 

@@ -11,7 +11,7 @@
 export { runBenchmark, type BenchmarkHooks, type BenchmarkResult, type BenchmarkStartInfo } from './benchmark/run-benchmark.js';
 export { normalizeRunOptions, RUN_OPTIONS, type RunOptions, type RunOptionsInput } from './options/run-options.js';
 export { planRun, type RunPlan } from './options/run-plan.js';
-export { runEngine, type ConversationCounts, type EngineInput, type EngineObserver, type EngineResult, type StopReason } from './engine/index.js';
+export { runLoad, type ConversationCounts, type LoadInput, type LoadObserver, type LoadResult, type StopReason } from './load/index.js';
 export { loadConversations, loadDataset, demoConversations, validateConversation, SIZE_BOUNDS, type Conversation, type LoadOptions, type SizeBounds } from './conversation/index.js';
 export { startSimulator, startSimulatorWorker, type RunningSimulator, type SimulatorOptions } from './sim/index.js';
 export { ChatClient, type ChatClientOptions, type ModelInfo } from './client/chat-client.js';

@@ -6,7 +6,7 @@
 //   each tokenizer encoding is its own chunk, loaded only when a run needs it.
 // - Entries and chunks share one flat folder, so a worker started with startModuleWorker(import.meta.url, NAME)
 //   (src/util/module-worker.ts) finds `./NAME.js` beside whichever chunk calls it: each worker's entry is named
-//   after its source file (src/engine/workers/part-worker.ts, src/sim/worker.ts).
+//   after its source file (src/load/workers/part-worker.ts, src/sim/worker.ts).
 // - dist/bundle/ is two levels under the package root, like dist/<folder>/, so package.json lookups
 //   (src/util/version.ts) work unchanged.
 // - Dependencies are bundled in (so the installed package needs none), except EXTERNAL: loaded on demand from
@@ -151,7 +151,7 @@ async function bundle() {
     entryPoints: {
       chatload: 'src/cli/entry.ts',
       index: 'src/index.ts',
-      'part-worker': 'src/engine/workers/part-worker.ts',
+      'part-worker': 'src/load/workers/part-worker.ts',
       worker: 'src/sim/worker.ts',
     },
     outdir,

@@ -1,4 +1,4 @@
-import type { EngineObserver } from '../engine/types.js';
+import type { LoadObserver } from '../load/types.js';
 import type { LiveMetrics } from '../live-metrics/index.js';
 import type { BenchmarkHooks } from './run-steps.js';
 
@@ -23,7 +23,7 @@ export async function withLiveMetrics<H extends BenchmarkHooks>(port: number | u
 }
 
 /** The run's observer with the live metrics told of each send and, once the Recorder has it on disk, each record. */
-export function observerWithMetrics(observer: EngineObserver | undefined, metrics: LiveMetrics | undefined): EngineObserver | undefined {
+export function observerWithMetrics(observer: LoadObserver | undefined, metrics: LiveMetrics | undefined): LoadObserver | undefined {
   if (metrics === undefined) return observer;
   return {
     ...observer,

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { sleep } from '../engine/sleep.js';
+import { sleep } from '../load/sleep.js';
 import { ChatloadError, ConfigError, ExitCode } from '../errors/index.js';
 import { folderGlob, hasWildcard } from '../store/folder-glob.js';
 import { readResultsFile } from '../store/results-reader.js';
@@ -82,7 +82,7 @@ export function lookAtShards(args: readonly string[], expect: number, exclude?: 
  * Waits until `expect` shard folders are complete (lookAtShards), looking every `pollMs`, and returns them. Throws a
  * ConfigError (exit 2) when more folders than expected are found (an earlier run's folder in the pattern's way: more
  * never becomes fewer), a ChatloadError (exit 1) naming what is missing when the wait ends first, and one with exit
- * 130 when `signal` ends it. The wait is bounded by `waitMs` and answers the signal at once (engine/sleep.ts).
+ * 130 when `signal` ends it. The wait is bounded by `waitMs` and answers the signal at once (load/sleep.ts).
  */
 export async function waitForShards(options: ShardWaitOptions): Promise<string[]> {
   const { args, expect, waitMs, exclude, signal, onWaiting } = options;

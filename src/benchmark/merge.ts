@@ -209,7 +209,7 @@ interface RunResults {
   config: Record<string, unknown>;
   /** The facts a merged results.json carries from its first finished run. */
   facts: Omit<MergeFields, 'merge_mode' | 'merged_from' | 'prefix_cache' | 'replicas'>;
-  /** The engine's conversation counts; null when unknown (no results.json). */
+  /** The load's conversation counts; null when unknown (no results.json). */
   conversations: Partial<ConversationCounts> | null;
   clientHealth: ClientHealth | null;
   shard: string | null;

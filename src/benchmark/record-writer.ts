@@ -6,7 +6,7 @@ import { RequestsJsonlSink } from '../store/requests-jsonl.js';
 
 /**
  * Writes the run's records to requests.jsonl and survives a failed write (issue #16). On the first failure it fires
- * `stopSignal` (reason 'output_error': the engine starts no new request) and keeps that record and every later one
+ * `stopSignal` (reason 'output_error': the load starts no new request) and keeps that record and every later one
  * in memory; finish() retries each of them once, and counts those that still fail as lost.
  */
 export class RecordWriter {

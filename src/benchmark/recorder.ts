@@ -1,5 +1,5 @@
 import type { writeSync } from 'node:fs';
-import type { EngineObserver } from '../engine/types.js';
+import type { LoadObserver } from '../load/types.js';
 import type { OutputError } from '../errors/index.js';
 import { ErrorTally } from '../metrics/error-tally.js';
 import type { RequestRecord } from '../metrics/record.js';
@@ -20,7 +20,7 @@ export interface RecorderOptions {
   /** --resume: the interrupted run's clock offset, outcomes and stale-connection resends, continued. */
   resumed?: { clockOffsetMs: number; outcomes: ErrorTally; staleConnectionResends: number };
   /** Told of each record after it is on disk (the live view, the library's caller). */
-  observer?: EngineObserver;
+  observer?: LoadObserver;
   warn: (message: string) => void;
   /** Test-only: the writeSync requests.jsonl is appended with. */
   writeRecords?: typeof writeSync;
@@ -52,7 +52,7 @@ export class Recorder {
     this.#staleConnectionResends = options.resumed?.staleConnectionResends ?? 0;
   }
 
-  /** Fires (reason 'output_error') at the first failed write of requests.jsonl: the engine starts no new request. */
+  /** Fires (reason 'output_error') at the first failed write of requests.jsonl: the load starts no new request. */
   get stopSignal(): AbortSignal {
     return this.#writer.stopSignal;
   }
@@ -62,10 +62,10 @@ export class Recorder {
     return this.#staleConnectionResends;
   }
 
-  /** One finished request, as the engine (or a worker thread) built it. Never throws. */
-  readonly record = (engineRecord: RequestRecord): void => {
+  /** One finished request, as the load (or a worker thread) built it. Never throws. */
+  readonly record = (loadRecord: RequestRecord): void => {
     // A resumed run's records continue the interrupted run's clock.
-    const record = shiftRecordClock(engineRecord, this.#options.resumed?.clockOffsetMs ?? 0);
+    const record = shiftRecordClock(loadRecord, this.#options.resumed?.clockOffsetMs ?? 0);
     this.#writer.write(record);
     if (record.error_kind === 'empty_answer' && !this.#warnedEmpty) {
       this.#warnedEmpty = true;

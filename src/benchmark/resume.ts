@@ -1,13 +1,13 @@
 import type { Conversation } from '../conversation/types.js';
-import { ActiveConversation } from '../engine/active-conversation.js';
-import type { ResumeAt } from '../engine/types.js';
+import { ActiveConversation } from '../load/active-conversation.js';
+import type { ResumeAt } from '../load/types.js';
 import { ConfigError } from '../errors/index.js';
 import type { ConversationCounts } from '../metrics/conversation-counts.js';
 import { ErrorTally } from '../metrics/error-tally.js';
 import type { LoadPlan } from '../options/run-plan.js';
 import { readResumeState } from '../store/resume-state.js';
 
-/** What --resume gives the engine and the summaries: the conversations left, where each starts, what was done. */
+/** What --resume gives the load and the summaries: the conversations left, where each starts, what was done. */
 export interface ResumedRun {
   /** The conversations not finished, and their positions in the dataset. */
   conversations: Conversation[];

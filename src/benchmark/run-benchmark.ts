@@ -2,7 +2,7 @@ import { replicaRowsFromPages } from '../server-metrics/replica-pages.js';
 import { replicaRowsFor, type ReplicaRow } from '../metrics/replica-tally.js';
 import { join, relative, resolve } from 'node:path';
 import { runPrefixCacheOf } from '../cache-model/setup.js';
-import type { EngineResult } from '../engine/types.js';
+import type { LoadResult } from '../load/types.js';
 import { ExitCode, OutputError } from '../errors/index.js';
 import type { ClientHealth } from '../metrics/client-health.js';
 import type { ErrorCount, ErrorTally } from '../metrics/error-tally.js';
@@ -26,8 +26,8 @@ import { describeFsError } from '../store/output-dir.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
 import { buildResultsDocument, writeJsonAtomic, type ResultsDocument, type ResultsConfig } from '../store/results-json.js';
 import { resumedCounts } from './resume.js';
-import { connectAndProbe, prepareRun, runLoad, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
-import { requestsHeld } from '../engine/active-conversation.js';
+import { connectAndProbe, prepareRun, runLoadAndScrape, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
+import { requestsHeld } from '../load/active-conversation.js';
 import { observerWithMetrics, withLiveMetrics } from './live-metrics-hooks.js';
 import { gpuResults } from '../server-metrics/gpu-figures.js';
 import type { GpuResults } from '../metrics/gpu-types.js';
@@ -57,8 +57,9 @@ export interface BenchmarkResult {
   serverMetrics: ServerMetricsReport | null;
   /** GPU power, utilisation and energy from a dcgm-exporter page among --scrape-metrics (results.json `gpu`); null without one. */
   gpu: GpuResults | null;
-  engine: EngineResult;
-  /** Run-level warnings beyond the engine's (server refusals, coordinated omission). */
+  /** How the load ran: why it stopped, how every conversation ended, the load model's line. */
+  load: LoadResult;
+  /** Run-level warnings beyond the load's (server refusals, coordinated omission). */
   warnings: string[];
   /** The most frequent distinct error messages (at most 3), warmup included: why a run failed. */
   topErrors: ErrorCount[];
@@ -81,8 +82,8 @@ function publicConfig(config: Readonly<Record<string, unknown>>): ResultsConfig 
   });
 }
 
-function exitCodeOf(engine: EngineResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
-  if (engine.stopReason === 'interrupted') return ExitCode.interrupted;
+function exitCodeOf(load: LoadResult, summary: Summary, maxErrorRate: number, outcomes: ErrorTally): number {
+  if (load.stopReason === 'interrupted') return ExitCode.interrupted;
   // Nothing succeeded, warmup included (a wrong model, a dead route): the run measured nothing, whatever the rate.
   if (outcomes.failed > 0 && outcomes.ok === 0) return ExitCode.runFailed;
   // Requests cut by the run's own stop (--benchmark-timeout-sec) are not the server's errors.
@@ -123,7 +124,7 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
   try {
     const connected = await connectAndProbe(plan, prepared, hooks, warn, open);
     hooks.onStart?.(startInfo(plan, prepared, connected, open.simulator !== undefined));
-    const ran = await runLoad(plan, prepared, connected, hooks, warn);
+    const ran = await runLoadAndScrape(plan, prepared, connected, hooks, warn);
     const analysis = await ran.recorder.analysis();
     for (const w of analysis.warnings) warn(w);
     const modelled = runPrefixCacheOf(connected.cacheModel, analysis.prefixCache, analysis.summary, plan.target.resetPrefixCache, warn);
@@ -136,7 +137,7 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
     for (const w of gpu?.warnings ?? []) warn(w);
     const lagWarning = scheduleWarning(analysis.summary);
     if (lagWarning !== undefined) warn(lagWarning);
-    ran.engine.workerHealth?.forEach((h, i) => {
+    ran.load.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });
     const files = await writeRunFiles({ plan, prepared, connected, ran, analysis, prefixCache, replicas, gpu, warnings, embeddedSimulator: open.simulator !== undefined, llmdStage: hooks.llmdStage ?? 0 });
@@ -157,10 +158,10 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
       clientHealth: ran.clientHealth,
       serverMetrics: ran.serverMetrics ?? null,
       gpu,
-      engine: ran.engine,
+      load: ran.load,
       warnings,
       topErrors: outcomes.top(3),
-      exitCode: exitCodeOf(ran.engine, summary, plan.summary.maxErrorRate, outcomes),
+      exitCode: exitCodeOf(ran.load, summary, plan.summary.maxErrorRate, outcomes),
     };
   } finally {
     prepared.releaseOutputDir();
@@ -245,7 +246,7 @@ async function writeRunFiles(input: RunFilesInput): Promise<BenchmarkResult['fil
   }
   if (outputFile !== undefined) {
     files.conversations = outputFile;
-    writeConversationsJson(outputFile, ran.engine.finishedConversations);
+    writeConversationsJson(outputFile, ran.load.finishedConversations);
   }
   if (plan.outputs.llmdReport !== undefined) {
     files.llmdReport = plan.outputs.llmdReport;
@@ -276,7 +277,7 @@ function llmdReportInput(input: RunFilesInput): LlmdReportInput {
     uid: randomUUID(),
     summary: analysis.summary,
     perConversation: analysis.perConversation,
-    conversations: { ...resumedCounts(ran.engine.conversations, prepared.resumed) },
+    conversations: { ...resumedCounts(ran.load.conversations, prepared.resumed) },
     config: publicConfig(plan.config),
     load: prepared.load,
     dataset: { source: prepared.dataset.source, traced: prepared.dataset.traced === true },
@@ -292,7 +293,7 @@ function llmdReportInput(input: RunFilesInput): LlmdReportInput {
 /** results.json's document. */
 function resultsDocument(input: RunFilesInput): ResultsDocument {
   const { plan, prepared, connected, ran, analysis, prefixCache, replicas } = input;
-  const { engine, outputError } = ran;
+  const { load, outputError } = ran;
   const { shard } = plan.scale;
   const { counter } = prepared;
   const { cacheModel } = connected;
@@ -302,7 +303,7 @@ function resultsDocument(input: RunFilesInput): ResultsDocument {
     warmupPercentages: analysis.warmupPercentages,
     perTurn: analysis.perTurn,
     clientHealth: ran.clientHealth,
-    conversations: resumedCounts(engine.conversations, prepared.resumed),
+    conversations: resumedCounts(load.conversations, prepared.resumed),
     histograms: analysis.histograms,
     peaks: analysis.peaks,
     percentileMetrics: plan.summary.percentileMetrics,
@@ -313,18 +314,18 @@ function resultsDocument(input: RunFilesInput): ResultsDocument {
       engine: connected.probe.engine,
       url: input.embeddedSimulator ? 'embedded simulator' : connected.shownUrl,
       dataset: prepared.dataset.source,
-      load_model: engine.loadModel,
+      load_model: load.loadModel,
       workers: connected.workers,
-      worker_health: engine.workerHealth ?? null,
+      worker_health: load.workerHealth ?? null,
       shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
-      stop_reason: outputError === undefined ? engine.stopReason : 'output_error',
+      stop_reason: outputError === undefined ? load.stopReason : 'output_error',
       lost_records: outputError?.lostRecords ?? 0,
       tokenizer: cacheModel.tokenizer ?? counter.source ?? counter.tokenizer.name,
       token_counts_exact: cacheModel.exact,
       dataset_image_parts: prepared.imageParts,
       dataset_audio_parts: prepared.audioParts,
-      warnings: [...engine.warnings, ...input.warnings],
-      crashed_tasks: engine.crashedTasks,
+      warnings: [...load.warnings, ...input.warnings],
+      crashed_tasks: load.crashedTasks,
       top_errors: ran.recorder.outcomes.top(10),
       invalid_usage: Object.fromEntries(ran.recorder.invalidUsage),
       conversation_stats: analysis.conversationStats,

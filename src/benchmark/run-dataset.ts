@@ -3,7 +3,7 @@ import { demoConversations } from '../conversation/demo.js';
 import { loadDataset } from '../conversation/load.js';
 import type { Conversation } from '../conversation/types.js';
 import { writeConversations } from '../conversation/write.js';
-import { requestsHeld } from '../engine/active-conversation.js';
+import { requestsHeld } from '../load/active-conversation.js';
 import { tracePromptConversations } from './trace-prompts.js';
 import { ConfigError } from '../errors/index.js';
 import { optionsError } from '../options/run-options.js';

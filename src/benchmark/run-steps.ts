@@ -5,12 +5,12 @@ import { normalizeBaseUrl } from '../client/request-body.js';
 import { splitUrlTextCredentials } from '../client/url-credentials.js';
 import { expectedCacheModel, type CacheModelSetup } from '../cache-model/setup.js';
 import { forkFanOut } from '../conversation/forks.js';
-import { runEngine } from '../engine/engine.js';
-import { RequestBudget, shareOf } from '../engine/partition.js';
-import { StopController } from '../engine/stop.js';
-import type { EngineResult } from '../engine/types.js';
-import { runEngineInWorkers } from '../engine/workers/run-in-workers.js';
-import { workerCount } from '../engine/workers/worker-count.js';
+import { runLoad } from '../load/run-load.js';
+import { RequestBudget, shareOf } from '../load/partition.js';
+import { StopController } from '../load/stop.js';
+import type { LoadResult } from '../load/types.js';
+import { runLoadInWorkers } from '../load/workers/run-in-workers.js';
+import { workerCount } from '../load/workers/worker-count.js';
 import type { OutputError } from '../errors/index.js';
 import { ClientHealthMonitor, withStaleConnectionResends, type ClientHealth } from '../metrics/client-health.js';
 import type { LoadPlan, RunPlan } from '../options/run-plan.js';
@@ -31,13 +31,13 @@ import { planResume, type ResumedRun } from './resume.js';
 import { checkDatasetMedia, countAudioParts, countImageParts, loadForDataset, loadRunDataset, warnBudgetPastDataset, type RunDataset } from './run-dataset.js';
 import type { writeSync } from 'node:fs';
 import type { EngineInfo } from '../server-engine/detect.js';
-import type { EngineObserver } from '../engine/types.js';
+import type { LoadObserver } from '../load/types.js';
 import type { LiveMetrics } from '../live-metrics/index.js';
 import { pastContextWarning, requestsPastContext } from './context-check.js';
 
 /** Hooks of a benchmark run: an observer for live output, a stop signal, and a notice of what is about to run. */
 export interface BenchmarkHooks {
-  observer?: EngineObserver;
+  observer?: LoadObserver;
   /** Aborting it stops the run gracefully, as SIGINT does. */
   signal?: AbortSignal;
   /** Called before waiting for the server to answer (at most `timeoutMs`, --ready-timeout-sec): a countdown to show. */
@@ -224,9 +224,9 @@ async function warnPastServedContext(prepared: PreparedRun, maxModelLen: number 
   if (warning !== undefined) warn(warning);
 }
 
-/** What the load left: the engine's result, the Recorder that took its records, and what was measured beside. */
+/** What the load left: its result, the Recorder that took its records, and what was measured beside. */
 export interface LoadOutcome {
-  engine: EngineResult;
+  load: LoadResult;
   recorder: Recorder;
   /** The first failed write of requests.jsonl, with the records it lost; undefined when every record is on disk. */
   outputError: OutputError | undefined;
@@ -241,7 +241,7 @@ export interface LoadOutcome {
 }
 
 /** --reset-prefix-cache, then the load (in this thread or in worker threads) with /metrics scraped around it. */
-export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: ConnectedRun, hooks: BenchmarkHooks, warn: Warn): Promise<LoadOutcome> {
+export async function runLoadAndScrape(plan: RunPlan, prepared: PreparedRun, connected: ConnectedRun, hooks: BenchmarkHooks, warn: Warn): Promise<LoadOutcome> {
   const { target, scale } = plan;
   const { client, rootUrl, metricsUrl, workers, probe } = connected;
   if (target.resetPrefixCache) {
@@ -263,7 +263,7 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
   health.start();
   const { shard, startAtEpochMs } = scale;
   const expectedCache = connected.cacheModel.config;
-  const engineInput = {
+  const loadInput = {
     load,
     request: plan.request,
     deadlines: plan.deadlines,
@@ -278,13 +278,13 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
     stopSignal: recorder.stopSignal,
     observer: { ...hooks.observer, onRecord: recorder.record },
   };
-  let engine: EngineResult;
+  let result: LoadResult;
   let outputError: OutputError | undefined;
   try {
-    engine =
+    result =
       workers > 1
-        ? await runEngineInWorkers({
-            ...engineInput,
+        ? await runLoadInWorkers({
+            ...loadInput,
             client: clientOptions(plan, connected.url, load, connected.fanOut),
             tokenizer: plan.dataset.tokenizer,
             summary: plan.summary,
@@ -295,8 +295,8 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
             startAtEpochMs,
             onAggregates: (parts) => recorder.addParts(parts),
           })
-        : await runEngine({
-            ...engineInput,
+        : await runLoad({
+            ...loadInput,
             client,
             part:
               shard === undefined && startAtEpochMs === undefined
@@ -313,7 +313,7 @@ export async function runLoad(plan: RunPlan, prepared: PreparedRun, connected: C
   for (const page of otherPages) if (page?.warning) warn(page.warning);
   const metricsPages = replicaScrapers.length === 0 || serverMetrics === undefined ? undefined : [serverMetrics, ...(otherPages as ServerMetricsReport[])];
   const gpuPages = gpuPagesOf([scraper, ...replicaScrapers], [serverMetrics, ...otherPages]);
-  return { engine, recorder, outputError, clientHealth, endedAtMs, serverMetrics, metricsPages, gpuPages };
+  return { load: result, recorder, outputError, clientHealth, endedAtMs, serverMetrics, metricsPages, gpuPages };
 }
 
 /** The scrapers whose page showed GPUs, each with its report's counts. */

@@ -104,7 +104,7 @@ async function sweepPoints(base: RunOptionsInput, checked: RunPlan, plan: SweepP
       if (repeat <= 1) {
         const result = await runOnce(dir);
         facts.model ??= result.model;
-        const point: SweepPoint = { kind, value, outputDir: dir, summary: result.summary, perTurn: result.perTurn, prefixCache: result.prefixCache, meetsSlos: meets(result.summary, target), stopReason: result.engine.stopReason };
+        const point: SweepPoint = { kind, value, outputDir: dir, summary: result.summary, perTurn: result.perTurn, prefixCache: result.prefixCache, meetsSlos: meets(result.summary, target), stopReason: result.load.stopReason };
         points.push(point);
         hooks.onPoint?.(point);
         return point;
@@ -160,7 +160,7 @@ async function repeatedPoint(
     perTurn: first.perTurn,
     prefixCache: first.prefixCache,
     meetsSlos: allMeet.includes(null) ? null : allMeet.every(Boolean),
-    stopReason: results.at(-1)!.engine.stopReason,
+    stopReason: results.at(-1)!.load.stopReason,
     repeats: { runs, intervals },
   };
 }

@@ -4,7 +4,7 @@ import type { MissCause } from './miss-causes.js';
 import { roundMs } from './round.js';
 
 /**
- * What the engine knows about a request that the client's StreamResult does not: where it sits in the run, and how to count
+ * What the load knows about a request that the client's StreamResult does not: where it sits in the run, and how to count
  * tokens locally when the server gave no `usage`. Times are milliseconds from `performance.now()`.
  */
 export interface RecordContext {

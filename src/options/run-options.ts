@@ -197,7 +197,7 @@ export function optionNotes(input: RunOptionsInput): string[] {
   const notes: string[] = [];
   if (input.numClients !== undefined && isOpenLoop(input)) {
     const by = input.sessionRate !== undefined ? '--session-rate' : '--ramp-up';
-    // -p still sizes the warmup step (engine.ts), whatever the load model.
+    // -p still sizes the warmup step (load/run-load.ts), whatever the load model.
     const what = input.warmupStep === true ? "sets only --warmup-step's concurrency" : 'is ignored';
     notes.push(`-p/--num-clients ${input.numClients} ${what} with ${by}: sessions arrive at its rate, each with its own requests (--max-concurrency caps those in flight)`);
   }

@@ -10,7 +10,7 @@ import type { ColumnMap } from './values/column-map.js';
 
 /*
  * The RunPlan: the run options validated once and organized by the part of chatload that uses them, with units in
- * the names (ms, per second) and every string already parsed. Each part goes to its user alone: the engine takes
+ * the names (ms, per second) and every string already parsed. Each part goes to its user alone: the load takes
  * `load`, `request` and `deadlines`, the client its options from `target` and `deadlines.request`, the summaries
  * `summary`. So the walk of any flag is: its table entry (table/*.ts) → its part here → the code that uses it.
  */
@@ -97,7 +97,7 @@ export interface OpenSessionsPlan {
   readonly thinkTimeSec?: DistributionSpec;
 }
 
-/** The load the engine offers, for the whole run (the engine splits it between worker threads and shards). */
+/** The load offered, for the whole run (the load splits it between worker threads and shards). */
 export interface LoadPlan {
   readonly model: FixedClientsPlan | OpenSessionsPlan;
   /** How a trace is replayed, when the dataset is one (known only once it is read). */

@@ -102,7 +102,7 @@ export class LiveModel {
     this.heading = options.heading;
   }
 
-  /** The engine's phase change. */
+  /** The load's phase change. */
   onPhase(phase: 'warmup' | 'benchmark' | 'stopping', nowMs: number): void {
     this.#phase = phase === 'warmup' ? 'warmup' : phase === 'stopping' ? 'draining' : 'steady';
     this.#phaseStartMs = nowMs;

@@ -18,7 +18,7 @@ export interface TerminalSummaryInput {
   summary: Summary;
   perTurn: TurnSummary[];
   clientHealth: ClientHealth | null;
-  /** The engine's conversation counts, e.g. { completed: 10, unfinished: 2, not_started: 3 }. */
+  /** The load's conversation counts, e.g. { completed: 10, unfinished: 2, not_started: 3 }. */
   conversations?: Record<string, number>;
   title?: string;
   /** The three views of the prefix-cache hit rate, with --scrape-metrics (results.json `server_metrics.cache_hit_rates`). */

@@ -22,7 +22,7 @@ interface Layer {
 }
 
 /**
- * src/'s folders from the bottom up. The rule: cli -> benchmark -> engine -> client and metrics -> util (and errors),
+ * src/'s folders from the bottom up. The rule: cli -> benchmark -> load -> client and metrics -> util (and errors),
  * with no import running back up. A folder lists only folders before it, so any import it makes points down.
  */
 const LAYERS: readonly Layer[] = [
@@ -48,7 +48,7 @@ const LAYERS: readonly Layer[] = [
     },
   },
   { folder: 'synth', why: 'seeded RNG, distributions, the conversation generator', may: ['conversation', 'errors', 'metrics', 'options', 'prefix-cache', 'tokenizer', 'util'] },
-  { folder: 'sim', why: 'the simulated server: never the engine, client or benchmark that test against it', may: ['errors', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'] },
+  { folder: 'sim', why: 'the simulated server: never the load, client or benchmark that test against it', may: ['errors', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'] },
   { folder: 'server-metrics', why: "scraping a server's /metrics", may: ['client', 'server-engine', 'util'], types: ['metrics', 'options'] },
   {
     folder: 'store',
@@ -56,24 +56,24 @@ const LAYERS: readonly Layer[] = [
     may: ['errors', 'metrics', 'synth', 'util'],
     types: ['options', 'server-engine', 'server-metrics'],
   },
-  { folder: 'report', why: 'renderers only: never the network (client), the engine, or who runs them; the option table for flag names', may: ['metrics', 'options', 'store', 'util'], types: ['conversation'] },
+  { folder: 'report', why: 'renderers only: never the network (client), the load, or who runs them; the option table for flag names', may: ['metrics', 'options', 'store', 'util'], types: ['conversation'] },
   {
     folder: 'cache-model',
-    why: "the expected-cache model: each engine's semantics on prefix-cache's pool, the server's or the local token ids, the miss causes; fed by the engine's request events",
+    why: "the expected-cache model: each engine's semantics on prefix-cache's pool, the server's or the local token ids, the miss causes; fed by the load's request events",
     may: ['client', 'errors', 'metrics', 'options', 'prefix-cache', 'server-engine', 'server-metrics', 'tokenizer', 'util'],
   },
-  { folder: 'engine', why: 'the load: sessions, load models, deadlines, worker threads; never prints or stores', may: ['cache-model', 'client', 'errors', 'metrics', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'], types: ['conversation'] },
+  { folder: 'load', why: 'the load: sessions, load models (executors), deadlines, worker threads; never prints or stores', may: ['cache-model', 'client', 'errors', 'metrics', 'options', 'prefix-cache', 'synth', 'tokenizer', 'util'], types: ['conversation'] },
   {
     folder: 'benchmark',
     why: 'one run, a sweep, a merge: wires every part below',
-    may: ['cache-model', 'client', 'conversation', 'engine', 'errors', 'live-metrics', 'metrics', 'options', 'report', 'server-engine', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer', 'util'],
+    may: ['cache-model', 'client', 'conversation', 'errors', 'live-metrics', 'load', 'metrics', 'options', 'report', 'server-engine', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer', 'util'],
   },
   {
     folder: 'cli',
     why: 'the commands, the only place that prints',
     may: ['benchmark', 'conversation', 'errors', 'options', 'report', 'server-metrics', 'sim', 'store', 'synth', 'tokenizer', 'util'],
   },
-  { folder: 'index.ts', why: 'the library API: every part but the CLI', may: ['benchmark', 'client', 'conversation', 'engine', 'errors', 'metrics', 'options', 'sim', 'tokenizer'] },
+  { folder: 'index.ts', why: 'the library API: every part but the CLI', may: ['benchmark', 'client', 'conversation', 'errors', 'load', 'metrics', 'options', 'sim', 'tokenizer'] },
 ];
 
 const src = repoPath('src');
@@ -115,7 +115,7 @@ function importsOf(file: string): Import[] {
   return found;
 }
 
-/** The folder of a src/ file: its first path segment (`engine` for engine/load/x.ts), or the file's name at the top. */
+/** The folder of a src/ file: its first path segment (`load` for load/executors/x.ts), or the file's name at the top. */
 function folderOf(file: string): string {
   return relative(src, file).split(sep)[0]!;
 }

@@ -125,7 +125,7 @@ describe('stale keep-alive connections', () => {
         const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 8, 2), outputDir: dir });
         assert.equal(result.summary.failed, 0);
         assert.equal(result.summary.completed, 16);
-        assert.deepEqual(result.engine.conversations, { total: 8, completed: 8, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
+        assert.deepEqual(result.load.conversations, { total: 8, completed: 8, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
         const records = readRequestsJsonl(result.files.requests);
         assert.ok(records.every((r) => r.retries === 0 && r.status === 'ok'));
         const resends = records.reduce((sum, r) => sum + r.stale_connection_resends, 0);

@@ -9,7 +9,7 @@ import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { abortAfterRecords, assertCountsAddUp } from '../helpers/executor-runs.js';
 import { tempDir } from '../helpers/tmp.js';
 
-// The fixed-clients executor (engine/load/fixed-clients.ts): --request-rate's pacing, a closed loop that never
+// The fixed-clients executor (load/executors/fixed-clients.ts): --request-rate's pacing, a closed loop that never
 // drops, and a stop.
 describe('fixed-clients executor', () => {
   let sim: RunningSimulator;
@@ -33,15 +33,15 @@ describe('fixed-clients executor', () => {
       const gaps = times.slice(1).map((t, i) => t - times[i]!);
       gaps.forEach((gap, i) => assert.ok(Math.abs(gap - rng.exponential(1000 / rate)) < 0.01, `client ${client} gap ${i}: ${gap}`));
     }
-    assert.match(result.engine.loadModel, /^fixed-clients: 2 clients, .* 40 req\/s per client$/);
+    assert.match(result.load.loadModel, /^fixed-clients: 2 clients, .* 40 req\/s per client$/);
   });
 
   test('drops: a closed loop never drops; --max-queue without --max-concurrency is refused before anything is sent', { timeout: 60_000 }, async () => {
     const dir = tempDir('exec-fixed-drop');
     const result = await runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 6, 2), numClients: 3, outputDir: join(dir, 'out') });
-    assertCountsAddUp(result.engine, 6);
-    assert.equal(result.engine.conversations.dropped, 0);
-    assert.equal(result.engine.conversations.completed, 6);
+    assertCountsAddUp(result.load, 6);
+    assert.equal(result.load.conversations.dropped, 0);
+    assert.equal(result.load.conversations.completed, 6);
     await assert.rejects(runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 2, 1), maxQueue: 4, outputDir: join(dir, 'out2') }), /--max-queue: bounds the wait for a --max-concurrency slot/);
   });
 
@@ -52,10 +52,10 @@ describe('fixed-clients executor', () => {
       { url: sim.url, inputFile: writeSyntheticDataset(dir, 20, 4), numClients: 4, limitMinTokens: 30, limitMaxTokens: 30, outputDir: join(dir, 'out') },
       { signal: stop.controller.signal, observer: { onRecord: stop.onRecord } },
     );
-    assert.equal(result.engine.stopReason, 'interrupted');
-    assertCountsAddUp(result.engine, 20);
+    assert.equal(result.load.stopReason, 'interrupted');
+    assertCountsAddUp(result.load, 20);
     const records = readRequestsJsonl(result.files.requests);
-    const abortedAt = stop.abortedAt() - result.engine.runStartMs;
+    const abortedAt = stop.abortedAt() - result.load.runStartMs;
     assert.ok(records.length >= 5 && records.length <= 5 + 4, `${records.length} records: the 5 before the stop and at most one in flight per client`);
     assert.equal(records.filter((r) => r.sent_at_ms > abortedAt + 1).length, 0);
   });

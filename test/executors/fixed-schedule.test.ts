@@ -9,7 +9,7 @@ import { QWEN3_DIR } from '../helpers/tokenizers.js';
 import { tempDir } from '../helpers/tmp.js';
 import { writeMooncakeTrace } from '../helpers/traces.js';
 
-// The fixed-schedule executor (engine/load/fixed-schedule.ts): a trace's timestamps under --trace-speed, --max-queue's
+// The fixed-schedule executor (load/executors/fixed-schedule.ts): a trace's timestamps under --trace-speed, --max-queue's
 // drops, and a stop.
 describe('fixed-schedule executor', () => {
   let sim: RunningSimulator;
@@ -36,9 +36,9 @@ describe('fixed-schedule executor', () => {
     const file = writeMooncakeTrace(dir, { rows: 10, blockSize: 16, gapMs: 0, seed: 4 });
     const result = await runBenchmark({ url: sim.url, inputFile: file, tokenizer: QWEN3_DIR, traceBlockSize: 16, maxConcurrency: 1, maxQueue: 1, ignoreEos: true, outputDir: join(dir, 'out') });
     const records = readRequestsJsonl(result.files.requests);
-    assertCountsAddUp(result.engine, 10);
+    assertCountsAddUp(result.load, 10);
     assert.equal(records.length, 2, 'one in flight and one waiting; the other 8 arrived to a full queue');
-    assert.equal(result.engine.conversations.dropped, 8);
+    assert.equal(result.load.conversations.dropped, 8);
     assert.equal(records.filter((r) => r.queue_ms > 0).length, 1);
   });
 
@@ -51,9 +51,9 @@ describe('fixed-schedule executor', () => {
       { url: sim.url, inputFile: file, tokenizer: QWEN3_DIR, traceBlockSize: 16, outputDir: join(dir, 'out') },
       { signal: stop.controller.signal, observer: { onRecord: stop.onRecord } },
     );
-    assert.equal(result.engine.stopReason, 'interrupted');
-    assertCountsAddUp(result.engine, 10);
-    assert.ok(result.engine.conversations.not_started > 0, JSON.stringify(result.engine.conversations));
+    assert.equal(result.load.stopReason, 'interrupted');
+    assertCountsAddUp(result.load, 10);
+    assert.ok(result.load.conversations.not_started > 0, JSON.stringify(result.load.conversations));
     const records = readRequestsJsonl(result.files.requests);
     assert.ok(records.length < 10);
   });

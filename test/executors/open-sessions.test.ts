@@ -9,7 +9,7 @@ import { writeSyntheticDataset } from '../helpers/datasets.js';
 import { abortAfterRecords, assertCountsAddUp } from '../helpers/executor-runs.js';
 import { tempDir } from '../helpers/tmp.js';
 
-// The open-sessions executor (engine/load/open-sessions.ts): its arrival rate, --max-queue's drops, and a stop.
+// The open-sessions executor (load/executors/open-sessions.ts): its arrival rate, --max-queue's drops, and a stop.
 describe('open-sessions executor', () => {
   let sim: RunningSimulator;
   before(async () => {
@@ -28,7 +28,7 @@ describe('open-sessions executor', () => {
     const inSecond = arrivals.filter((t) => t >= 1000 && t < 2000).length;
     // Expected: 32.5 sessions in the first second (10 -> 55/s), 77.5 in the second (55 -> 100/s).
     assert.ok(inSecond > inFirst * 1.5, `${inFirst} then ${inSecond} arrivals`);
-    assert.match(result.engine.loadModel, /^open-sessions: .*ramp/);
+    assert.match(result.load.loadModel, /^open-sessions: .*ramp/);
   });
 
   test('drops: with --max-concurrency 1 --max-queue 0 a session arriving while the slot is busy is dropped, never queued', { timeout: 60_000 }, async () => {
@@ -39,8 +39,8 @@ describe('open-sessions executor', () => {
       { observer: { onWarning: (m) => warnings.push(m) } },
     );
     const records = readRequestsJsonl(result.files.requests);
-    const c = result.engine.conversations;
-    assertCountsAddUp(result.engine, 30);
+    const c = result.load.conversations;
+    assertCountsAddUp(result.load, 30);
     assert.ok(c.dropped > 0, JSON.stringify(c));
     assert.equal(c.completed + c.dropped + c.failed, 30, 'every session was either served to its end or dropped');
     assert.ok(records.every((r) => r.queue_ms === 0), 'nothing waited: a full queue of 0 drops');
@@ -51,15 +51,15 @@ describe('open-sessions executor', () => {
     assert.equal(results.dropped_requests, c.dropped);
     assert.equal(results.conversations.dropped, c.dropped);
     assert.ok(warnings.some((w) => /dropped: .*--max-queue full/.test(w)), warnings.join('\n'));
-    assert.match(result.engine.loadModel, /at most 1 request in flight, 0 queued at most \(more dropped\)/);
+    assert.match(result.load.loadModel, /at most 1 request in flight, 0 queued at most \(more dropped\)/);
   });
 
   test('drops: --max-queue 2 lets at most 2 requests wait at once; the rest are dropped', { timeout: 60_000 }, async () => {
     const dir = tempDir('exec-open-queue');
     const result = await runBenchmark({ url: sim.url, inputFile: writeSyntheticDataset(dir, 30, 1), sessionRate: 60, maxConcurrency: 1, maxQueue: 2, limitMinTokens: 20, limitMaxTokens: 20, outputDir: join(dir, 'out') });
     const records = readRequestsJsonl(result.files.requests);
-    assertCountsAddUp(result.engine, 30);
-    assert.ok(result.engine.conversations.dropped > 0);
+    assertCountsAddUp(result.load, 30);
+    assert.ok(result.load.conversations.dropped > 0);
     assert.ok(records.some((r) => r.queue_ms > 0), 'some waited');
     // Waiting intervals [sent - queue, sent): at no moment more than 2 of them overlap.
     const waits = records.filter((r) => r.queue_ms > 0).map((r) => [r.sent_at_ms - r.queue_ms, r.sent_at_ms] as const);
@@ -76,12 +76,12 @@ describe('open-sessions executor', () => {
       { url: sim.url, inputFile: writeSyntheticDataset(dir, 40, 3), sessionRate: 100, maxConcurrency: 1, limitMinTokens: 20, limitMaxTokens: 20, outputDir: join(dir, 'out') },
       { signal: stop.controller.signal, observer: { onRecord: stop.onRecord } },
     );
-    assert.equal(result.engine.stopReason, 'interrupted');
-    assertCountsAddUp(result.engine, 40);
-    assert.ok(result.engine.conversations.unfinished + result.engine.conversations.not_started > 0);
+    assert.equal(result.load.stopReason, 'interrupted');
+    assertCountsAddUp(result.load, 40);
+    assert.ok(result.load.conversations.unfinished + result.load.conversations.not_started > 0);
     // No request was sent after the stop (one may have been sent as it fired).
     const records = readRequestsJsonl(result.files.requests);
-    const abortedAt = stop.abortedAt() - result.engine.runStartMs;
+    const abortedAt = stop.abortedAt() - result.load.runStartMs;
     assert.ok(records.filter((r) => r.sent_at_ms > abortedAt + 1).length === 0, `sent after the stop at ${abortedAt}`);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { describeLoadModel, loadModelFor } from '../../src/engine/load/registry.js';
+import { describeLoadModel, loadModelFor } from '../../src/load/executors/registry.js';
 import type { LoadPlan } from '../../src/options/run-plan.js';
 
 const base: LoadPlan = {
@@ -13,7 +13,7 @@ const base: LoadPlan = {
   connections: 4,
 };
 
-// The executors' registry (engine/load/registry.ts): a plan's load model split between parts, and checked.
+// The executors' registry (load/executors/registry.ts): a plan's load model split between parts, and checked.
 describe('load model registry', () => {
   test("each part gets its share: 4 clients over 3 parts are 2, 1, 1; a trace's cap and queue too", () => {
     const shares = [0, 1, 2].map((index) => loadModelFor(base, 100, { index, count: 3 }));

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import type { EngineResult } from '../../src/engine/index.js';
+import type { LoadResult } from '../../src/load/index.js';
 
 /** Every conversation is accounted for once: the engine's counts add up to the dataset's size. */
-export function assertCountsAddUp(engine: EngineResult, total: number): void {
+export function assertCountsAddUp(engine: LoadResult, total: number): void {
   const c = engine.conversations;
   assert.equal(c.total, total);
   assert.equal(c.completed + c.failed + c.dropped + c.unfinished + c.not_started, total, JSON.stringify(c));

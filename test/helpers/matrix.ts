@@ -60,7 +60,7 @@ export async function runMatrixCase(
   }
   const rate = completed + failed === 0 ? 0 : failed / (completed + failed);
   const maxErrorRate = options.maxErrorRate ?? 0;
-  if (result.engine.stopReason !== 'interrupted') assert.equal(result.exitCode, rate > maxErrorRate ? 1 : 0, 'exit code: 1 only over --max-error-rate');
+  if (result.load.stopReason !== 'interrupted') assert.equal(result.exitCode, rate > maxErrorRate ? 1 : 0, 'exit code: 1 only over --max-error-rate');
   return { result, records, dir, elapsedMs };
 }
 

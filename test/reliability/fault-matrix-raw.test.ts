@@ -182,15 +182,15 @@ describe('fault matrix: a real server process killed mid-run', () => {
       for (const kind of kinds) assert.ok(['connect_refused', 'connect_reset'].includes(kind), `kind ${kind}`);
       assert.ok(result.summary.completed >= completedAtKill, 'the requests before the kill completed');
       // Every conversation still in play failed once (no retries); none is silently dropped.
-      const conv = result.engine.conversations;
+      const conv = result.load.conversations;
       assert.equal(conv.completed + conv.failed + conv.unfinished + conv.not_started, 40);
       assert.ok(conv.failed >= 1);
       assert.equal(records.filter((r) => r.status === 'ok').length, result.summary.completed);
       assert.equal(result.exitCode, 1);
       // The heading never says "(completed)" for it (issue #34): every conversation ended, but by failing.
-      const said = stopText(result.engine.stopReason, conv);
+      const said = stopText(result.load.stopReason, conv);
       assert.notEqual(said, 'completed');
-      if (result.engine.stopReason === 'completed') assert.equal(said, `ended: ${conv.failed} of 40 conversations failed`);
+      if (result.load.stopReason === 'completed') assert.equal(said, `ended: ${conv.failed} of 40 conversations failed`);
     } finally {
       await serve.kill();
     }

@@ -40,10 +40,10 @@ describe('fault matrix: simulator faults through a whole run', () => {
         assert.ok(result.summary.failed >= 1, 'some requests failed');
         assert.ok(result.summary.completed >= 1, 'some requests completed');
         // Without retries a failure ends its conversation; the others go on and every conversation is accounted for.
-        const conv = result.engine.conversations;
+        const conv = result.load.conversations;
         assert.equal(conv.completed + conv.failed + conv.unfinished + conv.not_started, 4);
         assert.equal(conv.failed, result.summary.failed);
-        assert.equal(result.engine.stopReason === 'interrupted', false);
+        assert.equal(result.load.stopReason === 'interrupted', false);
         assert.equal(result.exitCode, 1);
         for (const r of records.filter((x) => x.status === 'error')) assert.equal(r.error_kind, c.kind);
       } finally {
@@ -107,7 +107,7 @@ describe('fault matrix: HTTP status answers through a whole run', () => {
     try {
       const { result, records } = await runMatrixCase(server.url, { conversations: 1, userTurns: 2 }, { maxRetries: 5, benchmarkTimeoutSec: 1.5 });
       assert.equal(server.requests.filter((r) => r.method === 'POST').length, 1, 'sent once: the retry waits for the 30 days');
-      assert.equal(result.engine.stopReason, 'benchmark_timeout');
+      assert.equal(result.load.stopReason, 'benchmark_timeout');
       assert.equal(records.length, 1);
       assert.equal(records[0]!.http_status, 429);
     } finally {

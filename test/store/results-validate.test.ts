@@ -86,7 +86,7 @@ describe('results.json and requests.jsonl against the published schemas', () => 
     const interrupt = new AbortController();
     let seen = 0;
     const first = await runBenchmark(options, { signal: interrupt.signal, observer: { onRecord: () => (++seen === 4 ? interrupt.abort() : undefined) } });
-    assert.equal(first.engine.stopReason, 'interrupted');
+    assert.equal(first.load.stopReason, 'interrupted');
     assertValid(out, 'interrupted run');
     const before = readRequestsJsonl(join(out, 'requests.jsonl')).length;
     await runBenchmark({ ...options, resume: true });

@@ -31,7 +31,7 @@ describe('--resume', () => {
       const interrupt = new AbortController();
       let seen = 0;
       const first = await runBenchmark(options, { signal: interrupt.signal, observer: { onRecord: () => (++seen === 3 ? interrupt.abort() : undefined) } });
-      assert.equal(first.engine.stopReason, 'interrupted');
+      assert.equal(first.load.stopReason, 'interrupted');
       const before = readRequestsJsonl(join(out, 'requests.jsonl'));
       const answered = new Set(before.filter((r) => r.status === 'ok').map((r) => `${r.conversation_id}#${r.turn}`));
       assert.ok(answered.size >= 3 && answered.size < 12, `the first run answered part of the work (${answered.size})`);

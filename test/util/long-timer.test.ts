@@ -3,7 +3,7 @@
 // a long --request-timeout-sec or --benchmark-timeout-sec cut every request.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sleep } from '../../src/engine/sleep.js';
+import { sleep } from '../../src/load/sleep.js';
 import { MAX_TIMER_MS, setLongTimeout } from '../../src/util/long-timer.js';
 import { chatRequest, withScriptedClient } from '../helpers/client-test-utils.js';
 import { SHORT_ANSWER } from '../helpers/scripted-server.js';

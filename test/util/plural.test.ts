@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { describeShareGptReport } from '../../src/conversation/sharegpt.js';
-import { unfinishedWarning } from '../../src/engine/engine.js';
+import { unfinishedWarning } from '../../src/load/run-load.js';
 import { counted, wasWere } from '../../src/util/plural.js';
 
 describe('counted', () => {

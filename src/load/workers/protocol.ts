@@ -6,10 +6,10 @@ import type { ChatClientOptions } from '../../client/chat-client.js';
 import type { SerializedRunAggregate } from '../../metrics/run-aggregate.js';
 import type { SummaryPlan, TokenizerChoice } from '../../options/run-plan.js';
 import type { StopReason } from '../stop.js';
-import type { EngineInput, EngineResult, ResumeAt } from '../types.js';
+import type { LoadInput, LoadResult, ResumeAt } from '../types.js';
 
 /** What a part's worker thread needs to run its share of the load (its workerData). Plain, cloneable data. */
-export interface PartWorkerData extends Pick<EngineInput, 'load' | 'request' | 'deadlines' | 'keepFinishedConversations' | 'expectedCache'> {
+export interface PartWorkerData extends Pick<LoadInput, 'load' | 'request' | 'deadlines' | 'keepFinishedConversations' | 'expectedCache'> {
   /** This part's conversations only, and their positions in the dataset. */
   conversations: Conversation[];
   datasetIndices: number[];
@@ -40,13 +40,13 @@ export type PartMessage =
    */
   | { type: 'records'; records: RequestRecord[]; sent: number; queued: number; ended: { completed: number; failed: number; dropped: number } }
   | { type: 'warning'; message: string }
-  /** The part's engine stopped for `reason`: every other part must stop too (soft, or hard when `abort`). */
+  /** The part's load stopped for `reason`: every other part must stop too (soft, or hard when `abort`). */
   | { type: 'stop'; reason: StopReason; abort: boolean }
   /**
    * The part's result, its own event loop's health (a worker's delay is not seen from the main thread), and the
    * aggregate of its records, recorded in its thread as they came (the coordinator merges the parts').
    */
-  | { type: 'done'; result: EngineResult; health: ClientHealth; aggregate: SerializedRunAggregate }
+  | { type: 'done'; result: LoadResult; health: ClientHealth; aggregate: SerializedRunAggregate }
   | { type: 'failed'; message: string };
 
 /** Messages from the coordinator to a part's worker. */

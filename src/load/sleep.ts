@@ -3,7 +3,7 @@ import { MAX_TIMER_MS, setLongTimeout } from '../util/long-timer.js';
 
 /**
  * Waits `ms` milliseconds unless `signal` fires first. Resolves true when the full time passed, false when it was
- * cut short. Never rejects and never leaves a timer behind, so no wait in the engine is unbounded.
+ * cut short. Never rejects and never leaves a timer behind, so no wait in the load is unbounded.
  */
 export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);

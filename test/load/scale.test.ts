@@ -7,7 +7,7 @@ import { mergeRuns } from '../../src/benchmark/merge.js';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
 import { Command } from 'commander';
 import { addRunOptions, runOptionsFromCommand } from '../../src/cli/run-options.js';
-import { RequestBudget, shareOf } from '../../src/engine/partition.js';
+import { RequestBudget, shareOf } from '../../src/load/partition.js';
 import { summarizePerConversation, type ConversationSummary } from '../../src/metrics/per-conversation.js';
 import { summarizePerTurn } from '../../src/metrics/per-turn.js';
 import { summarize } from '../../src/metrics/summary.js';
@@ -33,7 +33,7 @@ describe('partition arithmetic', () => {
     // Each thread takes from the same buffer through RequestBudget itself (the compiled module this test imports, as
     // `npm test` runs it), as worker threads do in a run. They start together (a barrier), so their takes overlap: a
     // budget that decremented without its compare-and-swap gave more than the limit here (seen failing).
-    const module = new URL('../../src/engine/partition.js', import.meta.url).href;
+    const module = new URL('../../src/load/partition.js', import.meta.url).href;
     const barrier = new Int32Array(new SharedArrayBuffer(8)); // [threads ready, go]
     const threads = 3;
     const code = `const { workerData, parentPort } = require('node:worker_threads');
@@ -103,10 +103,10 @@ describe('worker threads and shards against the simulator', () => {
     assert.deepEqual([...new Set(records.map((r) => r.client_id))].sort(), [0, 1, 2, 3]);
     // Worker 0 owns the even conversations, worker 1 the odd ones; clients 0-1 are worker 0's.
     for (const r of records) assert.equal(r.conversation_index % 2, r.client_id < 2 ? 0 : 1);
-    const c = result.engine.conversations;
+    const c = result.load.conversations;
     assert.equal(c.completed + c.failed + c.unfinished + c.not_started, 20);
-    assert.equal(result.engine.stopReason, 'max_requests');
-    assert.match(result.engine.loadModel, /2 worker threads/);
+    assert.equal(result.load.stopReason, 'max_requests');
+    assert.match(result.load.loadModel, /2 worker threads/);
     assert.ok(records.every((r) => r.sent_at_ms >= 0), 'every part times its records from the common start');
     // Each part aggregated its own records; the merged aggregate summarizes as the records written would (computed
     // here, apart from chatload's summary code).
@@ -123,7 +123,7 @@ describe('worker threads and shards against the simulator', () => {
     // Worker 0 owns the even conversations (1 turn), worker 1 the odd ones (5 turns): worker 0 is done long before.
     const path = writeDataset(dir, syntheticConversations({ count: 8, userTurns: (i) => (i % 2 === 0 ? 1 : 5) }));
     const result = await runBenchmark({ url: sim.url, inputFile: path, numClients: 2, earlyStop: false, workers: 2, outputDir: dir });
-    assert.deepEqual(result.engine.conversations, { total: 8, completed: 8, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
+    assert.deepEqual(result.load.conversations, { total: 8, completed: 8, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
     assert.equal(result.summary.completed, 4 + 4 * 5);
   });
 
@@ -133,7 +133,7 @@ describe('worker threads and shards against the simulator', () => {
     const records = readRequestsJsonl(result.files.requests);
     assert.equal(records.filter((r) => r.warmup).length, 6);
     assert.equal(result.summary.completed, 12);
-    assert.deepEqual(result.engine.conversations, { total: 6, completed: 6, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
+    assert.deepEqual(result.load.conversations, { total: 6, completed: 6, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
   });
 
   test('two shards and a merge give the request count of one run; identical records give identical percentiles', { timeout: 90_000 }, async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ChatClient } from '../../src/client/chat-client.js';
 import { loadDataset } from '../../src/conversation/load.js';
-import { runEngine } from '../../src/engine/engine.js';
+import { runLoad } from '../../src/load/run-load.js';
 import { planRun } from '../../src/options/run-plan.js';
 import { defaultTokenCounter } from '../../src/tokenizer/index.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
@@ -37,7 +37,7 @@ describe('trace requests on the wire', () => {
       );
       const { conversations } = await loadDataset(file, { trace: { blockSize: 16 } });
       const plan = planRun({ url: server.url, inputFile: file });
-      const result = await runEngine({
+      const result = await runLoad({
         load: plan.load,
         request: plan.request,
         deadlines: plan.deadlines,

@@ -65,13 +65,13 @@ describe('run against the simulator', () => {
     });
     assert.equal(result.summary.completed, 200);
     assert.equal(result.summary.failed, 0);
-    assert.equal(result.engine.stopReason, 'max_requests');
+    assert.equal(result.load.stopReason, 'max_requests');
     assert.equal(readRequestsJsonl(result.files.requests).length, 200);
     const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as Record<string, unknown>;
     assert.equal(results.completed, 200);
     assert.equal((JSON.parse(readFileSync(join(dir, 'stats.json'), 'utf8')) as unknown[]).length, 200);
     assert.ok(existsSync(join(dir, 'out.json')));
-    const counts = result.engine.conversations;
+    const counts = result.load.conversations;
     assert.equal(counts.completed + counts.failed + counts.unfinished + counts.not_started, 300, 'no conversation is dropped');
     assert.ok(counts.unfinished >= 1 && counts.unfinished <= 4, `the clients' active conversations are counted as unfinished (${counts.unfinished})`);
   });
@@ -127,11 +127,11 @@ describe('run against the simulator', () => {
     const dir = tempDir('early');
     const inputFile = writeDataset(dir, conversations);
     const early = await runBenchmark({ url: sim.url, inputFile, numClients: 3, maxActiveConversations: 3, outputDir: join(dir, 'a') });
-    const c = early.engine.conversations;
+    const c = early.load.conversations;
     assert.equal(c.completed + c.failed + c.unfinished + c.not_started, 6);
     assert.ok(c.unfinished + c.not_started > 0, 'early stop leaves work, and says so');
     const drained = await runBenchmark({ url: sim.url, inputFile, numClients: 3, earlyStop: false, outputDir: join(dir, 'b') });
-    assert.deepEqual(drained.engine.conversations, { total: 6, completed: 6, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
+    assert.deepEqual(drained.load.conversations, { total: 6, completed: 6, failed: 0, dropped: 0, unfinished: 0, not_started: 0 });
     assert.equal(drained.summary.completed, 1 + 5 * 4);
   });
 
@@ -144,8 +144,8 @@ describe('run against the simulator', () => {
     const inputFile = writeDataset(dir, conversations);
     const exact = await runBenchmark({ url: sim.url, inputFile, numClients: 8, maxActiveConversations: 16, maxNumRequests: held - 5, outputDir: join(dir, 'a') });
     assert.equal(exact.summary.completed, held - 5);
-    assert.equal(exact.engine.stopReason, 'max_requests');
-    assert.ok(exact.engine.warnings.some((w) => /^early stop waited for -n: a client ran out of conversations after \d+ requests, so the last \d+ ran with fewer than 8 clients busy$/.test(w)), exact.engine.warnings.join('\n'));
+    assert.equal(exact.load.stopReason, 'max_requests');
+    assert.ok(exact.load.warnings.some((w) => /^early stop waited for -n: a client ran out of conversations after \d+ requests, so the last \d+ ran with fewer than 8 clients busy$/.test(w)), exact.load.warnings.join('\n'));
     const past = await runBenchmark({ url: sim.url, inputFile, numClients: 8, maxActiveConversations: 16, maxNumRequests: held + 100, outputDir: join(dir, 'b') });
     assert.equal(past.summary.completed, held);
     assert.ok(past.warnings.includes(`-n ${held + 100}, but the dataset holds ${held} requests: the run ends when they are sent`), past.warnings.join('\n'));

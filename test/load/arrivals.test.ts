@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ArrivalSchedule, sampleGamma } from '../../src/engine/arrivals.js';
-import { ConcurrencyLimit } from '../../src/engine/concurrency-limit.js';
+import { ArrivalSchedule, sampleGamma } from '../../src/load/arrivals.js';
+import { ConcurrencyLimit } from '../../src/load/concurrency-limit.js';
 import { Rng } from '../../src/util/rng.js';
 
 function arrivalsWithin(schedule: ArrivalSchedule, horizonMs: number): number[] {

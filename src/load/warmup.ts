@@ -1,7 +1,7 @@
 import { Rng } from '../util/rng.js';
 import type { ActiveConversation } from './active-conversation.js';
 import { runTurn, type TurnContext } from './turn.js';
-import type { CrashHandler } from './load/executor.js';
+import type { CrashHandler } from './executors/executor.js';
 
 /**
  * --warmup-step: sends the first turn of every conversation, with the run's number of clients, before the

@@ -45,7 +45,7 @@ describe('failures during a run', () => {
       assert.equal(result.summary.failed, 1);
       assert.equal(result.summary.failed_by_kind.http_status, 1);
       assert.equal(result.summary.completed, 4, 'the two other conversations finished');
-      assert.deepEqual(result.engine.conversations, { total: 3, completed: 2, failed: 1, dropped: 0, unfinished: 0, not_started: 0 });
+      assert.deepEqual(result.load.conversations, { total: 3, completed: 2, failed: 1, dropped: 0, unfinished: 0, not_started: 0 });
       const failed = readRequestsJsonl(result.files.requests).find((r) => r.status === 'error')!;
       assert.equal(failed.http_status, 500);
       assert.equal(result.exitCode, 1, 'errors over --max-error-rate exit 1');
@@ -86,9 +86,9 @@ describe('failures during a run', () => {
           },
         },
       );
-      assert.equal(result.engine.crashedTasks, 1);
+      assert.equal(result.load.crashedTasks, 1);
       assert.ok(warnings.some((w) => /died of a bug.*a bug in an observer/.test(w)));
-      const c = result.engine.conversations;
+      const c = result.load.conversations;
       assert.equal(c.completed, 3);
       assert.equal(c.failed, 1);
       assert.equal(c.completed + c.failed + c.unfinished + c.not_started, 4);
@@ -102,7 +102,7 @@ describe('failures during a run', () => {
     const dir = tempDir('deadline');
     try {
       const result = await runBenchmark({ url: server.url, inputFile: writeSyntheticDataset(dir, 1, 1), benchmarkTimeoutSec: 0.5, outputDir: dir, maxErrorRate: 1 });
-      assert.equal(result.engine.stopReason, 'benchmark_timeout');
+      assert.equal(result.load.stopReason, 'benchmark_timeout');
       assert.equal(result.summary.failed, 1);
       assert.equal(result.summary.failed_by_kind.aborted, 1);
       assert.equal(readRequestsJsonl(result.files.requests).length, 1);

@@ -1,12 +1,12 @@
 import { ActiveConversation } from './active-conversation.js';
 import { sleep } from './sleep.js';
-import type { EngineObserver } from './types.js';
+import type { LoadObserver } from './types.js';
 import type { StopController } from './stop.js';
 
 /** What fork/join needs of the turn context (turn.ts's TurnContext has it). */
 export interface ForkContext {
   stop: StopController;
-  observer: EngineObserver;
+  observer: LoadObserver;
   onCrash?: (what: string, error: unknown) => void;
   /** performance.now() at which the load started: a trace sub-agent's turn goes at its `atMs` from it, divided by `traceSpeed`. */
   loadStartMs?: number;

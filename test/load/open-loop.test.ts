@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
-import { arrivalScheduleFor } from '../../src/engine/load/open-sessions.js';
+import { arrivalScheduleFor } from '../../src/load/executors/open-sessions.js';
 import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
 import { writeSyntheticDataset } from '../helpers/datasets.js';
@@ -32,9 +32,9 @@ describe('open-loop sessions against the simulator', () => {
       assert.ok(r.schedule_lag_ms! >= 0);
       assert.ok(Math.abs(r.e2el_from_scheduled_ms! - (r.e2el_ms + r.schedule_lag_ms!)) < 0.01);
     });
-    assert.match(result.engine.loadModel, /^open-sessions: 20 sessions\/s \(Poisson\)/);
-    assert.equal(result.engine.stopReason, 'duration');
-    const c = result.engine.conversations;
+    assert.match(result.load.loadModel, /^open-sessions: 20 sessions\/s \(Poisson\)/);
+    assert.equal(result.load.stopReason, 'duration');
+    const c = result.load.conversations;
     assert.equal(c.completed + c.failed + c.unfinished + c.not_started, 30);
   });
 

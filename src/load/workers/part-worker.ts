@@ -4,13 +4,13 @@ import type { RequestRecord } from '../../metrics/record.js';
 import { ClientHealthMonitor } from '../../metrics/client-health.js';
 import { RunAggregate, runAggregateOptions } from '../../metrics/run-aggregate.js';
 import { resolveTokenCounter } from '../../tokenizer/resolve.js';
-import { runEngine } from '../engine.js';
+import { runLoad } from '../run-load.js';
 import { RequestBudget } from '../partition.js';
 import { StopController, type StopReason } from '../stop.js';
 import type { CoordinatorMessage, PartMessage, PartWorkerData } from './protocol.js';
 
 /*
- * The entry of one part's worker thread (--workers): its own event loop and connection pool run the engine over
+ * The entry of one part's worker thread (--workers): its own event loop and connection pool run the load over
  * the conversations this part owns. Records go to the coordinator in small batches (it writes requests.jsonl, so
  * the file stays one crash-safe sequence); stops travel both ways, so a stop anywhere stops every part.
  */
@@ -83,7 +83,7 @@ try {
   const health = new ClientHealthMonitor();
   const aggregate = new RunAggregate(runAggregateOptions(data.summary));
   health.start();
-  const result = await runEngine({
+  const result = await runLoad({
     load: data.load,
     request: data.request,
     deadlines: data.deadlines,

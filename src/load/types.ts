@@ -11,10 +11,10 @@ import type { RequestBudget } from './partition.js';
 import type { StopController, StopReason } from './stop.js';
 
 /**
- * What the engine tells the outside world. The engine never prints or writes files: the CLI and the
+ * What the load tells the outside world. The load never prints or writes files: the CLI and the
  * benchmark runner subscribe (JSONL sink, progress line, --print-content).
  */
-export interface EngineObserver {
+export interface LoadObserver {
   /** Every request's final record (warmup ones included, flagged), as soon as it ends. */
   onRecord?(record: RequestRecord): void;
   /** A run-level warning, said once. */
@@ -34,22 +34,22 @@ export interface EngineObserver {
 /** How a conversation ended: every turn answered, or a failed request. */
 export type ConversationOutcome = 'completed' | 'failed' | 'dropped';
 
-/** The deadlines the engine keeps (the per-request ones are the client's). */
-export type EngineDeadlines = Pick<DeadlinesPlan, 'benchmarkMs' | 'durationMs' | 'stopGraceMs'>;
+/** The deadlines the load keeps (the per-request ones are the client's). */
+export type LoadDeadlines = Pick<DeadlinesPlan, 'benchmarkMs' | 'durationMs' | 'stopGraceMs'>;
 
-/** What the engine needs to run: its parts of the run plan, the dataset, a client, the model name, a token counter. */
-export interface EngineInput {
+/** What the load needs to run: its parts of the run plan, the dataset, a client, the model name, a token counter. */
+export interface LoadInput {
   /** The load model, the -n budget, warmup and seed. */
   load: LoadPlan;
   /** The request template: what every request carries, retries, and which answer goes into the history. */
   request: RequestPlan;
-  deadlines: EngineDeadlines;
+  deadlines: LoadDeadlines;
   /** Keep finished conversations with their answers (for -o); otherwise each is let go as it ends. */
   keepFinishedConversations: boolean;
   conversations: readonly Conversation[];
   /**
    * When `conversations` is already this part's share (a worker thread gets only its own, to save memory): their
-   * positions in the whole dataset. Otherwise the engine takes its part's share of `conversations` itself.
+   * positions in the whole dataset. Otherwise the load takes its part's share of `conversations` itself.
    */
   datasetIndices?: readonly number[];
   /** --resume: by dataset index, conversations that start mid-way, after the turns an interrupted run answered. */
@@ -62,10 +62,10 @@ export interface EngineInput {
   expectedCache?: ExpectedCacheConfig;
   /**
    * A worker thread's channel to the run's one expected-cache index, which the coordinator owns (issue #31): this
-   * engine's ExpectedCache sends its index events there (cache-model/index-transport.ts) instead of keeping an index.
+   * load's ExpectedCache sends its index events there (cache-model/index-transport.ts) instead of keeping an index.
    */
   expectedCacheIndexPort?: MessagePort;
-  observer?: EngineObserver;
+  observer?: LoadObserver;
   /** Aborting it stops the run gracefully (as SIGINT does): no new turns, in-flight requests get a grace period. */
   signal?: AbortSignal;
   /**
@@ -73,15 +73,15 @@ export interface EngineInput {
    * no new turns; in-flight requests finish, bounded by their own timeouts.
    */
   stopSignal?: AbortSignal;
-  /** When this engine runs one part of a larger run (a worker thread, or a shard): which part, and what it shares. */
-  part?: EnginePart;
+  /** When this load runs one part of a larger run (a worker thread, or a shard): which part, and what it shares. */
+  part?: LoadPart;
 }
 
 /**
  * One part of a run split across worker threads or machines. The part owns the conversations whose index is
  * congruent to `index` modulo `count`, and its share of clients, active conversations and session rate.
  */
-export interface EnginePart {
+export interface LoadPart {
   index: number;
   count: number;
   /** The -n budget, shared by every part in this process (worker threads) or this part's own share (shards). */
@@ -97,8 +97,8 @@ export interface EnginePart {
 /** How the dataset's conversations ended (defined beside sumConversationCounts, which sums parts' counts). */
 export type { ConversationCounts } from '../metrics/conversation-counts.js';
 
-/** The engine's result: why it stopped, how every conversation ended, and the replayed conversations. */
-export interface EngineResult {
+/** The load's result: why it stopped, how every conversation ended, and the replayed conversations. */
+export interface LoadResult {
   stopReason: StopReason;
   /** One line describing the load model that ran. */
   loadModel: string;

@@ -6,10 +6,10 @@ import { sumConversationCounts } from '../../metrics/conversation-counts.js';
 import type { SerializedRunAggregate } from '../../metrics/run-aggregate.js';
 import type { SummaryPlan, TokenizerChoice } from '../../options/run-plan.js';
 import { startModuleWorker } from '../../util/module-worker.js';
-import { countWarnings, finalStopReason } from '../engine.js';
+import { countWarnings, finalStopReason } from '../run-load.js';
 import { ownsConversation, RequestBudget } from '../partition.js';
 import { StopController, type StopReason } from '../stop.js';
-import type { ConversationCounts, EngineInput, EngineObserver, EngineResult } from '../types.js';
+import type { ConversationCounts, LoadInput, LoadObserver, LoadResult } from '../types.js';
 import type { CoordinatorMessage, PartMessage, PartWorkerData } from './protocol.js';
 import { counted, wasWere } from '../../util/plural.js';
 
@@ -18,8 +18,8 @@ const READY_TIMEOUT_MS = 60_000;
 /** A little slack so every part is listening when the common start arrives (ms). */
 const START_SLACK_MS = 20;
 
-/** What the coordinator needs beyond the engine input: each worker's client options and tokenizer, and how many workers. */
-export interface WorkersInput extends Omit<EngineInput, 'client' | 'part'> {
+/** What the coordinator needs beyond the load's input: each worker's client options and tokenizer, and how many workers. */
+export interface WorkersInput extends Omit<LoadInput, 'client' | 'part'> {
   /** The options each worker's own ChatClient is made with. */
   client: ChatClientOptions;
   tokenizer: TokenizerChoice;
@@ -40,13 +40,13 @@ export interface WorkersInput extends Omit<EngineInput, 'client' | 'part'> {
 }
 
 /**
- * --workers N: runs the engine as N parts, each in its own worker thread with its own event loop and connection
+ * --workers N: runs the load as N parts, each in its own worker thread with its own event loop and connection
  * pool, and merges them into one result with the semantics of one loop: the -n budget is shared (exact), a stop in
  * any part (early stop, -n, --duration, the deadline) stops every part, and records arrive here in order of
  * completion, for the caller's observer (which writes requests.jsonl). A part that dies is recorded and the run
  * carries on; its conversations that had not finished are counted as failed.
  */
-export async function runEngineInWorkers(input: WorkersInput): Promise<EngineResult> {
+export async function runLoadInWorkers(input: WorkersInput): Promise<LoadResult> {
   const run = startCoordinator(input);
   const unfollow = run.stop.followSignal(input.signal, input.deadlines.stopGraceMs);
   const unfollowStop = run.stop.followStopSignal(input.stopSignal);
@@ -69,7 +69,7 @@ export async function runEngineInWorkers(input: WorkersInput): Promise<EngineRes
 
 /** What the coordinator's steps share: the caller's observer, the run's -n budget and stop, its warnings, its workers. */
 interface Coordinator {
-  readonly observer: EngineObserver;
+  readonly observer: LoadObserver;
   readonly budget: RequestBudget;
   readonly stop: StopController;
   readonly warnings: string[];
@@ -121,7 +121,7 @@ function partConversations(input: WorkersInput, part: { index: number; count: nu
   return { conversations, datasetIndices };
 }
 
-/** What a part's worker is started with: the engine input for its own conversations only, and the shared -n budget. */
+/** What a part's worker is started with: the load's input for its own conversations only, and the shared -n budget. */
 function partWorkerData(input: WorkersInput, part: { index: number; count: number }, budget: RequestBudget): PartWorkerData {
   const { conversations, datasetIndices } = partConversations(input, part);
   return {
@@ -180,7 +180,7 @@ async function startTogether(input: WorkersInput, run: Coordinator, ready: Promi
 }
 
 /** Merges the parts' ends into the run's result, as one loop would have it; hands their aggregates to the caller. */
-function mergeParts(input: WorkersInput, run: Coordinator, ends: PartEnd[]): EngineResult {
+function mergeParts(input: WorkersInput, run: Coordinator, ends: PartEnd[]): LoadResult {
   const { budget, stop } = run;
   const owned = (index: number): number => partConversations(input, partOf(input, index)).conversations.length;
   const results = ends.map((end) => end.done?.result);
@@ -236,7 +236,7 @@ interface PartEnd {
 function followPart(
   worker: Worker,
   index: number,
-  run: { observer: EngineObserver; stop: StopController; warn: (message: string) => void; markReady: () => void },
+  run: { observer: LoadObserver; stop: StopController; warn: (message: string) => void; markReady: () => void },
 ): Promise<PartEnd> {
   const { observer, stop, warn } = run;
   const said: PartSaid = { completed: 0, failed: 0, dropped: 0, inFlight: 0 };

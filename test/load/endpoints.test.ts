@@ -75,7 +75,7 @@ describe('--responses-state server when the server has dropped the response', ()
       assert.equal(result.summary.failed, 0, JSON.stringify(result.topErrors));
       assert.equal(result.summary.completed, 6);
       assert.equal(sends, 6);
-      const told = [...result.engine.warnings, ...result.warnings].filter((w) => /no longer holds response resp_/.test(w));
+      const told = [...result.load.warnings, ...result.warnings].filter((w) => /no longer holds response resp_/.test(w));
       assert.equal(told.length, 1, JSON.stringify(told));
     } finally {
       await sim.close();

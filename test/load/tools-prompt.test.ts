@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
-import { localPromptTokens } from '../../src/engine/message-tokens.js';
+import { localPromptTokens } from '../../src/load/message-tokens.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
 import { chatmlTemplate, countPromptTokens, defaultTokenCounter, withToolsTurn, type ChatMessage } from '../../src/tokenizer/index.js';

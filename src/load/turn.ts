@@ -15,7 +15,7 @@ import { countTextYielding } from '../tokenizer/sliced.js';
 import { localPromptTokens, messageTokens } from './message-tokens.js';
 import { sleep } from './sleep.js';
 import { stopMessage, type StopController } from './stop.js';
-import type { EngineObserver } from './types.js';
+import type { LoadObserver } from './types.js';
 
 /** What every turn needs, fixed for the run. */
 export interface TurnContext {
@@ -26,7 +26,7 @@ export interface TurnContext {
   /** The global expected-cache model (issue #13); without it records carry the own-history figure. */
   expectedCache?: ExpectedCache;
   stop: StopController;
-  observer: EngineObserver;
+  observer: LoadObserver;
   /** performance.now() at the run's start: record times are relative to it. */
   runStartMs: number;
   /** performance.now() at which the load model starts (after any warmup): open-loop arrivals are offsets from it. */
@@ -129,7 +129,7 @@ async function sendWithRetries(
 }
 
 /** Observers already told that a server lost stored responses: the run says it once. */
-const toldLostResponses = new WeakSet<EngineObserver>();
+const toldLostResponses = new WeakSet<LoadObserver>();
 
 /**
  * --responses-state server: a server that no longer holds the previous response (400 `previous_response_not_found`,
@@ -137,7 +137,7 @@ const toldLostResponses = new WeakSet<EngineObserver>();
  * says so once. The record is the resend's. Other requests go as sendWithRetries sends them.
  */
 async function sendWithHistoryFallback(ctx: TurnContext, request: ChatRequest, rng: Rng): ReturnType<typeof sendWithRetries> {
-  // Once per turn (EngineObserver.onSend): neither a retry nor the history resend below is another send to count.
+  // Once per turn (LoadObserver.onSend): neither a retry nor the history resend below is another send to count.
   ctx.observer.onSend?.();
   const sent = await sendWithRetries(ctx, request, rng);
   const error = sent.result.error;
@@ -184,7 +184,7 @@ export async function takeTurn(
 /**
  * Sends the conversation's next turn (with retries), builds its record, moves the conversation on with the answer
  * that goes into the history (the server's, or the recorded one with --replay-dataset-answers), and hands the record
- * to the run (EngineObserver.onRecord: the one place the engine's records leave it, after its sub-agents' own).
+ * to the run (LoadObserver.onRecord: the one place the load's records leave it, after its sub-agents' own).
  */
 export async function runTurn(
   ctx: TurnContext,
@@ -224,7 +224,7 @@ async function sendTurn(
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;
   // Its lookup may wait behind another request's large registration (issue #14): the hit is final after this.
   if (ticket !== undefined) await ctx.expectedCache!.settled(ticket);
-  // The record is built once, with all the engine knows (issue #33): a divergence is of a server's answer that goes
+  // The record is built once, with all the load knows (issue #33): a divergence is of a server's answer that goes
   // into the history, so none when the recorded answer is replayed.
   const replaysRecorded = ctx.request.replayDatasetAnswers && recorded !== undefined;
   const toolDivergence = result.error === undefined && !replaysRecorded ? conversation.toolDivergence(result.toolCalls) : null;

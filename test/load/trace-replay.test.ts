@@ -38,7 +38,7 @@ describe('trace replay against the simulator', () => {
   test('requests go at their timestamps divided by --trace-speed; a session turn goes its delay after the previous answer', { timeout: 30_000 }, async () => {
     const dir = tempDir('trace-schedule');
     const result = await runBenchmark({ url: sim.url, inputFile: join(FIXTURES, 'mooncake-sample.jsonl'), tokenizer: QWEN3_DIR, traceSpeed: 2, outputDir: dir });
-    assert.match(result.engine.loadModel, /^fixed-schedule: the trace's timestamps at 2x speed/);
+    assert.match(result.load.loadModel, /^fixed-schedule: the trace's timestamps at 2x speed/);
     const records = readRequestsJsonl(result.files.requests);
     assert.equal(records.length, 10);
     const firsts = records.filter((r) => r.turn === 1).sort((a, b) => a.scheduled_at_ms! - b.scheduled_at_ms!);
@@ -75,7 +75,7 @@ describe('trace replay against the simulator', () => {
     const due = chat[0]!.scheduled_at_ms! + 300;
     const at = chat[2]!.scheduled_at_ms!;
     assert.ok(Math.abs(at - due) < 0.01 || (at > due && at >= chat[1]!.done_at_ms), `turn 3 scheduled ${at}, due ${due}, turn 2 answered at ${chat[1]!.done_at_ms}`);
-    assert.equal(result.engine.conversations.completed, 4);
+    assert.equal(result.load.conversations.completed, 4);
   });
 
   test('--max-concurrency caps the requests in flight; the wait is queue time', { timeout: 30_000 }, async () => {

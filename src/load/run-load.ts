@@ -4,13 +4,13 @@ import { HashBlockText } from '../synth/hash-blocks.js';
 import { ActiveConversation } from './active-conversation.js';
 import { ExpectedCache } from '../cache-model/expected-cache.js';
 import { RemoteIndexDriver } from '../cache-model/index-transport.js';
-import type { CrashHandler } from './load/executor.js';
-import { describeLoadModel, loadModelFor, loadModelWarnings, runLoadModel, type LoadModel } from './load/registry.js';
+import type { CrashHandler } from './executors/executor.js';
+import { describeLoadModel, loadModelFor, loadModelWarnings, runLoadModel, type LoadModel } from './executors/registry.js';
 import { ownsConversation, RequestBudget, shareOf } from './partition.js';
 import { sleep } from './sleep.js';
 import { StopController, type StopReason } from './stop.js';
 import type { TurnContext } from './turn.js';
-import type { ConversationCounts, EngineInput, EngineObserver, EngineResult } from './types.js';
+import type { ConversationCounts, LoadInput, LoadObserver, LoadResult } from './types.js';
 import { runWarmup } from './warmup.js';
 import { WorkPool } from './work-pool.js';
 import { counted, wasWere } from '../util/plural.js';
@@ -51,7 +51,7 @@ function crashMessage(what: string, error: unknown): string {
  * (--duration / a signal stop new turns; --benchmark-timeout-sec and the grace after a signal abort in-flight
  * requests). Every wait is bounded, so it always resolves, with every conversation accounted for.
  */
-export async function runEngine(input: EngineInput): Promise<EngineResult> {
+export async function runLoad(input: LoadInput): Promise<LoadResult> {
   const { load, deadlines, observer = {}, part } = input;
   const stop = part?.stop ?? new StopController();
   const budget = part?.budget ?? new RequestBudget(load.maxNumRequests);
@@ -61,10 +61,10 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const traced = input.conversations.some((c) => c.trace !== undefined);
   const prompts = traced ? tracePrompts(input, tally.warn) : undefined;
   const ctx = turnContext(input, stop, tally, traced);
-  const run: EngineRun = { input, observer, stop, budget, ctx, tally };
+  const run: LoadRun = { input, observer, stop, budget, ctx, tally };
 
   try {
-    // A step that may wait is awaited only when it runs: with no common start and no warmup, runEngine sets up and
+    // A step that may wait is awaited only when it runs: with no common start and no warmup, runLoad sets up and
     // starts the load before it returns its promise.
     if (part?.startEpochMs !== undefined) await waitForCommonStart(part.startEpochMs, stop, ctx);
     let conversations = prepareConversations(input, prompts);
@@ -98,10 +98,10 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   }
 }
 
-/** What runEngine's steps share: its input and observer, this part's stop and -n budget, the turns' context, the tally. */
-interface EngineRun {
-  readonly input: EngineInput;
-  readonly observer: EngineObserver;
+/** What runLoad's steps share: its input and observer, this part's stop and -n budget, the turns' context, the tally. */
+interface LoadRun {
+  readonly input: LoadInput;
+  readonly observer: LoadObserver;
   readonly stop: StopController;
   readonly budget: RequestBudget;
   readonly ctx: TurnContext;
@@ -118,7 +118,7 @@ interface RunTally {
 }
 
 /** An empty tally whose warnings, crashes included, also go to the observer. */
-function startTally(observer: EngineObserver): RunTally {
+function startTally(observer: LoadObserver): RunTally {
   const tally: RunTally = {
     warnings: [],
     crashedTasks: 0,
@@ -146,7 +146,7 @@ interface ArmedDeadlines {
  * Arms what holds from the start: the observer hears of the stop, --benchmark-timeout-sec aborts in-flight requests,
  * and the caller's signal and stop signal stop the run. --duration waits for the measured phase.
  */
-function startDeadlines(input: EngineInput, stop: StopController, observer: EngineObserver): ArmedDeadlines {
+function startDeadlines(input: LoadInput, stop: StopController, observer: LoadObserver): ArmedDeadlines {
   // Any length (--benchmark-timeout-sec, --duration): past setTimeout's 24.8 days a chain of timers (util/long-timer.ts).
   const timers: LongTimer[] = [];
   const onStopping = (): void => observer.onPhase?.('stopping', String(stop.reason));
@@ -166,7 +166,7 @@ async function releaseDeadlines(armed: ArmedDeadlines, ctx: TurnContext): Promis
 }
 
 /** A trace's prompt text, made from its hash ids under the run's tokenizer; warns when the blocks come out inexact. */
-function tracePrompts(input: EngineInput, warn: (message: string) => void): HashBlockText {
+function tracePrompts(input: LoadInput, warn: (message: string) => void): HashBlockText {
   const prompts = new HashBlockText(input.counter.tokenizer, input.load.seed);
   if (!prompts.exact) {
     warn(`the tokenizer ${input.counter.tokenizer.name} merges the trace's prompt words: hash blocks are not exactly --trace-block-size tokens, so prefix sharing is approximate`);
@@ -178,14 +178,14 @@ function tracePrompts(input: EngineInput, warn: (message: string) => void): Hash
  * The run's expected-cache model: with its own index, or in a worker thread fed to the run's one index in the
  * coordinator (issue #31).
  */
-function expectedCacheOf(input: EngineInput, stop: StopController): ExpectedCache {
+function expectedCacheOf(input: LoadInput, stop: StopController): ExpectedCache {
   const config = input.expectedCache ?? { blockSize: 16 };
   const port = input.expectedCacheIndexPort;
   return new ExpectedCache(input.counter, config, stop.abort, port === undefined ? undefined : new RemoteIndexDriver(port, config));
 }
 
 /** The context every turn runs in: the request template, client, counter and expected cache, reporting to the tally. */
-function turnContext(input: EngineInput, stop: StopController, tally: RunTally, traced: boolean): TurnContext {
+function turnContext(input: LoadInput, stop: StopController, tally: RunTally, traced: boolean): TurnContext {
   const { observer = {} } = input;
   return {
     request: input.request,
@@ -217,7 +217,7 @@ async function waitForCommonStart(startEpochMs: number, stop: StopController, ct
 }
 
 /** This part's conversations, in dataset order, each ready to run (from its resume point with --resume). */
-function prepareConversations(input: EngineInput, prompts: HashBlockText | undefined): ActiveConversation[] {
+function prepareConversations(input: LoadInput, prompts: HashBlockText | undefined): ActiveConversation[] {
   const { part } = input;
   const conversations: ActiveConversation[] = [];
   input.conversations.forEach((c, i) => {
@@ -238,7 +238,7 @@ interface WarmupOutcome {
 }
 
 /** --warmup-step with this part's share of the clients: adds to `outcomes` the conversations that ended in it. */
-function warmUp(run: EngineRun, conversations: readonly ActiveConversation[], outcomes: WarmupOutcome[]): Promise<{ remaining: ActiveConversation[]; sent: number }> {
+function warmUp(run: LoadRun, conversations: readonly ActiveConversation[], outcomes: WarmupOutcome[]): Promise<{ remaining: ActiveConversation[]; sent: number }> {
   const { load, part } = run.input;
   const clientsHere = part === undefined ? load.clients : shareOf(load.clients, part.index, part.count);
   run.observer.onPhase?.('warmup');
@@ -246,7 +246,7 @@ function warmUp(run: EngineRun, conversations: readonly ActiveConversation[], ou
 }
 
 /** The pool the load takes its work from, of `owned` conversations of which these remain; the turns take -n from it. */
-function startPool(run: EngineRun, conversations: readonly ActiveConversation[], owned: number): WorkPool {
+function startPool(run: LoadRun, conversations: readonly ActiveConversation[], owned: number): WorkPool {
   const pool = new WorkPool(conversations, owned, run.budget, { keepFinished: run.input.keepFinishedConversations, onEnd: (outcome) => run.observer.onConversationEnd?.(outcome) });
   // Sub-agents' requests count in -n like the sessions' (warmup ones, before this, do not).
   run.ctx.takeRequest = () => pool.takeRequest();
@@ -262,7 +262,7 @@ function countWarmupOutcomes(pool: WorkPool, outcomes: readonly WarmupOutcome[])
 }
 
 /** Stops the run (for -n, or as completed), says what it left unfinished, and makes its result. */
-function finishResult(run: EngineRun, pool: WorkPool, loadModel: LoadModel, warmupRequestsSent: number): EngineResult {
+function finishResult(run: LoadRun, pool: WorkPool, loadModel: LoadModel, warmupRequestsSent: number): LoadResult {
   const { stop, tally } = run;
   const counts = pool.counts();
   stop.stop(pool.budgetSpent ? 'max_requests' : 'completed');

@@ -51,7 +51,7 @@ describe('agentic trace replay against the simulator', () => {
       const dir = tempDir('agentic-trace');
       const inputFile = join(AGENTIC, c.file);
       const result = await runBenchmark({ url: sim.url, inputFile, inputFormat: c.inputFormat, tokenizer: QWEN3_DIR, traceSpeed: 4, resetPrefixCache: true, outputDir: dir });
-      assert.match(result.engine.loadModel, /^fixed-schedule/);
+      assert.match(result.load.loadModel, /^fixed-schedule/);
       const records = readRequestsJsonl(result.files.requests);
       assert.equal(records.length, c.requests);
       assert.ok(records.every((r) => r.status === 'ok'), records.map((r) => r.error).join('; '));

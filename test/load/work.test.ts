@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Conversation } from '../../src/conversation/types.js';
-import { ActiveConversation } from '../../src/engine/active-conversation.js';
-import { activeShare } from '../../src/engine/load/fixed-clients.js';
-import { sleep } from '../../src/engine/sleep.js';
-import { StopController } from '../../src/engine/stop.js';
-import { WorkPool } from '../../src/engine/work-pool.js';
-import { RequestBudget } from '../../src/engine/partition.js';
+import { ActiveConversation } from '../../src/load/active-conversation.js';
+import { activeShare } from '../../src/load/executors/fixed-clients.js';
+import { sleep } from '../../src/load/sleep.js';
+import { StopController } from '../../src/load/stop.js';
+import { WorkPool } from '../../src/load/work-pool.js';
+import { RequestBudget } from '../../src/load/partition.js';
 
 const conversation: Conversation = {
   id: 'c1',

@@ -212,8 +212,9 @@ async function writeRunFiles(input: RunFilesInput): Promise<BenchmarkResult['fil
   const { outputDir } = prepared;
   const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
   // Written as writeJsonAtomic writes it; the same text is handed to the reports below, not read back (writtenResults).
-  const resultsText = `${JSON.stringify(resultsDocument(input), null, 2)}\n`;
+  let resultsText: string;
   try {
+    resultsText = `${JSON.stringify(resultsDocument(input), null, 2)}\n`;
     writeTextAtomic(files.results, resultsText);
   } catch (error) {
     // The first failure is the cause to name, with the lost_records count in its message; results.json's own failure

@@ -226,7 +226,8 @@ if (want('3f')) {
   mkdirSync(join(work, 'fit'));
   const fitDataset = writeAllInDataset(join(work, 'fit'), large);
   type Threads = { mainMs: number; otherMs: number };
-  const clients = ['floor', 'chatload'] as const;
+  // With --before, that build too, alternating with the others: its line beside this one's, from the same rounds.
+  const clients = BEFORE !== undefined ? (['floor', 'chatload', 'before'] as const) : (['floor', 'chatload'] as const);
   const runs = new Map<string, Threads[]>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const n of [small, large]) {
@@ -235,7 +236,7 @@ if (want('3f')) {
         const file = join(work, `fit-${who}-${n}-${round}.json`);
         try {
           const run = { dataset: fitDataset, requests: n };
-          const args = who === 'floor' ? floorArgs(sim.url, run) : runArgs(sim.url, join(work, `fit-run-${n}-${round}`), BIN, run);
+          const args = who === 'floor' ? floorArgs(sim.url, run) : runArgs(sim.url, join(work, `fit-run-${n}-${round}-${who}`), who === 'before' ? BEFORE : BIN, run);
           const cost = await nodeCost(['--import', THREAD_CPU, ...args], { env: { THREAD_CPU_FILE: file } });
           if (cost.code !== 0) throw new Error(`${who} at ${n} requests failed (${cost.code}): ${cost.stderr.slice(-500)}`);
           const key = `${who} ${n}`;
@@ -264,18 +265,24 @@ if (want('3f')) {
     const line = fit(who, pick);
     console.log(`| ${who} | ${name} | ${(line.perRequest * 1000).toFixed(0)} µs | ${fmt(line.fixed)} ms |`);
   }
-  for (const [name, pick] of parts) {
-    const c = fit('chatload', pick);
-    const f = fit('floor', pick);
-    console.log(`${name}: chatload per request ${ratio(c.perRequest, f.perRequest)} the floor's; fixed ${fmt(c.fixed - f.fixed)} ms above the floor's`);
+  for (const who of clients.slice(1)) {
+    const label = who === 'before' ? '--before' : 'chatload';
+    for (const [name, pick] of parts) {
+      const c = fit(who, pick);
+      const f = fit('floor', pick);
+      console.log(`${name}: ${label} per request ${ratio(c.perRequest, f.perRequest)} the floor's; fixed ${fmt(c.fixed - f.fixed)} ms above the floor's`);
+    }
+    const c = fit(who, parts[2]![1]);
+    const f = fit('floor', parts[2]![1]);
+    const at = (n: number): string => ratio(c.fixed + n * c.perRequest, f.fixed + n * f.perRequest);
+    // Solving (Fc + n pc) = 1.3 (Ff + n pf) for n; no crossing when chatload's cost per request is 1.3x the floor's or more.
+    const crossing = 1.3 * f.perRequest - c.perRequest > 0 ? Math.max(0, Math.ceil((c.fixed - 1.3 * f.fixed) / (1.3 * f.perRequest - c.perRequest))) : Infinity;
+    const all = (key: string): number[] => runs.get(key)!.map((t) => t.mainMs + t.otherMs);
+    const measured = (n: number): string => ratio(median(all(`${who} ${n}`)), median(all(`floor ${n}`)));
+    // Each round's own ratio (the floor of the same round and length), as section 3 gives them.
+    const rounds = (n: number): string => all(`${who} ${n}`).map((ms, r) => (ms / all(`floor ${n}`)[r]!).toFixed(2)).join(', ');
+    console.log(`${label}, all threads, ratio of the medians: ${measured(small)} at ${small} requests (rounds ${rounds(small)}), ${measured(large)} at ${large} (rounds ${rounds(large)}); the line's: ${[1000, 2000, 5000, 20000].map((n) => `${at(n)} at ${n}`).join(', ')}; ${crossing === Infinity ? 'never under 1.3x' : `1.3x from ~${crossing} requests`}`);
   }
-  const c = fit('chatload', parts[2]![1]);
-  const f = fit('floor', parts[2]![1]);
-  const at = (n: number): string => ratio(c.fixed + n * c.perRequest, f.fixed + n * f.perRequest);
-  // Solving (Fc + n pc) = 1.3 (Ff + n pf) for n; no crossing when chatload's cost per request is 1.3x the floor's or more.
-  const crossing = 1.3 * f.perRequest - c.perRequest > 0 ? Math.max(0, Math.ceil((c.fixed - 1.3 * f.fixed) / (1.3 * f.perRequest - c.perRequest))) : Infinity;
-  const measured = (n: number): string => ratio(median(runs.get(`chatload ${n}`)!.map((t) => t.mainMs + t.otherMs)), median(runs.get(`floor ${n}`)!.map((t) => t.mainMs + t.otherMs)));
-  console.log(`all threads, ratio of the medians: ${measured(small)} at ${small} requests, ${measured(large)} at ${large}; the line's: ${[1000, 2000, 5000, 20000].map((n) => `${at(n)} at ${n}`).join(', ')}; ${crossing === Infinity ? 'never under 1.3x' : `1.3x from ~${crossing} requests`}`);
 }
 
 // 3e. The end of a run: each build's threads read at its last chat response (thread-cpu.mjs with

@@ -15,7 +15,7 @@ import { isRunPlan, planRun, type RunPlan } from '../options/run-plan.js';
 import { writeConversationsJson } from '../report/conversations-json.js';
 import { writeReferenceStatsFile } from '../report/stats-json.js';
 import { writeRunReports } from '../report/write-reports.js';
-import { llmdReportDocument, llmdReportText, type LlmdReportInput } from '../report/llmd-report.js';
+import type { LlmdReportInput } from '../report/llmd-report.js';
 import { writeTextAtomic } from '../store/atomic-write.js';
 import { chatloadVersion } from '../util/version.js';
 import { randomUUID } from 'node:crypto';
@@ -24,7 +24,8 @@ import { compareCacheCounts } from '../server-metrics/compare.js';
 import type { ServerMetricsReport } from '../server-metrics/scraper.js';
 import { describeFsError } from '../store/output-dir.js';
 import { REDACTED, redactSecrets } from '../store/redact.js';
-import { buildResultsDocument, writeJsonAtomic, type ResultsDocument, type ResultsConfig } from '../store/results-json.js';
+import { buildResultsDocument, type ResultsDocument, type ResultsConfig } from '../store/results-json.js';
+import { writtenResults } from '../store/results-reader.js';
 import { resumedCounts } from './resume.js';
 import { connectAndProbe, prepareRun, runLoadAndScrape, type BenchmarkHooks, type BenchmarkStartInfo, type ConnectedRun, type LoadOutcome, type PreparedRun, type RunResources } from './run-steps.js';
 import { requestsHeld } from '../load/active-conversation.js';
@@ -223,15 +224,18 @@ interface RunFilesInput {
 
 /**
  * results.json (atomically; a failed write of requests.jsonl is thrown after it, with the records it lost), then the
- * reference's stats JSON, the -o conversations, and the reports, rendered from the files just written as `chatload
- * report` would.
+ * reference's stats JSON, the -o conversations, and the reports, rendered as `chatload report` would from the files
+ * just written (results.json from the text just written, not read back).
  */
 async function writeRunFiles(input: RunFilesInput): Promise<BenchmarkResult['files']> {
   const { plan, prepared, ran } = input;
   const { outputDir } = prepared;
   const files: BenchmarkResult['files'] = { requests: join(outputDir, 'requests.jsonl'), results: join(outputDir, 'results.json') };
+  // Written as writeJsonAtomic writes it; the same text is handed to the reports below, not read back (writtenResults).
+  let resultsText: string;
   try {
-    writeJsonAtomic(files.results, resultsDocument(input));
+    resultsText = `${JSON.stringify(resultsDocument(input), null, 2)}\n`;
+    writeTextAtomic(files.results, resultsText);
   } catch (error) {
     // The first failure is the cause to name, with the lost_records count in its message; results.json's own failure
     // is said on the same line (RELIABILITY.md: nothing fails unsaid).
@@ -252,9 +256,12 @@ async function writeRunFiles(input: RunFilesInput): Promise<BenchmarkResult['fil
     files.llmdReport = plan.outputs.llmdReport;
     // Redacted as results.json is: its config through publicConfig, the URL as shown (no document-wide pass: a key-name
     // redaction would take `time_to_first_token` for a credential).
+    // Loaded only when asked for: code every other run would load at start for nothing.
+    const { llmdReportDocument, llmdReportText } = await import('../report/llmd-report.js');
     writeTextAtomic(files.llmdReport, llmdReportText(llmdReportDocument(llmdReportInput(input))));
   }
-  const reports = await writeRunReports(outputDir, { html: plan.outputs.report, excel: plan.outputs.excel, csv: plan.outputs.csv });
+  const written = writtenResults(resolve(files.results), resultsText);
+  const reports = await writeRunReports(outputDir, { html: plan.outputs.report, excel: plan.outputs.excel, csv: plan.outputs.csv }, written);
   // Named as the output folder was given (relative stays relative), like the other files.
   const asGiven = (path: string): string => (path.startsWith(resolve(outputDir)) ? join(outputDir, relative(resolve(outputDir), path)) : path);
   if (reports.html !== undefined) files.html = asGiven(reports.html);

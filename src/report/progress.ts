@@ -80,7 +80,8 @@ export class LiveView {
     this.#clear();
     this.#waiting = undefined;
     const now = this.#now();
-    this.#model = new LiveModel(now, { ...info, heading: this.#heading });
+    // 'off' (-q) never draws: no model to feed on every send and record (issue #33, part 5: CPU per request).
+    this.#model = this.#mode === 'off' ? undefined : new LiveModel(now, { ...info, heading: this.#heading });
     this.#lastPlainMs = now;
     this.#healthFromMs = now;
     this.#lastTickMs = now;

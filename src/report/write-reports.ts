@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import { writeTextAtomic } from '../store/atomic-write.js';
 import { writeRequestsCsv, writeRequestsCsvFromJsonl } from './csv.js';
+import type { StoredResults } from '../store/results-reader.js';
 import { loadRunData, REQUESTS_FILE, type RunData } from '../store/run-data.js';
 
 /** Default file names, written into the results directory. */
@@ -27,10 +28,11 @@ export interface WrittenReports {
  * Reads results.json and requests.jsonl from `resultsDir` and writes the reports asked for. A run that did not finish
  * (no results.json) is summarized from its records and its report says so. A run with more than REPORT_MAX_RECORDS
  * records is charted from a uniform sample of them (see loadRunData); the CSV still holds every record. Throws
- * DatasetError when the directory holds neither file. Returns the paths written.
+ * DatasetError when the directory holds neither file. Returns the paths written. `results`: results.json as the caller
+ * has just written it (writtenResults), taken instead of reading the file back.
  */
-export async function writeRunReports(resultsDir: string, outputs: ReportOutputs): Promise<WrittenReports> {
-  const data = await loadRunData(resultsDir);
+export async function writeRunReports(resultsDir: string, outputs: ReportOutputs, results?: StoredResults): Promise<WrittenReports> {
+  const data = await loadRunData(resultsDir, { results });
   return writeReportsFor(data, outputs, { html: outputs.html === true ? join(data.dir, REPORT_FILES.html) : undefined });
 }
 

@@ -36,6 +36,11 @@ export interface LoadRunDataOptions {
    * @default REPORT_MAX_RECORDS
    */
   maxRecords?: number;
+  /**
+   * results.json as the run that wrote it holds it (results-reader's writtenResults), read instead of the file: the
+   * end of `chatload run` renders its reports from the document it has just written.
+   */
+  results?: StoredResults;
 }
 
 /**
@@ -116,7 +121,7 @@ export async function loadRunData(dirPath: string, options: LoadRunDataOptions =
     throw new DatasetError({ file: dirPath }, `holds neither ${RESULTS_FILE} nor ${REQUESTS_FILE}: nothing to report`);
   }
   // results.json first: whether the pass over the records must also summarize them depends on what it holds.
-  const stored = hasResults ? readResultsFile(resultsPath) : null;
+  const stored = options.results ?? (hasResults ? readResultsFile(resultsPath) : null);
   const read = hasRecords
     ? await readRecords(requestsPath, maxRecords, stored === null || stored.perTurn === null)
     : { records: [], total: 0, aggregate: null };

@@ -158,4 +158,19 @@ describe('LiveView', () => {
     view.stop();
     assert.deepEqual(writes, ['x\n']);
   });
+
+  test("'off' keeps no live model: nothing to draw, so sends and records cost nothing (issue #33, part 5)", () => {
+    const { stream } = fakeStream();
+    const view = new LiveView(stream, 'off', { now: () => 0 });
+    view.start({ totalRequests: 10 });
+    view.onSend();
+    view.onRecord(makeRecord());
+    assert.deepEqual(view.lines(), []);
+    // The same events in 'plain' give the panel's lines: the check above is not empty for want of a model.
+    const plain = new LiveView(fakeStream().stream, 'plain', { now: () => 0 });
+    plain.start({ totalRequests: 10 });
+    plain.onRecord(makeRecord());
+    assert.notDeepEqual(plain.lines(), []);
+    plain.stop();
+  });
 });

@@ -72,7 +72,7 @@ export function accountOf(ticket: IndexTicket, cached: number, g: ServerGranular
   const served = cached - warm;
   const expected = ticket.hit.expected;
   if (expected <= served) return { warmStartTokens: warm, missedTokens: 0, missCause: null };
-  const cause = missCause({ cached: served, expected, blockSize, serverGranularity: granularity, atSend: ticket.atSend, smallerCache: ticket.smaller, previous });
+  const cause = missCause({ cached: served, expected, blockSize, serverGranularity: granularity, atSend: ticket.atSend, smallerCache: ticket.smaller, perReplica: ticket.hit.perReplica, previous });
   return { warmStartTokens: warm, missedTokens: expected - served, missCause: cause };
 }
 

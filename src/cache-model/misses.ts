@@ -5,6 +5,9 @@
  * - block_rounding: the server caches in coarser units than the model (its cached counts share a granularity G
  *   larger than the model's block, e.g. SGLang pages or a larger vLLM block), and expected rounded down to G is
  *   what it served.
+ * - routing: a router sent the request to a replica whose own cache did not hold the prefix (issue #31): the
+ *   per-replica model's hit, in the cache of the replica its response header named, is below the one ideal cache's,
+ *   and the server served no more than that replica could.
  * - reasoning_not_sent_back, history_resent: the hit stopped inside this conversation's previous answer. The server
  *   cached the answer's tokens as it generated them; the history sends the answer back as text, which the template
  *   renders and the tokenizer encodes again. Where the two differ the prefix ends. With reasoning in that answer
@@ -33,6 +36,8 @@ export interface MissFacts {
   atSend: number;
   /** The hit in a cache a quarter smaller; undefined without a modelled capacity. */
   smallerCache: number | undefined;
+  /** The hit in the cache of the replica the request went to (replicas behind a router); undefined when unknown. */
+  perReplica: number | undefined;
   /** This conversation's previous request: its prompt's length, its answer's (as sent back), and whether it reasoned. */
   previous: { promptLength: number; answerLength: number; reasoning: boolean } | undefined;
 }
@@ -41,8 +46,9 @@ export interface MissFacts {
 export function missCause(f: MissFacts): MissCause {
   const g = f.serverGranularity;
   if (g > f.blockSize && Math.floor(f.expected / g) * g <= f.cached) return 'block_rounding';
-  const p = f.previous;
   const unit = Math.max(f.blockSize, g);
+  if (f.perReplica !== undefined && f.perReplica < f.expected && f.cached <= f.perReplica + unit) return 'routing';
+  const p = f.previous;
   if (p !== undefined && p.answerLength > 0 && f.cached >= p.promptLength - unit && f.cached < p.promptLength + p.answerLength && f.expected > p.promptLength) {
     return p.reasoning ? 'reasoning_not_sent_back' : 'history_resent';
   }

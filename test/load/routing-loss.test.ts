@@ -95,6 +95,10 @@ describe('the loss to routing against the simulator\'s replicas (issue #31)', ()
     assert.deepEqual(byRecords, [15, 15, 15, 15], 'round-robin spreads evenly');
     // results.json's replicas: one row per replica, by header.
     assert.deepEqual(result.replicas?.map((row) => [row.replica, row.requests, row.source]), byRecords.map((n, i) => [String(i), n, 'header']));
+    // The server's misses against the one ideal cache are the router's: the miss causes say so, not "unexplained".
+    const misses = result.prefixCache.totals.misses;
+    assert.ok(misses.tokens > 0);
+    assert.ok(misses.causes.routing >= 0.9 * misses.tokens, `misses: ${JSON.stringify(misses)}`);
   });
 
   test('sticky (X-Session-ID) loses at most 2%: only the shared system prompt, once per replica', { timeout: 120_000 }, async (t) => {

@@ -44,13 +44,9 @@ export interface GpuFigures {
   partial: boolean;
 }
 
-/** One GPU: its labels on the exporter's page (bounded, as the server sent them) and its figures. */
-export interface GpuRow extends GpuFigures {
-  /** `hostname/gpu` (or `gpu` alone when the page names no host), unique in the run; MIG instances add `/GPU_I_ID`. */
-  id: string;
-  /** The --scrape-metrics page it was read from (credentials removed). */
-  page: string;
-  /** Labels of the exporter (docs/ENGINES.md): `hostname` (`Hostname` before dcgm-exporter #655), `gpu`, `UUID`, ... */
+/** The labels of the exporter (docs/ENGINES.md) a GPU's series carries, each cut to 128 characters (they are server data). */
+export interface GpuRowLabels {
+  /** `hostname` (`Hostname` before dcgm-exporter #655). */
   hostname: string | null;
   gpu: string | null;
   uuid: string | null;
@@ -60,6 +56,14 @@ export interface GpuRow extends GpuFigures {
   pod: string | null;
   namespace: string | null;
   container: string | null;
+}
+
+/** One GPU: its labels on the exporter's page (bounded, as the server sent them) and its figures. */
+export interface GpuRow extends GpuFigures, GpuRowLabels {
+  /** `hostname/gpu` (or `gpu` alone when the page names no host), unique in the run; MIG instances add `/GPU_I_ID`. */
+  id: string;
+  /** The --scrape-metrics page it was read from (credentials removed). */
+  page: string;
 }
 
 /** One --scrape-metrics page that showed DCGM names. */

@@ -4,6 +4,8 @@
  * etc/default-counters.csv and internal/pkg/rendermetrics/render_metrics.go of NVIDIA/dcgm-exporter.
  */
 
+import type { GpuRowLabels } from '../metrics/gpu-types.js';
+
 /** The DCGM fields read, by what they are: W, %, MiB, and mJ since boot (a counter). */
 export const DCGM_FIELDS = {
   power_w: 'DCGM_FI_DEV_POWER_USAGE',
@@ -26,16 +28,8 @@ const RANGE: Record<Field, readonly [number, number]> = {
   energy_mj: [0, 2 ** 53],
 };
 
-/** The labels kept of a GPU's series, each cut to LABEL_MAX characters (they are server data). */
-export interface GpuLabels {
-  hostname: string | null;
-  gpu: string | null;
-  uuid: string | null;
-  device: string | null;
-  model_name: string | null;
-  pod: string | null;
-  namespace: string | null;
-  container: string | null;
+/** The labels kept of a GPU's series, each cut to LABEL_MAX characters (they are server data): results.json's, and the MIG instance. */
+export interface GpuLabels extends GpuRowLabels {
   /** MIG: the GPU instance, when the exporter names one. */
   gpu_instance: string | null;
 }

@@ -25,6 +25,8 @@ export interface CacheIndexConfig {
   blockSize: number;
   /** KV capacity in blocks; undefined for the infinite model only. */
   capacityBlocks?: number;
+  /** Each replica's cache in the per-replica model, blocks; undefined: capacityBlocks. */
+  replicaCapacityBlocks?: number;
   /** Blocks an index handles between two chances to let the loop go (BlockPool's stepBlocks). */
   stepBlocks?: number;
   /** When a request's blocks are shared with others: at its prefill (vLLM, SGLang) or at its end (llama.cpp). */
@@ -105,7 +107,7 @@ export class CacheIndex {
     const capacity = config.capacityBlocks;
     this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks);
     this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks);
-    this.#replicas = new ReplicaCaches(capacity ?? Infinity, stepBlocks);
+    this.#replicas = new ReplicaCaches(config.replicaCapacityBlocks ?? capacity ?? Infinity, stepBlocks);
   }
 
   /** Replicas the per-replica caches have seen (at most MAX_REPLICAS). */

@@ -51,6 +51,8 @@ export interface ExpectedCacheConfig {
   blockSize: number;
   /** KV capacity in blocks (--kv-cache-tokens / block size); undefined for the infinite model only. */
   capacityBlocks?: number;
+  /** Each replica's cache in the per-replica model, blocks, when a router page sums its replicas'; undefined: capacityBlocks. */
+  replicaCapacityBlocks?: number;
   /** Blocks an index handles between two chances to let the loop go (BlockPool's stepBlocks); tests set it small. */
   stepBlocks?: number;
   /** The longest the indexes' operations run before letting the loop go, in ms (default SLICE_MS); tests set 0. */

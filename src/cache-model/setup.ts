@@ -95,6 +95,10 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
     source = server.source;
   }
   const capacityBlocks = tokens === undefined ? undefined : Math.max(1, Math.floor(tokens / blockSize));
+  // A router page that sums its replicas' capacity (the simulator's): one ideal cache holds the fleet's, each replica's
+  // pool its share. --kv-cache-tokens is one server's, for both.
+  const fleet = source !== '--kv-cache-tokens' && server !== undefined && server.replicas > 1 ? server.replicas : 1;
+  const replicaCapacityBlocks = capacityBlocks === undefined || fleet === 1 ? undefined : Math.max(1, Math.floor(capacityBlocks / fleet));
   const serverSpec = await serverTokens(input);
   const ids = serverSpec === undefined ? 'local' : 'server';
   for (const message of input.tokenizerWarnings) {
@@ -102,12 +106,13 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
   }
   return {
     // vLLM returns the ids with each answer (return_token_ids, v0.10.2+); /tokenize stays for answers without them.
-    config: { blockSize, capacityBlocks, sharedFrom: semantics.shared_from, serverTokens: serverSpec, idsFromResponse: serverSpec?.kind === 'vllm' },
+    config: { blockSize, capacityBlocks, replicaCapacityBlocks, sharedFrom: semantics.shared_from, serverTokens: serverSpec, idsFromResponse: serverSpec?.kind === 'vllm' },
     description: {
       block_size: blockSize,
       capacity_model: capacityBlocks === undefined ? 'infinite' : 'lru',
       capacity_tokens: capacityBlocks === undefined ? null : capacityBlocks * blockSize,
       capacity_source: source,
+      ...(replicaCapacityBlocks === undefined ? {} : { replica_capacity_tokens: replicaCapacityBlocks * blockSize }),
       // One index whatever the threads: with --workers the coordinator owns it (index-owner.ts, issue #31).
       scope: 'global',
       token_ids: ids,

@@ -83,6 +83,11 @@ export interface ExpectedCacheModelDescription {
   /** Where the capacity came from: `--kv-cache-tokens`, the server's /metrics gauge, or null. */
   capacity_source: string | null;
   /**
+   * Each replica's cache in the per-replica model (issue #31), tokens, when it is not `capacity_tokens`: a router page
+   * that sums its replicas' capacity (the simulator's, `chatload_sim_replicas`) gives each pool its share.
+   */
+  replica_capacity_tokens?: number;
+  /**
    * `global`: one index over every conversation of the run, in the order its requests' events came (with --workers,
    * one index in the coordinator fed by every worker thread, issue #31). `per-shard`: a merge of shards run as
    * separate processes (`chatload merge`), each with its own index: prefixes one shard sent are not counted for

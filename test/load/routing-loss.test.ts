@@ -95,6 +95,9 @@ describe('the loss to routing against the simulator\'s replicas (issue #31)', ()
     assert.deepEqual(byRecords, [15, 15, 15, 15], 'round-robin spreads evenly');
     // results.json's replicas: one row per replica, by header.
     assert.deepEqual(result.replicas?.map((row) => [row.replica, row.requests, row.source]), byRecords.map((n, i) => [String(i), n, 'header']));
+    // The router page sums the replicas' KV blocks: the one ideal cache holds the fleet's, each replica's pool a quarter.
+    const model = result.prefixCache.model;
+    assert.equal(model.replica_capacity_tokens, model.capacity_tokens! / 4);
     // The server's misses against the one ideal cache are the router's: the miss causes say so, not "unexplained".
     const misses = result.prefixCache.totals.misses;
     assert.ok(misses.tokens > 0);

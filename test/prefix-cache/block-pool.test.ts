@@ -61,7 +61,9 @@ vllm:num_requests_running{engine="0",model_name="m"} 0.0
 `;
 
 test("the server's KV capacity read from vLLM's cache_config_info (a test server reproducing vLLM's /metrics)", async () => {
-  assert.deepEqual(readKvCapacity(VLLM_METRICS), { blocks: 27153, blockSize: 16, source: 'vllm:cache_config_info' });
+  assert.deepEqual(readKvCapacity(VLLM_METRICS), { blocks: 27153, blockSize: 16, source: 'vllm:cache_config_info', replicas: 1 });
+  // The simulator's router page sums its replicas' blocks and says how many replicas they are (issue #31).
+  assert.equal(readKvCapacity(`${VLLM_METRICS}\nchatload_sim_replicas 4\n`)?.replicas, 4);
   assert.equal(readKvCapacity('vllm:num_requests_running 0\n'), undefined);
   const server = createServer((req, res) => {
     if (req.url === '/metrics') res.end(VLLM_METRICS);

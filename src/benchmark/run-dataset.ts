@@ -50,6 +50,16 @@ export function loadForDataset(load: LoadPlan, datasetPlan: DatasetPlan, dataset
 }
 
 /**
+ * -p given with a trace replay, said at the start as with --session-rate (optionNotes): the trace's timestamps are the
+ * load, so -p sizes only the warmup step, if any. Known only once the dataset is read.
+ */
+export function warnClientsWithTrace(load: LoadPlan, dataset: RunDataset, clientsGiven: boolean, warn: (message: string) => void): void {
+  if (dataset.traced !== true || !clientsGiven) return;
+  const what = load.warmupStep ? "sets only --warmup-step's concurrency" : 'is ignored';
+  warn(`-p/--num-clients ${load.clients} ${what} with a trace replay: the trace's timestamps are the load (--max-concurrency caps the requests in flight)`);
+}
+
+/**
  * -n past what the dataset holds, said at the start (issue #34: it read as a promise of -n requests). The run then
  * ends when the dataset is used up (early stop waits for -n: docs/LOAD-MODELS.md).
  */

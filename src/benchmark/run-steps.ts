@@ -28,7 +28,7 @@ import { resolveTokenCounter } from '../tokenizer/resolve.js';
 import { resolveServedModel } from './model-check.js';
 import { Recorder } from './recorder.js';
 import { planResume, type ResumedRun } from './resume.js';
-import { checkDatasetMedia, countAudioParts, countImageParts, loadForDataset, loadRunDataset, warnBudgetPastDataset, type RunDataset } from './run-dataset.js';
+import { checkDatasetMedia, countAudioParts, countImageParts, loadForDataset, loadRunDataset, warnBudgetPastDataset, warnClientsWithTrace, type RunDataset } from './run-dataset.js';
 import type { writeSync } from 'node:fs';
 import type { EngineInfo } from '../server-engine/detect.js';
 import type { LoadObserver } from '../load/types.js';
@@ -115,6 +115,7 @@ export async function prepareRun(plan: RunPlan, hooks: BenchmarkHooks, warn: War
   const dataset = await loadRunDataset(plan.dataset, counter, warn);
   const datasetLoad = loadForDataset(plan.load, plan.dataset, dataset);
   if (!plan.outputs.resume) warnBudgetPastDataset(datasetLoad, dataset, warn);
+  warnClientsWithTrace(datasetLoad, dataset, !plan.defaulted.includes('numClients'), warn);
   if (dataset.stats !== undefined) hooks.onDatasetStats?.(dataset.stats);
   const imageParts = countImageParts(dataset.conversations);
   const audioParts = countAudioParts(dataset.conversations);

@@ -78,6 +78,17 @@ describe('trace replay against the simulator', () => {
     assert.equal(result.load.conversations.completed, 4);
   });
 
+  test('-p given with a trace replay is said to be ignored at the start (the trace is the load); a default -p says nothing', { timeout: 30_000 }, async () => {
+    const dir = tempDir('trace-p');
+    const file = writeMooncakeTrace(dir, { rows: 4, blockSize: 16, gapMs: 0, seed: 7 });
+    const said: string[] = [];
+    await runBenchmark({ url: sim.url, inputFile: file, tokenizer: QWEN3_DIR, traceBlockSize: 16, numClients: 8, outputDir: join(dir, 'given') }, { observer: { onWarning: (m) => said.push(m) } });
+    assert.ok(said.some((m) => /^-p\/--num-clients 8 is ignored with a trace replay: the trace's timestamps are the load/.test(m)), said.join('\n'));
+    const quiet: string[] = [];
+    await runBenchmark({ url: sim.url, inputFile: file, tokenizer: QWEN3_DIR, traceBlockSize: 16, outputDir: join(dir, 'default') }, { observer: { onWarning: (m) => quiet.push(m) } });
+    assert.ok(!quiet.some((m) => /num-clients/.test(m)), quiet.join('\n'));
+  });
+
   test('--max-concurrency caps the requests in flight; the wait is queue time', { timeout: 30_000 }, async () => {
     const dir = tempDir('trace-cap');
     const file = writeMooncakeTrace(dir, { rows: 12, blockSize: 16, gapMs: 0, seed: 2 });

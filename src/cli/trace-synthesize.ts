@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import { csvTraceFormatOf } from '../conversation/load.js';
+import { csvTraceFormatOf } from '../conversation/csv-trace-file.js';
 import { ConfigError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { loadDataset } from '../conversation/index.js';
-import { csvTraceFormatOf, readCsvTrace } from '../conversation/load.js';
+import { csvTraceFormatOf, readCsvTrace } from '../conversation/csv-trace-file.js';
 import { DatasetError } from '../errors/index.js';
 import { addTableOptions, readTableOptions } from '../options/commander.js';
 import { fieldsOf, optionsError, problemsOf } from '../options/run-options.js';

@@ -1,5 +1,6 @@
 export type { Conversation, DatasetInfo, TurnSettings } from './types.js';
-export { loadConversations, loadDataset, parseJsonWithLocation, type LoadOptions, type LoadedDataset, type DatasetFormat } from './load.js';
+export { loadConversations, loadDataset, type LoadOptions, type LoadedDataset, type DatasetFormat } from './load.js';
+export { parseJsonWithLocation } from './json-location.js';
 export { validateConversation } from './validate.js';
 export { demoConversations, type DemoDatasetOptions } from './demo.js';
 export { ShareGptConverter, describeShareGptReport, isShareGptItem, type ShareGptOptions, type ShareGptReport } from './sharegpt.js';

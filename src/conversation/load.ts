@@ -1,7 +1,4 @@
-import { constants, type Stats } from 'node:fs';
-import { access, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { DatasetError, type DatasetLocation } from '../errors/index.js';
 import { generateConversations, type GeneratedDataset } from '../synth/generate.js';
 import { isGenerationConfig, parseGenerationConfig } from '../synth/generation-config.js';
@@ -9,93 +6,19 @@ import { isAgenticConfig, parseAgenticConfig } from '../synth/agentic/config.js'
 import { generateAgenticSessions, type AgenticDataset } from '../synth/agentic/generate.js';
 import { defaultTokenCounter, messageText, type TokenCounter } from '../tokenizer/index.js';
 import { readUtf8File, utf8Lines } from '../util/utf8-text.js';
-import { statInputFile } from '../util/input-file.js';
 import { streamJsonList } from './json-stream.js';
 import { formatCount, sizeBounds, type SizeBounds } from './size-bounds.js';
 import { describeShareGptReport, isShareGptItem, ShareGptConverter, type ShareGptReport } from './sharegpt.js';
 import { detectTraceFormat, TraceReader, type TraceFormat, type TraceReadOptions } from './trace.js';
 import { agenticTraceReader, detectAgenticTraceFormat, isAgenticTraceFormat, type AgenticTraceFormat, type AgenticTraceReader } from './agentic-traces/index.js';
-import { detectCsvTraceFormat, type CsvTraceCounts, type CsvTraceFormat } from './trace-csv.js';
-import { CsvTraceReader, describeCsvCounts } from './trace-csv-reader.js';
-import { letLoopGo } from '../util/loop-turns.js';
+import type { CsvTraceCounts } from './trace-csv.js';
+import { describeCsvCounts } from './trace-csv-reader.js';
+import { csvTraceFormatOf, readCsvTrace } from './csv-trace-file.js';
+import { checkReadable, firstChar } from './dataset-file.js';
+import { MAX_NESTING, nestingPast, parseJsonWithLocation } from './json-location.js';
 import type { Conversation, ForkPoint } from './types.js';
 import { UniqueIds, validateConversation } from './validate.js';
 import { hfSourceKind, isHfChatRow, jsonRow, jsonRowSink, loadHfTables, type HfReadOptions, type HfRowSink, type HfSourceKind } from './hf-datasets/index.js';
-
-/** 1-based line and column of a character offset in `text`. */
-function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < offset && i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line += 1;
-      lineStart = i + 1;
-    }
-  }
-  return { line, column: offset - lineStart + 1 };
-}
-
-/**
- * JSON.parse with errors that say where. The fast native parser runs first; only on failure does jsonc-parser
- * (strict mode: no comments, no trailing commas) re-scan the text, because V8's messages on Node 20 often carry
- * no position at all.
- */
-export function parseJsonWithLocation(text: string, file: string, lineOffset = 0): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    // jsonc-parser recurses once a level: thousands of open brackets overflowed the stack (issue #35). Deeper than
-    // any dataset nests, the place it passes the limit is the error.
-    const tooDeep = nestingPast(text, MAX_NESTING);
-    if (tooDeep !== undefined) {
-      const { line, column } = lineAndColumn(text, tooDeep);
-      throw new DatasetError({ file, line: line + lineOffset, column }, `invalid JSON: nested more than ${MAX_NESTING} levels deep`);
-    }
-    const errors: ParseError[] = [];
-    parseTree(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
-    const first = errors[0];
-    const offset = first?.offset ?? text.length;
-    const { line, column } = lineAndColumn(text, offset);
-    const reason = first ? printParseErrorCode(first.error) : (error as Error).message.split('\n')[0];
-    throw new DatasetError({ file, line: line + lineOffset, column }, `invalid JSON: ${describeParseError(reason ?? 'syntax error')}`);
-  }
-}
-
-/** Deepest nesting of a dataset's JSON that is located by jsonc-parser (recursive); past it, the depth is the error. */
-const MAX_NESTING = 1000;
-
-/** The offset where `text`'s brackets open past `limit` levels (strings skipped), or undefined. Iterative. */
-function nestingPast(text: string, limit: number): number | undefined {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 /* [ */ || c === 123 /* { */) {
-      if (++depth > limit) return i;
-    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
-  }
-  return undefined;
-}
-
-/** jsonc-parser's codes (e.g. `PropertyNameExpected`) as words. */
-function describeParseError(code: string): string {
-  return code.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
-}
-
-/** Fails with a one-line DatasetError unless `file` is a readable regular file. */
-async function checkReadable(file: string): Promise<Stats> {
-  const info = await statInputFile(file, (why) => new DatasetError({ file }, why));
-  try {
-    await access(file, constants.R_OK);
-  } catch (error) {
-    throw new DatasetError({ file }, `cannot read the file: ${(error as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (error as Error).message}`);
-  }
-  return info;
-}
 
 /** Files larger than this are streamed element by element instead of read into one string. */
 const STREAM_ABOVE_BYTES = 64 * 1024 * 1024;
@@ -219,64 +142,6 @@ function attachFork(child: Conversation, fork: ForkPoint, parent: Conversation |
     throw new DatasetError(where, `"fork_at" ${fork.at} is not an assistant message of parent ${JSON.stringify(fork.id)} (its children start after that answer)`);
   }
   (parent.forks ??= []).push(child);
-}
-
-/** The first non-whitespace character of the file, or '' when it is blank. */
-async function firstChar(file: string): Promise<string> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(4096);
-    for (let position = 0; ; ) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-      if (bytesRead === 0) return '';
-      const text = buffer.toString('utf8', 0, bytesRead).replace(/^\uFEFF/, '');
-      const match = /\S/.exec(text);
-      if (match) return match[0];
-      position += bytesRead;
-    }
-  } finally {
-    await handle.close();
-  }
-}
-
-/** The CSV trace format of `file`: forced by --input-format, or its first line is a CSV trace's header. */
-export async function csvTraceFormatOf(file: string, options: LoadOptions): Promise<CsvTraceFormat | undefined> {
-  await checkReadable(file);
-  const forced = options.trace?.format;
-  if (forced === 'azure' || forced === 'burstgpt') return forced;
-  if (forced !== undefined || /\.(jsonl|ndjson|json)$/i.test(file)) return undefined;
-  return detectCsvTraceFormat(await firstLine(file));
-}
-
-/** The file's first line (at most its first 4 KB). */
-async function firstLine(file: string): Promise<string> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(4096);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.toString('utf8', 0, bytesRead).split(/\r?\n|\r/)[0] ?? '';
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Rows read between two lets of the event loop: about 1 ms of parsing (1.8 us a row, measured on 1M BurstGPT-style rows). */
-const CSV_ROWS_PER_SLICE = 500;
-
-/**
- * Reads a CSV trace (Azure, BurstGPT) as a stream of lines into a CsvTraceReader: its rows as columns, with
- * --trace-filter and --trace-window applied as they are read. The event loop is let go every few thousand rows.
- */
-export async function readCsvTrace(file: string, format: CsvTraceFormat, options: LoadOptions = {}): Promise<CsvTraceReader> {
-  const reader = new CsvTraceReader(file, format, options.trace);
-  let lineNumber = 0;
-  for await (const line of utf8Lines(file, { ...utf8Options(options), maxLineChars: 64 * 1024 })) {
-    lineNumber += 1;
-    if (line.trim() === '') continue;
-    reader.add(line, lineNumber);
-    if (lineNumber % CSV_ROWS_PER_SLICE === 0) await letLoopGo();
-  }
-  return reader;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { loadDataset, parseJsonWithLocation } from '../conversation/load.js';
+import { parseJsonWithLocation } from '../conversation/json-location.js';
+import { loadDataset } from '../conversation/load.js';
 import type { Conversation, TraceSession, TraceTurn } from '../conversation/types.js';
 import { DatasetError } from '../errors/index.js';
 import { letLoopGo } from '../util/loop-turns.js';

@@ -1,6 +1,7 @@
 import type { Conversation } from '../conversation/types.js';
 import type { ContentPart } from '../tokenizer/types.js';
 import { sampleMany, type Distribution } from './distributions.js';
+import { addMediaParts } from './media-parts.js';
 import { encodeWav, sineSamples } from './wav.js';
 import { Rng } from '../util/rng.js';
 
@@ -33,23 +34,13 @@ export function syntheticWav(seconds: number, sampleRate: number, rng: Rng): str
  */
 export function addSyntheticAudio(conversations: Conversation[], spec: AudioSpec, seed: number): void {
   const rng = Rng.derive(seed, AUDIO_STREAM);
-  for (const conversation of conversations) {
-    let userTurn = 0;
-    for (const message of conversation.messages) {
-      if (message.role !== 'user') continue;
-      if (spec.turns === 'first' && userTurn > 0) break;
-      userTurn += 1;
-      const count = Math.max(0, Math.round(sampleMany(spec.numAudios, rng, 1)[0] ?? 0));
-      if (count === 0) continue;
-      const parts: ContentPart[] = [];
-      for (let i = 0; i < count; i++) {
-        const seconds = Math.max(0, sampleMany(spec.durationSec, rng, 1)[0] ?? 0);
-        parts.push({ type: 'input_audio', input_audio: { data: syntheticWav(seconds, spec.sampleRate, rng), format: 'wav' } });
-      }
-      const content = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
-      const firstText = content.findIndex((p) => p.type === 'text');
-      const at = firstText < 0 ? content.length : firstText;
-      message.content = [...content.slice(0, at), ...parts, ...content.slice(at)];
-    }
-  }
+  const audio = (): ContentPart => {
+    const seconds = Math.max(0, sampleMany(spec.durationSec, rng, 1)[0] ?? 0);
+    return { type: 'input_audio', input_audio: { data: syntheticWav(seconds, spec.sampleRate, rng), format: 'wav' } };
+  };
+  addMediaParts(conversations, { count: spec.numAudios, turns: spec.turns }, rng, audio, (content, parts) => {
+    const firstText = content.findIndex((p) => p.type === 'text');
+    const at = firstText < 0 ? content.length : firstText;
+    return [...content.slice(0, at), ...parts, ...content.slice(at)];
+  });
 }

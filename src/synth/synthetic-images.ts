@@ -1,6 +1,7 @@
 import type { Conversation } from '../conversation/types.js';
 import type { ContentPart } from '../tokenizer/types.js';
-import { sampleMany, type Distribution } from './distributions.js';
+import type { Distribution } from './distributions.js';
+import { addMediaParts } from './media-parts.js';
 import { encodePng } from './png.js';
 import { Rng } from '../util/rng.js';
 
@@ -49,18 +50,6 @@ export function syntheticPng(width: number, height: number, rng: Rng): string {
  */
 export function addSyntheticImages(conversations: Conversation[], spec: ImageSpec, seed: number): void {
   const rng = Rng.derive(seed, IMAGE_STREAM);
-  for (const conversation of conversations) {
-    let userTurn = 0;
-    for (const message of conversation.messages) {
-      if (message.role !== 'user') continue;
-      if (spec.turns === 'first' && userTurn > 0) break;
-      userTurn += 1;
-      const count = Math.max(0, Math.round(sampleMany(spec.numImages, rng, 1)[0] ?? 0));
-      if (count === 0) continue;
-      const parts: ContentPart[] = [];
-      for (let i = 0; i < count; i++) parts.push({ type: 'image_url', image_url: { url: syntheticPng(spec.width, spec.height, rng) } });
-      const text = message.content;
-      message.content = typeof text === 'string' ? [...parts, { type: 'text', text }] : [...parts, ...text];
-    }
-  }
+  const image = (): ContentPart => ({ type: 'image_url', image_url: { url: syntheticPng(spec.width, spec.height, rng) } });
+  addMediaParts(conversations, { count: spec.numImages, turns: spec.turns }, rng, image, (content, parts) => [...parts, ...content]);
 }

@@ -17,6 +17,11 @@ export interface CsvTraceFileOptions {
 /** The CSV trace format of `file`: forced by --input-format, or its first line is a CSV trace's header. */
 export async function csvTraceFormatOf(file: string, options: CsvTraceFileOptions): Promise<CsvTraceFormat | undefined> {
   await checkReadable(file);
+  return csvFormatOfReadable(file, options);
+}
+
+/** csvTraceFormatOf of a file already checked readable (loadDataset checks it once for every format). */
+export async function csvFormatOfReadable(file: string, options: CsvTraceFileOptions): Promise<CsvTraceFormat | undefined> {
   const forced = options.trace?.format;
   if (forced === 'azure' || forced === 'burstgpt') return forced;
   if (forced !== undefined || /\.(jsonl|ndjson|json)$/i.test(file)) return undefined;

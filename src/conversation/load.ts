@@ -13,7 +13,7 @@ import { detectTraceFormat, TraceReader, type TraceFormat, type TraceReadOptions
 import { agenticTraceReader, detectAgenticTraceFormat, isAgenticTraceFormat, type AgenticTraceFormat, type AgenticTraceReader } from './agentic-traces/index.js';
 import type { CsvTraceCounts } from './trace-csv.js';
 import { describeCsvCounts } from './trace-csv-reader.js';
-import { csvTraceFormatOf, readCsvTrace } from './csv-trace-file.js';
+import { csvFormatOfReadable, readCsvTrace } from './csv-trace-file.js';
 import { checkReadable, firstChar } from './dataset-file.js';
 import { MAX_NESTING, nestingPast, parseJsonWithLocation } from './json-location.js';
 import type { Conversation, ForkPoint } from './types.js';
@@ -263,8 +263,8 @@ async function loadGenerationConfig(value: unknown, file: string, options: LoadO
 export async function loadDataset(file: string, options: LoadOptions = {}): Promise<LoadedDataset> {
   const hfKind = await hfSourceKind(file);
   if (hfKind !== undefined) return loadHfDataset(file, hfKind, options);
-  const csvFormat = await csvTraceFormatOf(file, options);
   const { size } = await checkReadable(file);
+  const csvFormat = await csvFormatOfReadable(file, options);
   if (csvFormat !== undefined) {
     const reader = await readCsvTrace(file, csvFormat, options);
     const conversations = reader.finish();

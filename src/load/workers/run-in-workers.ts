@@ -213,7 +213,6 @@ function mergeParts(input: WorkersInput, run: Coordinator, ends: PartEnd[]): Loa
 /** What a part said as it went: what it leaves behind if it dies (its conversations' ends, its requests in flight). */
 interface PartSaid {
   completed: number;
-  failed: number;
   dropped: number;
   inFlight: number;
 }
@@ -239,7 +238,7 @@ function followPart(
   run: { observer: LoadObserver; stop: StopController; warn: (message: string) => void; markReady: () => void },
 ): Promise<PartEnd> {
   const { observer, stop, warn } = run;
-  const said: PartSaid = { completed: 0, failed: 0, dropped: 0, inFlight: 0 };
+  const said: PartSaid = { completed: 0, dropped: 0, inFlight: 0 };
   return new Promise((resolve) => {
     let settled = false;
     const fail = (why: string): void => {
@@ -256,7 +255,6 @@ function followPart(
           return run.markReady();
         case 'records':
           said.completed += message.ended.completed;
-          said.failed += message.ended.failed;
           said.dropped += message.ended.dropped;
           said.inFlight += message.sent - message.records.length;
           // Sends first: a request's send came before its record.

@@ -146,6 +146,9 @@ export class LiveView {
       this.#healthFromMs = now;
       this.#worstDelayMs = 0;
     }
+    // Past the readiness deadline the wait is over: the give-up line comes next, not a countdown at 0 s (seen when a
+    // loaded machine ran the last attempt late).
+    if (this.#waiting !== undefined && now >= this.#waiting.deadlineMs) return;
     if (this.#mode === 'panel') {
       if (this.#waiting !== undefined && now - this.#waiting.sinceMs < WAIT_QUIET_MS) return;
       this.#draw();

@@ -34,14 +34,24 @@ export interface CacheIndexConfig {
 }
 
 /**
- * A prompt as the index reads it: its conversation's block hashes, and how many leading ones it registered already;
- * `route`: its conversation's note of the replica its last request was looked up in (the per-replica caches' skip of
- * known blocks), kept by whoever keeps the conversation (its ConversationState, or the owner's part).
+ * What the index keeps of one conversation between its requests, held by whoever keeps the conversation (its
+ * ConversationState, or the owner's part).
  */
+export interface ConversationNote {
+  /** The replica its last request was looked up in (the per-replica caches' skip of known blocks). */
+  replica?: string;
+  /**
+   * With a capacity: the entry ids in the infinite index of its leading blocks (the capacity model's keys), kept for
+   * the blocks its next prompt leaves unchanged, so that a request looks up only its new blocks there.
+   */
+  entryIds?: number[];
+}
+
+/** A prompt as the index reads it: its conversation's block hashes, how many leading ones it registered already, and its note. */
 export interface IndexPrompt {
   readonly keys: readonly number[];
   readonly known: number;
-  readonly route?: { replica?: string };
+  readonly note?: ConversationNote;
 }
 
 /**
@@ -105,8 +115,11 @@ export class CacheIndex {
     const stepBlocks = config.stepBlocks ?? DEFAULT_STEP_BLOCKS;
     this.#infinite = new BlockPool<number>(Infinity, stepBlocks);
     const capacity = config.capacityBlocks;
-    this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks);
-    this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks);
+    // Keyed by the infinite index's entry ids (BlockPool.entryIds): a block is hashed and looked up once, in the
+    // infinite index, not once more in each of these.
+    const byId = { directKeys: true };
+    this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks, byId);
+    this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks, byId);
     this.#replicas = new ReplicaCaches(config.replicaCapacityBlocks ?? capacity ?? Infinity, stepBlocks);
   }
 
@@ -132,8 +145,9 @@ export class CacheIndex {
   *sentSteps(ticket: IndexTicket, prompt: IndexPrompt, atMs: number): Operation {
     const { keys, known } = prompt;
     // Seen: the run's history (the infinite index), then prompts still in flight. This prompt's blocks past the
-    // index are in flight from now on, until its end registers them.
-    const indexed = this.#infinite.match(keys, keys.length, known);
+    // index are in flight from now on, until its end registers them. With a capacity, the blocks found are found by
+    // entry id, the capacity model's keys.
+    const indexed = this.#finite === undefined ? this.#infinite.match(keys, keys.length, known) : this.#infinite.entryIds(keys, this.#idsAtSend(ticket, prompt));
     let seen = indexed;
     while (seen < keys.length && this.#inFlight.has(keys[seen]!)) seen++;
     ticket.seen = seen * this.blockSize;
@@ -147,8 +161,20 @@ export class CacheIndex {
       ticket.atSend = ticket.hit.expected;
     } else {
       const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / this.blockSize);
-      ticket.atSend = (this.#finite ?? this.#infinite).match(keys, maxHit, this.#finite === undefined ? known : 0) * this.blockSize;
+      ticket.atSend = (this.#finite === undefined ? this.#infinite.match(keys, maxHit, known) : this.#finite.match(ticket.ids, maxHit)) * this.blockSize;
     }
+  }
+
+  /**
+   * The ticket's ids at its send: its conversation's, kept for the `known` blocks its prompt left unchanged (only the
+   * new blocks are then looked up), or its own.
+   */
+  #idsAtSend(ticket: IndexTicket, prompt: IndexPrompt): number[] {
+    const note = prompt.note;
+    const ids = note === undefined ? [] : (note.entryIds ??= []);
+    if (ids.length > prompt.known) ids.length = prompt.known;
+    ticket.ids = ids;
+    return ids;
   }
 
   /**
@@ -171,20 +197,24 @@ export class CacheIndex {
     // stops before it.
     const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / bs);
     const keys = prompt.keys;
+    // With a capacity, the blocks registered since the send are added to the ticket's ids: the infinite index holds
+    // all its ids name, and the lookups in the capacity model's pools read them.
+    const ids = ticket.ids;
+    const known = this.#finite === undefined ? prompt.known : Math.max(prompt.known, this.#infinite.entryIds(keys, ids));
     // Each pool in turn, written out rather than through a generator closure: one generator fewer per pool and request.
-    const admitted = this.#infinite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, prompt.known);
+    const admitted = this.#infinite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, known);
     const infinite = isSteps(admitted) ? yield* admitted : admitted;
-    ticket.leases.push({ pool: this.#infinite, lease: infinite.lease });
+    ticket.leases.push({ pool: this.#infinite, lease: infinite.lease, byId: false });
     ticket.hit.infinite = infinite.hitBlocks * bs;
     if (this.#finite === undefined) ticket.hit.expected = ticket.hit.infinite;
     else {
-      const admittedFinite = this.#finite.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+      const admittedFinite = this.#finite.admitStepwise(ids, ticket.totalBlocks, maxHit, false, 0);
       const finite = isSteps(admittedFinite) ? yield* admittedFinite : admittedFinite;
-      ticket.leases.push({ pool: this.#finite, lease: finite.lease });
+      ticket.leases.push({ pool: this.#finite, lease: finite.lease, byId: true });
       ticket.hit.expected = finite.hitBlocks * bs;
-      const admittedSmaller = this.#smaller!.admitStepwise(keys, ticket.totalBlocks, maxHit, false, 0);
+      const admittedSmaller = this.#smaller!.admitStepwise(ids, ticket.totalBlocks, maxHit, false, 0);
       const smaller = isSteps(admittedSmaller) ? yield* admittedSmaller : admittedSmaller;
-      ticket.leases.push({ pool: this.#smaller!, lease: smaller.lease });
+      ticket.leases.push({ pool: this.#smaller!, lease: smaller.lease, byId: true });
       ticket.smaller = smaller.hitBlocks * bs;
     }
     // The same prompt in the cache of the replica it went to (named by its response head, before its first token).
@@ -211,13 +241,13 @@ export class CacheIndex {
     if (pool === undefined || ticket.hit.perReplica !== undefined) return;
     // The conversation's blocks its previous request registered there, when nothing evicts: not looked up again, so
     // the work stays linear in what is new in the turn (a capacity evicts: then every block is looked up, as #finite).
-    const { route } = prompt;
-    const known = this.#finite === undefined && route !== undefined && route.replica === ticket.replica ? prompt.known : 0;
+    const { note } = prompt;
+    const known = this.#finite === undefined && note !== undefined && note.replica === ticket.replica ? prompt.known : 0;
     const admitted = pool.admitStepwise(prompt.keys, ticket.totalBlocks, maxHit, false, known);
     const hit = isSteps(admitted) ? yield* admitted : admitted;
-    ticket.leases.push({ pool, lease: hit.lease });
+    ticket.leases.push({ pool, lease: hit.lease, byId: false });
     ticket.hit.perReplica = hit.hitBlocks * this.blockSize;
-    if (route !== undefined) route.replica = ticket.replica;
+    if (note !== undefined) note.replica = ticket.replica;
   }
 
   /**
@@ -241,8 +271,8 @@ export class CacheIndex {
   *#publishSteps(untilMs: number): Operation {
     while (this.#due(untilMs)) {
       const { ticket, hashes } = this.#pending.shift()!;
-      for (const { pool, lease } of ticket.leases) {
-        const rest = lease.heldBlocks > 0 ? pool.growStepwise(lease, hashes, lease.heldBlocks) : undefined;
+      for (const { pool, lease, byId } of ticket.leases) {
+        const rest = lease.heldBlocks > 0 ? pool.growStepwise(lease, this.#keysOf(ticket, hashes, byId), lease.heldBlocks) : undefined;
         if (rest !== undefined) yield* rest;
       }
     }
@@ -251,14 +281,14 @@ export class CacheIndex {
   /**
    * The request ended at `nowMs`: its blocks up to `totalBlocks` of `keys` (its prompt and answer; undefined when
    * they are unknown, then only what it holds stays cached) are registered, then released; its prompt's blocks are
-   * no longer in flight. `route`: its conversation's (IndexPrompt), forgotten when it had no replica's lookup, since
+   * no longer in flight. `note`: its conversation's (IndexPrompt's), its replica forgotten when it had no replica's lookup, since
    * its blocks then went to no replica's cache that the next request could skip.
    */
-  *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number, route?: { replica?: string }): Operation {
-    if (route !== undefined && ticket.hit.perReplica === undefined) route.replica = undefined;
+  *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number, note?: ConversationNote): Operation {
+    if (note !== undefined && ticket.hit.perReplica === undefined) note.replica = undefined;
     if (this.#due(nowMs - SAME_STEP_MS)) yield* this.#publishSteps(nowMs - SAME_STEP_MS);
-    for (const { pool, lease } of ticket.leases) {
-      const grown = keys !== undefined ? pool.growStepwise(lease, keys, Math.max(totalBlocks, lease.heldBlocks)) : undefined;
+    for (const { pool, lease, byId } of ticket.leases) {
+      const grown = keys !== undefined ? pool.growStepwise(lease, this.#keysOf(ticket, keys, byId), Math.max(totalBlocks, lease.heldBlocks)) : undefined;
       if (grown !== undefined) yield* grown;
       const released = pool.releaseStepwise(lease);
       if (released !== undefined) yield* released;
@@ -269,6 +299,15 @@ export class CacheIndex {
       else this.#inFlight.delete(key);
     }
     ticket.inFlight.length = 0;
+  }
+
+  /**
+   * A pool's keys for the ticket's blocks `hashes`: the hashes, or (`byId`) their entry ids in the infinite index, which
+   * has registered the blocks before (its lease comes first) and so holds an id for each block these pools register.
+   */
+  #keysOf(ticket: IndexTicket, hashes: readonly number[], byId: boolean): readonly number[] {
+    if (byId && ticket.ids.length < hashes.length) this.#infinite.entryIds(hashes, ticket.ids);
+    return byId ? ticket.ids : hashes;
   }
 
   /** The request's server-reported `cached` tokens against its final figures (see accountOf). */

@@ -28,6 +28,8 @@ export interface ConversationState {
    * `known` blocks too, so a request routed there again skips them as the infinite index does (replica-caches.ts).
    */
   replica?: string;
+  /** With a capacity: its leading blocks' entry ids in the infinite index (cache-index.ts, ConversationNote). */
+  entryIds?: number[];
   /** The previous request's prompt length, answer length (its ids as sent back) and whether it reasoned. */
   previous: { promptLength: number; answerLength: number; reasoning: boolean } | undefined;
 }

@@ -34,7 +34,13 @@ export interface IndexTicket {
   inFlight: number[];
   /** The hit in a cache a quarter smaller than the modelled capacity (capacity_eviction); undefined without one. */
   smaller: number | undefined;
-  readonly leases: Array<{ pool: BlockPool; lease: BlockLease }>;
+  /**
+   * With a capacity: its blocks' entry ids in the infinite index, resolved so far (the leading blocks found there), the
+   * keys of the capacity model's pools; its conversation's array from its send on (cache-index.ts). Empty without one.
+   */
+  ids: number[];
+  /** Its blocks in each pool; `byId`: the pool's keys are `ids` rather than the block hashes. */
+  readonly leases: Array<{ pool: BlockPool; lease: BlockLease; byId: boolean }>;
   /** The replica that served it (a router's response header: CacheIndex.routedSteps), when known. */
   replica: string | undefined;
   /** Whether its lookup has run: a replica named after it is looked up on its own (routedSteps). */

@@ -161,7 +161,7 @@ export class ExpectedCache {
     let state = this.#states.get(conversation);
     if (state === undefined) {
       const ids = this.server === undefined ? new PromptIds(this.#counter.tokenizer, this.#markers) : undefined;
-      state = { ids, chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0, changedFrom: 0, previous: undefined };
+      state = { ids, chain: new BlockHashChain(this.blockSize), last: new Uint32Array(0), lastLength: 0, registered: 0, known: 0, changedFrom: 0, entryIds: undefined, previous: undefined };
       this.#states.set(conversation, state);
     }
     const sentAtMs = performance.now();
@@ -177,6 +177,7 @@ export class ExpectedCache {
       seen: 0,
       inFlight: [],
       smaller: undefined,
+      ids: [],
       leases: [],
       lookupAsked: false,
       lookup: undefined,

@@ -44,9 +44,9 @@ export class LocalIndexDriver implements IndexDriver {
     this.#index = index;
   }
 
-  /** The conversation's prompt as the index reads it (its state is also where its replica is noted); none when unknown. */
+  /** The conversation's prompt as the index reads it (its state is also the index's note of it); none when unknown. */
   static #prompt(state: ConversationState | undefined): IndexPrompt | undefined {
-    return state === undefined ? undefined : { keys: state.chain.hashes, known: state.known, route: state };
+    return state === undefined ? undefined : { keys: state.chain.hashes, known: state.known, note: state };
   }
 
   get cachedBlocks(): number {

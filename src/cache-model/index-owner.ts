@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { CacheIndex, noteCached, type CacheIndexConfig, type IndexPrompt } from './cache-index.js';
+import { CacheIndex, noteCached, type CacheIndexConfig, type ConversationNote, type IndexPrompt } from './cache-index.js';
 import type { IndexTicket } from './expected-cache-types.js';
 import type { IndexAnswer, IndexAnswers, IndexEvent, IndexEvents } from './index-transport.js';
 import { OperationQueue, type Operation } from './operation-queue.js';
@@ -23,8 +23,8 @@ interface Part {
   readonly tickets: Map<number, OwnedTicket>;
   /** Each conversation's block hashes, as its worker sent them. */
   readonly hashes: Map<number, number[]>;
-  /** Each conversation's note of the replica its last request was looked up in (IndexPrompt's route). */
-  readonly routes: Map<number, { replica?: string }>;
+  /** Each conversation's note (IndexPrompt's). */
+  readonly notes: Map<number, ConversationNote>;
   answers: IndexAnswer[];
   flushing: boolean;
   /** Its port is closed (the worker died, or the run ended). */
@@ -68,7 +68,7 @@ export class IndexOwner {
 
   /** Takes worker `index`'s events from `port` (its end of the channel whose other end its RemoteIndexDriver holds). */
   attach(index: number, port: MessagePort): void {
-    const part: Part = { port, tickets: new Map(), hashes: new Map(), routes: new Map(), answers: [], flushing: false, closed: false };
+    const part: Part = { port, tickets: new Map(), hashes: new Map(), notes: new Map(), answers: [], flushing: false, closed: false };
     this.#parts.set(index, part);
     port.on('message', (message: IndexEvents) => {
       this.received++;
@@ -85,7 +85,7 @@ export class IndexOwner {
     for (const ticket of part.tickets.values()) this.#run(this.#index.endSteps(ticket, undefined, 0, now));
     part.tickets.clear();
     part.hashes.clear();
-    part.routes.clear();
+    part.notes.clear();
     part.closed = true;
     part.port.close();
   }
@@ -108,7 +108,7 @@ export class IndexOwner {
     switch (event.e) {
       case 'sent': {
         const { promptLength, totalBlocks, known, c } = event;
-        const ticket = { hit: { expected: 0, infinite: 0 }, promptLength, totalBlocks, atSend: 0, seen: 0, inFlight: [], smaller: undefined, leases: [], replica: undefined, lookedUp: false, known, c };
+        const ticket = { hit: { expected: 0, infinite: 0 }, promptLength, totalBlocks, atSend: 0, seen: 0, inFlight: [], smaller: undefined, ids: [], leases: [], replica: undefined, lookedUp: false, known, c };
         part.tickets.set(event.t, ticket);
         return this.#run(this.#sentSteps(part, ticket, event));
       }
@@ -132,7 +132,7 @@ export class IndexOwner {
         return noteCached(this.#index.granularity, event.n);
       case 'forget':
         part.hashes.delete(event.c);
-        part.routes.delete(event.c);
+        part.notes.delete(event.c);
         return;
     }
   }
@@ -146,16 +146,16 @@ export class IndexOwner {
     return keys;
   }
 
-  /** The conversation's route note (IndexPrompt's), made at its first use. */
-  #routeOf(part: Part, c: number): { replica?: string } {
-    let route = part.routes.get(c);
-    if (route === undefined) part.routes.set(c, (route = {}));
-    return route;
+  /** The conversation's note (IndexPrompt's), made at its first use. */
+  #noteOf(part: Part, c: number): ConversationNote {
+    let note = part.notes.get(c);
+    if (note === undefined) part.notes.set(c, (note = {}));
+    return note;
   }
 
   *#sentSteps(part: Part, ticket: OwnedTicket, event: Extract<IndexEvent, { e: 'sent' }>): Operation {
     const keys = this.#hashesOf(part, event.c, event.from, event.hashes);
-    yield* this.#index.sentSteps(ticket, { keys, known: ticket.known, route: this.#routeOf(part, event.c) }, event.at - performance.timeOrigin);
+    yield* this.#index.sentSteps(ticket, { keys, known: ticket.known, note: this.#noteOf(part, event.c) }, event.at - performance.timeOrigin);
     if (event.answer) this.#answer(part, event.t, ticket);
   }
 
@@ -172,12 +172,12 @@ export class IndexOwner {
   /** The ticket's prompt: its conversation's hashes as they stand (undefined when none came). */
   #promptOf(part: Part, ticket: OwnedTicket): IndexPrompt | undefined {
     const keys = part.hashes.get(ticket.c);
-    return keys === undefined ? undefined : { keys, known: ticket.known, route: this.#routeOf(part, ticket.c) };
+    return keys === undefined ? undefined : { keys, known: ticket.known, note: this.#noteOf(part, ticket.c) };
   }
 
   *#endSteps(part: Part, ticket: IndexTicket, event: Extract<IndexEvent, { e: 'end' }>): Operation {
     const keys = event.c < 0 ? undefined : this.#hashesOf(part, event.c, event.from, event.hashes);
-    yield* this.#index.endSteps(ticket, keys, event.totalBlocks, event.at - performance.timeOrigin, event.c < 0 ? undefined : this.#routeOf(part, event.c));
+    yield* this.#index.endSteps(ticket, keys, event.totalBlocks, event.at - performance.timeOrigin, event.c < 0 ? undefined : this.#noteOf(part, event.c));
   }
 
   /** Sends the ticket's figures to its worker, with every other answer of this turn of the loop. */

@@ -11,6 +11,12 @@
  * - An entry id is (local index in its shard << shard bits) | shard: a small integer, stored unboxed.
  * - The LRU list (tracked indexes only) is intrusive: prev/next entry ids in the shards' Int32Arrays, -1 at the ends.
  * Keys are compared with `===` (so NaN is never found); any other number, integer or not, is a key.
+ *
+ * A direct index (`direct: true`) takes as keys small integers only: the entry ids of another, untracked index, which
+ * never frees one (the expected-cache model's infinite index: cache-index.ts). Its table is then that id's slot in
+ * pages of an Int32Array, with no hash and no probing: the model's finite pools look a prompt's blocks up by the ids one
+ * lookup in the infinite index found, rather than hashing each key once per pool, and an eviction clears one slot with
+ * no backward shift (issue #33: the model's hash work per request cut by more than half).
  */
 
 /** An untracked index keeps keys only: no refcounts, no LRU list (a pool that never evicts). */
@@ -19,7 +25,13 @@ export interface BlockIndexOptions {
   shards: number;
   /** Whether entries carry a refcount and an LRU place. */
   tracked: boolean;
+  /** Keys are integers from 0 to 2^31 - 1 (another index's entry ids), addressed directly (one shard). */
+  direct?: boolean;
 }
+
+/** A direct index's slots: pages of 2^16 (256 KB), made as keys reach them, so no growth copies the table. */
+const PAGE_BITS = 16;
+const PAGE_MASK = (1 << PAGE_BITS) - 1;
 
 const MIN_SLOTS = 16;
 
@@ -71,6 +83,8 @@ export class BlockIndex {
   readonly #bits: number;
   readonly #shardMask: number;
   #shards: Shard[];
+  /** A direct index's table: key -> local entry index + 1 (0: none), in pages; undefined when keys are hashed. */
+  #pages: Array<Int32Array | undefined> | undefined;
   #size = 0;
   /** The LRU list's ends: least recently appended first (-1: empty). */
   #head = -1;
@@ -79,6 +93,8 @@ export class BlockIndex {
   constructor(options: BlockIndexOptions) {
     const { shards, tracked } = options;
     if (!(shards >= 1 && shards <= 256 && (shards & (shards - 1)) === 0)) throw new RangeError(`BlockIndex: shards must be a power of two from 1 to 256, got ${shards}`);
+    if (options.direct === true && shards !== 1) throw new RangeError(`BlockIndex: a direct index has one shard, got ${shards}`);
+    this.#pages = options.direct === true ? [] : undefined;
     this.tracked = tracked;
     this.#bits = Math.log2(shards);
     this.#shardMask = shards - 1;
@@ -92,6 +108,7 @@ export class BlockIndex {
 
   /** The entry id of `key`, or -1. */
   find(key: number): number {
+    if (this.#pages !== undefined) return this.#directSlot(key) - 1;
     const h = mix(key);
     const s = this.#shards[h & this.#shardMask]!;
     const { table, keys, mask } = s;
@@ -104,6 +121,7 @@ export class BlockIndex {
 
   /** Adds `key` with refcount `refs` (not in the LRU list) and returns its entry id, or -1 if it is there already. */
   add(key: number, refs: number): number {
+    if (this.#pages !== undefined) return this.#addDirect(key, refs);
     const h = mix(key);
     const shard = h & this.#shardMask;
     const s = this.#shards[shard]!;
@@ -115,6 +133,13 @@ export class BlockIndex {
       if (e === 0) break;
       if (keys[e - 1] === key) return -1;
     }
+    const local = this.#newEntry(s, key, refs);
+    table[i] = local + 1;
+    return (local << this.#bits) | shard;
+  }
+
+  /** A new entry for `key` in shard `s` (a freed local index first), counted; returns its local index. */
+  #newEntry(s: Shard, key: number, refs: number): number {
     let local = s.free;
     if (local >= 0) s.free = s.next[local]!;
     else {
@@ -127,10 +152,28 @@ export class BlockIndex {
       s.prev[local] = -1;
       s.next[local] = -1;
     }
-    table[i] = local + 1;
     s.count += 1;
     this.#size += 1;
-    return (local << this.#bits) | shard;
+    return local;
+  }
+
+  /** A direct index's slot of `key`: its local entry index + 1, 0 when it has none. */
+  #directSlot(key: number): number {
+    // `key >>> 0 === key`: an integer from 0 to 2^32 - 1 (NaN, negatives and fractions are never found).
+    if (key >>> 0 !== key) return 0;
+    const page = this.#pages![key >>> PAGE_BITS];
+    return page === undefined ? 0 : page[key & PAGE_MASK]!;
+  }
+
+  /** `add` in a direct index (one shard: an entry id is its local index). */
+  #addDirect(key: number, refs: number): number {
+    if (!(key >>> 0 === key && key < 2 ** 31)) throw new RangeError(`BlockIndex: a direct index's keys are integers from 0 to 2^31 - 1, got ${key}`);
+    const pages = this.#pages!;
+    const page = (pages[key >>> PAGE_BITS] ??= new Int32Array(PAGE_MASK + 1));
+    if (page[key & PAGE_MASK] !== 0) return -1;
+    const local = this.#newEntry(this.#shards[0]!, key, refs);
+    page[key & PAGE_MASK] = local + 1;
+    return local;
   }
 
   /** The key of entry `id`. */
@@ -151,6 +194,20 @@ export class BlockIndex {
   remove(id: number): void {
     const s = this.#shards[id & this.#shardMask]!;
     const local = id >>> this.#bits;
+    if (this.#pages !== undefined) {
+      const key = s.keys[local]!;
+      this.#pages[key >>> PAGE_BITS]![key & PAGE_MASK] = 0;
+    } else this.#removeFromTable(s, local);
+    s.count -= 1;
+    this.#size -= 1;
+    if (this.tracked) {
+      s.next[local] = s.free;
+      s.free = local;
+    }
+  }
+
+  /** Takes local entry `local` out of shard `s`'s hash table. */
+  #removeFromTable(s: Shard, local: number): void {
     const { table, keys, mask } = s;
     let i = (mix(keys[local]!) >>> this.#bits) & mask;
     while (table[i] !== local + 1) i = (i + 1) & mask;
@@ -165,12 +222,6 @@ export class BlockIndex {
       }
     }
     table[i] = 0;
-    s.count -= 1;
-    this.#size -= 1;
-    if (this.tracked) {
-      s.next[local] = s.free;
-      s.free = local;
-    }
   }
 
   /** The LRU list's first entry (least recently appended), or -1. */
@@ -216,6 +267,7 @@ export class BlockIndex {
   /** Drops every entry. */
   clear(): void {
     this.#shards = this.#shards.map(() => new Shard(this.tracked));
+    if (this.#pages !== undefined) this.#pages = [];
     this.#size = 0;
     this.#head = this.#tail = -1;
   }

@@ -106,7 +106,11 @@ export class BlockPool<K = number> {
   #evictions = 0;
   #overCapacity = 0;
 
-  constructor(capacity = Infinity, stepBlocks = DEFAULT_STEP_BLOCKS) {
+  /**
+   * `directKeys`: the keys are another, untracked pool's entry ids (`entryIds`), not hashes: looked up with no hashing
+   * (block-index.ts, a direct index).
+   */
+  constructor(capacity = Infinity, stepBlocks = DEFAULT_STEP_BLOCKS, options: { directKeys?: boolean } = {}) {
     if (!(capacity > 0)) throw new RangeError(`BlockPool: capacity must be > 0 blocks, got ${capacity}`);
     if (!(stepBlocks >= 1)) throw new RangeError(`BlockPool: stepBlocks must be >= 1, got ${stepBlocks}`);
     this.capacity = capacity;
@@ -114,7 +118,7 @@ export class BlockPool<K = number> {
     this.#tracked = capacity !== Infinity;
     let shards = MIN_SHARDS;
     while (shards < MAX_SHARDS && shards * BLOCKS_PER_SHARD < capacity) shards *= 2;
-    this.#index = new BlockIndex({ shards, tracked: this.#tracked });
+    this.#index = options.directKeys === true ? new BlockIndex({ shards: 1, tracked: this.#tracked, direct: true }) : new BlockIndex({ shards, tracked: this.#tracked });
   }
 
   /** Blocks cached (referenced or not). */
@@ -170,6 +174,21 @@ export class BlockPool<K = number> {
       this.#internedKeys.delete(n);
     }
     this.#index.remove(id);
+  }
+
+  /**
+   * The entry ids of `keys` past the `ids.length` leading ones `ids` holds already, appended to it up to the first key
+   * not cached; returns how many leading keys are cached (`ids`' new length). Only in a pool that never evicts (capacity Infinity): its ids are then each
+   * key's for good, the keys of a pool made with `directKeys`.
+   */
+  entryIds(keys: readonly K[], ids: number[]): number {
+    if (this.#tracked) throw new Error('BlockPool.entryIds: only a pool that never evicts keeps its entry ids');
+    for (let i = ids.length; i < keys.length; i++) {
+      const id = this.#index.find(this.#lookupKey(keys[i]!));
+      if (id < 0) break;
+      ids.push(id);
+    }
+    return ids.length;
   }
 
   /**

@@ -121,12 +121,70 @@ function random(seed: number): () => number {
   };
 }
 
+/**
+ * A pool keyed by the entry ids of an index that never evicts (`directKeys`, as the expected-cache model's capacity
+ * pools are): each key is first added to that index, and the pool given its id. Same methods as a BlockPool<number>.
+ */
+class ByIdPool {
+  readonly #ids = new BlockPool<number>(Infinity);
+  readonly #pool: BlockPool<number>;
+  constructor(capacity: number, stepBlocks: number) {
+    this.#pool = new BlockPool<number>(capacity, stepBlocks, { directKeys: true });
+  }
+  /** The keys' ids, each key added to the id index first (a key it never had gets a new id). */
+  #idsOf(keys: readonly number[]): number[] {
+    this.#ids.access(keys);
+    const ids: number[] = [];
+    assert.equal(this.#ids.entryIds(keys, ids), keys.length);
+    return ids;
+  }
+  get cachedBlocks(): number {
+    return this.#pool.cachedBlocks;
+  }
+  get usedBlocks(): number {
+    return this.#pool.usedBlocks;
+  }
+  get evictions(): number {
+    return this.#pool.evictions;
+  }
+  get overCapacityBlocks(): number {
+    return this.#pool.overCapacityBlocks;
+  }
+  has(key: number): boolean {
+    return this.#pool.has(this.#idsOf([key])[0]!);
+  }
+  admit(keys: readonly number[], ...rest: [number, number, boolean, number]): ReturnType<BlockPool['admit']> {
+    return this.#pool.admit(this.#idsOf(keys), ...rest);
+  }
+  admitStepwise(keys: readonly number[], ...rest: [number, number, boolean, number]): ReturnType<BlockPool['admitStepwise']> {
+    return this.#pool.admitStepwise(this.#idsOf(keys), ...rest);
+  }
+  grow(lease: BlockLease, keys: readonly number[], total: number): void {
+    this.#pool.grow(lease, this.#idsOf(keys), total);
+  }
+  growStepwise(lease: BlockLease, keys: readonly number[], total: number): ReturnType<BlockPool['growStepwise']> {
+    return this.#pool.growStepwise(lease, this.#idsOf(keys), total);
+  }
+  release(lease: BlockLease): void {
+    this.#pool.release(lease);
+  }
+  releaseStepwise(lease: BlockLease): ReturnType<BlockPool['releaseStepwise']> {
+    return this.#pool.releaseStepwise(lease);
+  }
+  access(keys: readonly number[]): number {
+    return this.#pool.access(this.#idsOf(keys));
+  }
+  reset(): void {
+    this.#pool.reset();
+  }
+}
+
 /** Random sequences of requests over a few shared prefixes, some keys 53-bit like block hashes. */
-function replay(seed: number, capacity: number, stepBlocks: number, steps: { count: number }): void {
+function replay(seed: number, capacity: number, stepBlocks: number, steps: { count: number }, byId = false): void {
   const stepwise = stepBlocks < 1024;
   const rnd = random(seed);
   const int = (n: number): number => Math.floor(rnd() * n);
-  const pool = new BlockPool<number>(capacity, stepBlocks);
+  const pool = byId ? new ByIdPool(capacity, stepBlocks) : new BlockPool<number>(capacity, stepBlocks);
   const ref = new ReferencePool(capacity);
   // Key spaces: a few prefixes of 53-bit keys, and small integers (collisions of sequences with shared blocks).
   const prefixes = Array.from({ length: 6 }, (_, p) => Array.from({ length: 40 }, (_, i) => (p === 0 ? i : Math.floor(rnd() * 2 ** 53))));
@@ -196,6 +254,14 @@ test('BlockPool: the same hits, evictions and cached blocks as the Map-based ref
   assert.ok(steps.count > 1000, `steps: ${steps.count}`);
 });
 
+test('BlockPool keyed by entry ids (directKeys): the same hits, evictions and cached blocks as the reference', { timeout: 60_000 }, () => {
+  const steps = { count: 0 };
+  for (let seed = 1; seed <= 40; seed++) {
+    for (const capacity of [8, 30, 120]) replay(seed, capacity, seed % 2 === 0 ? 3 : 1024, steps, true);
+  }
+  assert.ok(steps.count > 500, `steps: ${steps.count}`);
+});
+
 test('BlockIndex: random adds and removes across growths keep every key findable, removed ones gone', () => {
   for (const shards of [1, 4, 256]) {
     const index = new BlockIndex({ shards, tracked: true });
@@ -220,6 +286,35 @@ test('BlockIndex: random adds and removes across growths keep every key findable
       assert.equal(index.keyOf(id), key);
     }
   }
+});
+
+test('BlockIndex direct: random adds and removes of small integer keys across pages; any other key is never found', () => {
+  const index = new BlockIndex({ shards: 1, tracked: true, direct: true });
+  const rnd = random(7);
+  const live = new Map<number, number>();
+  for (let op = 0; op < 20_000; op++) {
+    if (rnd() < 0.65 || live.size === 0) {
+      // Keys over three pages of 2^16, and a few far ones.
+      const key = rnd() < 0.9 ? Math.floor(rnd() * 3 * 65_536) : Math.floor(rnd() * 2 ** 31);
+      const id = index.add(key, 0);
+      assert.equal(id < 0, live.has(key), `add ${key}: -1 exactly when present`);
+      if (id >= 0) live.set(key, id);
+    } else {
+      const key = [...live.keys()][Math.floor(rnd() * live.size)]!;
+      index.remove(live.get(key)!);
+      live.delete(key);
+      assert.equal(index.find(key), -1);
+    }
+  }
+  assert.equal(index.size, live.size);
+  for (const [key, id] of live) {
+    assert.equal(index.find(key), id);
+    assert.equal(index.keyOf(id), key);
+  }
+  for (const key of [-1, 0.5, NaN, 2 ** 40, -(2 ** 31)]) assert.equal(index.find(key), -1, `find(${key})`);
+  for (const key of [-1, 0.5, NaN, 2 ** 31]) assert.throws(() => index.add(key, 0), /a direct index's keys are integers from 0 to 2\^31 - 1/);
+  assert.throws(() => new BlockIndex({ shards: 4, tracked: true, direct: true }), /a direct index has one shard/);
+  assert.throws(() => new BlockPool<number>(10).entryIds([1], []), /only a pool that never evicts/);
 });
 
 test('BlockPool with other keys than numbers: interned keys are dropped when their blocks are evicted', () => {

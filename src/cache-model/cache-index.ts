@@ -1,3 +1,4 @@
+import { BlockIndex } from '../prefix-cache/block-index.js';
 import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps } from '../prefix-cache/block-pool.js';
 import { gcd, missCause, warmStartTokens, type MissFacts } from './misses.js';
 import type { Operation } from './operation-queue.js';
@@ -98,10 +99,11 @@ export class CacheIndex {
   readonly #smaller: BlockPool<number> | undefined;
   /**
    * Blocks of prompts sent and not yet in the infinite index (their requests in flight), with how many requests hold
-   * each: with the infinite index, everything the run has sent or received (warm start). Bounded by what is in
-   * flight: a second index of every block seen doubled the model's memory and cost a walk of the history per request.
+   * each (the entries' refcounts): with the infinite index, everything the run has sent or received (warm start).
+   * Bounded by what is in flight: a second index of every block seen doubled the model's memory and cost a walk of
+   * the history per request. A typed-array index, not a Map: a Map of 53-bit hashes boxes each key (issue #33).
    */
-  readonly #inFlight = new Map<number, number>();
+  readonly #inFlight = new BlockIndex({ shards: 16, tracked: true });
   /** Requests prefilled whose prompt blocks are not visible yet, by first-token time (see prefilledSteps). */
   readonly #pending: Array<{ ticket: IndexTicket; atMs: number; hashes: readonly number[] }> = [];
   /** The server's granularity so far (account). */
@@ -149,12 +151,15 @@ export class CacheIndex {
     // entry id, the capacity model's keys.
     const indexed = this.#finite === undefined ? this.#infinite.match(keys, keys.length, known) : this.#infinite.entryIds(keys, this.#idsAtSend(ticket, prompt));
     let seen = indexed;
-    while (seen < keys.length && this.#inFlight.has(keys[seen]!)) seen++;
+    const inFlight = this.#inFlight;
+    while (seen < keys.length && inFlight.find(keys[seen]!) >= 0) seen++;
     ticket.seen = seen * this.blockSize;
     for (let b = indexed; b < keys.length; b++) {
       const key = keys[b]!;
-      this.#inFlight.set(key, (this.#inFlight.get(key) ?? 0) + 1);
-      ticket.inFlight.push(key);
+      let id = inFlight.find(key);
+      if (id < 0) id = inFlight.add(key, 1);
+      else inFlight.setRefs(id, inFlight.refs(id) + 1);
+      ticket.inFlight.push(id);
     }
     if (this.sharedFrom === 'end') {
       yield* this.#lookupSteps(ticket, prompt, atMs);
@@ -293,10 +298,12 @@ export class CacheIndex {
       const released = pool.releaseStepwise(lease);
       if (released !== undefined) yield* released;
     }
-    for (const key of ticket.inFlight) {
-      const holders = this.#inFlight.get(key)!;
-      if (holders > 1) this.#inFlight.set(key, holders - 1);
-      else this.#inFlight.delete(key);
+    // An entry stays while a request holds it: its id is the one taken at the send.
+    const inFlight = this.#inFlight;
+    for (const id of ticket.inFlight) {
+      const holders = inFlight.refs(id);
+      if (holders > 1) inFlight.setRefs(id, holders - 1);
+      else inFlight.remove(id);
     }
     ticket.inFlight.length = 0;
   }

@@ -262,40 +262,15 @@ test('BlockPool keyed by entry ids (directKeys): the same hits, evictions and ca
   assert.ok(steps.count > 500, `steps: ${steps.count}`);
 });
 
-test('BlockIndex: random adds and removes across growths keep every key findable, removed ones gone', () => {
-  for (const shards of [1, 4, 256]) {
-    const index = new BlockIndex({ shards, tracked: true });
-    const rnd = random(shards);
-    const live = new Map<number, number>();
-    for (let op = 0; op < 20_000; op++) {
-      if (rnd() < 0.65 || live.size === 0) {
-        const key = rnd() < 0.5 ? Math.floor(rnd() * 500) : Math.floor(rnd() * 2 ** 53);
-        const id = index.add(key, 0);
-        assert.equal(id < 0, live.has(key), `add ${key}: -1 exactly when present`);
-        if (id >= 0) live.set(key, id);
-      } else {
-        const key = [...live.keys()][Math.floor(rnd() * live.size)]!;
-        index.remove(live.get(key)!);
-        live.delete(key);
-        assert.equal(index.find(key), -1);
-      }
-    }
-    assert.equal(index.size, live.size);
-    for (const [key, id] of live) {
-      assert.equal(index.find(key), id);
-      assert.equal(index.keyOf(id), key);
-    }
-  }
-});
-
-test('BlockIndex direct: random adds and removes of small integer keys across pages; any other key is never found', () => {
-  const index = new BlockIndex({ shards: 1, tracked: true, direct: true });
-  const rnd = random(7);
+/**
+ * 20,000 random adds (of `nextKey()`) and removes on `index`: each add is -1 exactly when the key is there, each
+ * removed key is gone, and at the end every key left is found under its id.
+ */
+function addsAndRemoves(index: BlockIndex, rnd: () => number, nextKey: () => number): void {
   const live = new Map<number, number>();
   for (let op = 0; op < 20_000; op++) {
     if (rnd() < 0.65 || live.size === 0) {
-      // Keys over three pages of 2^16, and a few far ones.
-      const key = rnd() < 0.9 ? Math.floor(rnd() * 3 * 65_536) : Math.floor(rnd() * 2 ** 31);
+      const key = nextKey();
       const id = index.add(key, 0);
       assert.equal(id < 0, live.has(key), `add ${key}: -1 exactly when present`);
       if (id >= 0) live.set(key, id);
@@ -311,6 +286,21 @@ test('BlockIndex direct: random adds and removes of small integer keys across pa
     assert.equal(index.find(key), id);
     assert.equal(index.keyOf(id), key);
   }
+}
+
+test('BlockIndex: random adds and removes across growths keep every key findable, removed ones gone', () => {
+  for (const shards of [1, 4, 256]) {
+    const index = new BlockIndex({ shards, tracked: true });
+    const rnd = random(shards);
+    addsAndRemoves(index, rnd, () => (rnd() < 0.5 ? Math.floor(rnd() * 500) : Math.floor(rnd() * 2 ** 53)));
+  }
+});
+
+test('BlockIndex direct: random adds and removes of small integer keys across pages; any other key is never found', () => {
+  const index = new BlockIndex({ shards: 1, tracked: true, direct: true });
+  const rnd = random(7);
+  // Keys over three pages of 2^16, and a few far ones.
+  addsAndRemoves(index, rnd, () => (rnd() < 0.9 ? Math.floor(rnd() * 3 * 65_536) : Math.floor(rnd() * 2 ** 31)));
   for (const key of [-1, 0.5, NaN, 2 ** 40, -(2 ** 31)]) assert.equal(index.find(key), -1, `find(${key})`);
   for (const key of [-1, 0.5, NaN, 2 ** 31]) assert.throws(() => index.add(key, 0), /a direct index's keys are integers from 0 to 2\^31 - 1/);
   assert.throws(() => new BlockIndex({ shards: 4, tracked: true, direct: true }), /a direct index has one shard/);

@@ -129,7 +129,7 @@ async function replay(ctx: TurnContext, conversation: Conversation): Promise<voi
   const active = new ActiveConversation(conversation, 0);
   const rng = new Rng(1);
   while (!active.done) {
-    const record = await runTurn(ctx, active, 0, rng, false);
+    const record = await runTurn(ctx, { conversation: active, clientId: 0, rng, warmup: false });
     ctx.observer.onRecord?.(record);
     if (record.status !== 'ok') throw new Error(`turn ${record.turn}: ${record.error}`);
   }
@@ -257,7 +257,7 @@ function measuredSession(client: ChatClient, conversation: Conversation, sink: S
       if (Buffer.isBuffer(encoded)) sink.write(encoded);
       else for (const chunk of encoded) sink.write(chunk);
       const t0 = cpuMs();
-      const record = await runTurn(ctx, active, 0, rng, false);
+      const record = await runTurn(ctx, { conversation: active, clientId: 0, rng, warmup: false });
       turn.push(cpuMs() - t0);
       body.push(t0 - b0);
       ctx.observer.onRecord?.(record);

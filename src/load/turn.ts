@@ -158,6 +158,16 @@ export interface TurnSchedule {
   queueMs: number;
 }
 
+/** One turn as a load model asks for it: whose, sent by which client (its id and random stream), warmup or not, and when. */
+export interface TurnCall {
+  conversation: ActiveConversation;
+  clientId: number;
+  rng: Rng;
+  warmup: boolean;
+  /** When the load model meant to send it and how long it queued; unset where the model sends at once. */
+  schedule?: TurnSchedule;
+}
+
 /** How a conversation stands after a step: more turns to go, done, ended on a failed request, or nothing was sent (-n spent). */
 export type TurnOutcome = 'more' | 'done' | 'failed' | 'budget_spent';
 
@@ -165,20 +175,13 @@ export type TurnOutcome = 'more' | 'done' | 'failed' | 'budget_spent';
  * The step every load model takes (fixed clients, open-loop and trace sessions, sub-agents): one request from the -n
  * budget (spent: the run stops and nothing is sent), the turn with its record, and how the conversation stands after it.
  */
-export async function takeTurn(
-  ctx: TurnContext,
-  conversation: ActiveConversation,
-  clientId: number,
-  rng: Rng,
-  warmup: boolean,
-  schedule?: TurnSchedule,
-): Promise<TurnOutcome> {
+export async function takeTurn(ctx: TurnContext, call: TurnCall): Promise<TurnOutcome> {
   if (ctx.takeRequest !== undefined && !ctx.takeRequest()) {
     ctx.stop.stop('max_requests');
     return 'budget_spent';
   }
-  const record = await runTurn(ctx, conversation, clientId, rng, warmup, schedule);
-  return record.status === 'error' ? 'failed' : conversation.done ? 'done' : 'more';
+  const record = await runTurn(ctx, call);
+  return record.status === 'error' ? 'failed' : call.conversation.done ? 'done' : 'more';
 }
 
 /**
@@ -186,28 +189,15 @@ export async function takeTurn(
  * that goes into the history (the server's, or the recorded one with --replay-dataset-answers), and hands the record
  * to the run (LoadObserver.onRecord: the one place the load's records leave it, after its sub-agents' own).
  */
-export async function runTurn(
-  ctx: TurnContext,
-  conversation: ActiveConversation,
-  clientId: number,
-  rng: Rng,
-  warmup: boolean,
-  schedule?: TurnSchedule,
-): Promise<RequestRecord> {
-  const record = await sendTurn(ctx, conversation, clientId, rng, warmup, schedule);
+export async function runTurn(ctx: TurnContext, call: TurnCall): Promise<RequestRecord> {
+  const record = await sendTurn(ctx, call);
   ctx.observer.onRecord?.(record);
   return record;
 }
 
 /** runTurn's work: the record of the conversation's next turn, its answer taken into the history. */
-async function sendTurn(
-  ctx: TurnContext,
-  conversation: ActiveConversation,
-  clientId: number,
-  rng: Rng,
-  warmup: boolean,
-  schedule?: TurnSchedule,
-): Promise<RequestRecord> {
+async function sendTurn(ctx: TurnContext, call: TurnCall): Promise<RequestRecord> {
+  const { conversation, clientId, rng, warmup, schedule } = call;
   const tokenizer = ctx.counter.tokenizer;
   const traceExpected = traceExpectedCachedTokens(ctx, conversation);
   const newTokens = await newInputTokens(ctx, conversation);
@@ -276,7 +266,7 @@ async function sendTurn(
     }
     if (request.storeResponse === true) conversation.noteServerResponse(result.responseId);
     // Sub-agents forked after this answer run now; the conversation's next step waits for them.
-    await joinForks(ctx, conversation, (child) => takeTurn(ctx, child, clientId, rng, warmup));
+    await joinForks(ctx, conversation, (child) => takeTurn(ctx, { conversation: child, clientId, rng, warmup }));
   }
   return record;
 }

@@ -27,7 +27,7 @@ export async function runWarmup(
       const conversation = conversations[index]!;
       try {
         sent += 1;
-        const record = await runTurn(ctx, conversation, clientId, rng, true);
+        const record = await runTurn(ctx, { conversation, clientId, rng, warmup: true });
         ok[index] = record.status === 'ok';
       } catch (error) {
         onCrash(`warmup of ${conversation.id}`, error);

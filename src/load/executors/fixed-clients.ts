@@ -122,7 +122,7 @@ async function runClient(localId: number, config: FixedClientsConfig, ctx: TurnC
     const conversation = active.splice(position, 1)[0]!;
     try {
       const schedule = meanGapMs > 0 ? { scheduledAtMs: nextSendAtMs, queueMs: 0 } : undefined;
-      const outcome = await takeTurn(ctx, conversation, clientId, rng, false, schedule);
+      const outcome = await takeTurn(ctx, { conversation, clientId, rng, warmup: false, schedule });
       if (outcome === 'budget_spent') return;
       if (settle(pool, conversation, outcome)) active.push(conversation);
     } catch (error) {

@@ -37,7 +37,7 @@ export async function runSessionTurns(
     let outcome;
     try {
       if (stopping.aborted) return;
-      outcome = await takeTurn(ctx, conversation, session, rng, false, { scheduledAtMs, queueMs });
+      outcome = await takeTurn(ctx, { conversation, clientId: session, rng, warmup: false, schedule: { scheduledAtMs, queueMs } });
     } finally {
       limit?.release();
     }

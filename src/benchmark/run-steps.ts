@@ -206,8 +206,10 @@ export async function connectAndProbe(plan: RunPlan, prepared: PreparedRun, hook
   const metricsUrl = scrapeUrl(target, url);
   // Bounded GETs that never fail the run (issue #12, part 2); the auth goes in the headers, never in a URL.
   const probeMetricsUrl = metricsUrl === undefined ? undefined : (splitUrlTextCredentials(metricsUrl)?.url.href ?? metricsUrl);
-  // Detection reads /metrics (the --scrape-metrics URL, or <root>/metrics); the KV capacity is read from that page.
-  const probe = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, models: client.modelsAnswer, signal: hooks.signal });
+  // Detection reads /metrics (the --scrape-metrics URL, or <root>/metrics); the KV capacity is read from that page,
+  // and from the other pages when --scrape-metrics is repeated (one per replica: cache-model/setup.ts).
+  const morePages = target.scrapePages.slice(1);
+  const probe = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, morePages, models: client.modelsAnswer, signal: hooks.signal });
   const model = resolveServedModel(target, models, shownUrl, probe.engine.name, warn);
   await warnPastServedContext(prepared, models.find((m) => m.id === model)?.maxModelLen, plan.load.maxTurns, warn);
   const server = { rootUrl, headers: client.authHeaders, model };

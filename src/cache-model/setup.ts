@@ -7,7 +7,7 @@ import type { ExpectedCachePlan } from '../options/run-plan.js';
 import { cacheSemantics, type SemanticsAnswers } from '../server-engine/cache-semantics.js';
 import type { EngineProbe } from '../server-engine/detect.js';
 import type { EngineName } from '../server-engine/profiles.js';
-import { readKvCapacity } from '../server-metrics/kv-capacity.js';
+import { readKvCapacity, type ServerKvCapacity } from '../server-metrics/kv-capacity.js';
 import type { TokenCounter } from '../tokenizer/index.js';
 
 /** What the run knows when it sets its expected-cache model up: the plan, the server, its answers, the tokenizer. */
@@ -69,6 +69,21 @@ async function serverTokens(input: CacheModelInput): Promise<ServerTokenizerSpec
 }
 
 /**
+ * The KV capacity the server's /metrics pages state: the probed page's; with --scrape-metrics repeated (one page per
+ * replica behind a router) and more than one page stating one, their sum, as `replicas` pages: one ideal cache holds
+ * the fleet's, each replica's pool a page's share. A page that already sums its replicas (a router's) is taken alone.
+ */
+function serverKvCapacity(page: string | undefined, morePages: readonly string[]): ServerKvCapacity | undefined {
+  const first = page === undefined ? undefined : readKvCapacity(page);
+  if (first !== undefined && first.replicas > 1) return first;
+  const stated = [first, ...morePages.map(readKvCapacity)].filter((c): c is ServerKvCapacity => c !== undefined && c.replicas === 1);
+  if (stated.length < 2) return first ?? stated[0];
+  const blockSize = stated[0]!.blockSize;
+  const tokens = stated.reduce((sum, c) => sum + c.blocks * c.blockSize, 0);
+  return { blocks: Math.floor(tokens / blockSize), blockSize, source: `${stated[0]!.source}, summed over ${stated.length} --scrape-metrics pages`, replicas: stated.length };
+}
+
+/**
  * The expected-cache model of a run (issue #30): the detected engine's semantics (block size, when a prompt is shared),
  * the token ids (local, or the server's own), and the capacity: --kv-cache-tokens when given, else the server's KV
  * capacity when its /metrics states it (vLLM's `cache_config_info`), else infinite. --cache-block-size overrides the
@@ -77,7 +92,7 @@ async function serverTokens(input: CacheModelInput): Promise<ServerTokenizerSpec
 export async function expectedCacheModel(input: CacheModelInput): Promise<CacheModelSetup> {
   const { plan, probe, warn } = input;
   const metricsPage = probe.metrics?.status === 200 ? probe.metrics.text : undefined;
-  const server = metricsPage === undefined ? undefined : readKvCapacity(metricsPage);
+  const server = serverKvCapacity(metricsPage, probe.morePages.map((page) => page.text));
   const answers: SemanticsAnswers = { props: probe.props, serverInfo: probe.serverInfo, metricsText: metricsPage };
   if (server !== undefined) answers.metricsBlockSize = { blockSize: server.blockSize, source: server.source };
   const semantics = cacheSemantics(probe.engine.name, answers);
@@ -95,8 +110,8 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
     source = server.source;
   }
   const capacityBlocks = tokens === undefined ? undefined : Math.max(1, Math.floor(tokens / blockSize));
-  // A router page that sums its replicas' capacity (the simulator's): one ideal cache holds the fleet's, each replica's
-  // pool its share. --kv-cache-tokens is one server's, for both.
+  // A router page that sums its replicas' capacity (the simulator's), or the replicas' own pages summed: one ideal
+  // cache holds the fleet's, each replica's pool its share. --kv-cache-tokens is one server's, for both.
   const fleet = source !== '--kv-cache-tokens' && server !== undefined && server.replicas > 1 ? server.replicas : 1;
   const replicaCapacityBlocks = capacityBlocks === undefined || fleet === 1 ? undefined : Math.max(1, Math.floor(capacityBlocks / fleet));
   const serverSpec = await serverTokens(input);

@@ -36,6 +36,8 @@ export interface ReplicaRouterOptions {
   header?: boolean;
   /** The header's value for replica i. @default String(i) */
   name?: (index: number) => string;
+  /** Each replica's KV blocks of 16 tokens, stated on its page as vLLM does (`vllm:cache_config_info`); unset: none stated. */
+  kvBlocks?: number;
 }
 
 const ANSWER = 'Hello there';
@@ -97,6 +99,9 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
       `vllm:prefix_cache_queries_total{model_name="test-model"} ${t.promptTokens}`,
       '# TYPE vllm:prefix_cache_hits_total counter',
       `vllm:prefix_cache_hits_total{model_name="test-model"} ${t.cachedTokens}`,
+      // vLLM's gauge of its cache config (vllm/v1/metrics/loggers.py, `vllm:cache_config_info`): its labels carry the
+      // values, one per replica.
+      ...(options.kvBlocks === undefined ? [] : ['# TYPE vllm:cache_config_info gauge', `vllm:cache_config_info{block_size="16",num_gpu_blocks="${options.kvBlocks}"} 1`]),
     ];
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
     res.end(`${lines.join('\n')}\n`);

@@ -22,7 +22,10 @@ import { tempDir } from '../helpers/tmp.js';
 interface Ran {
   server: ReplicaRouterServer;
   dir: string;
-  results: { replicas: ReplicaRow[] | null; prefix_cache: { routing?: RoutingLoss; comparable?: boolean } };
+  results: {
+    replicas: ReplicaRow[] | null;
+    prefix_cache: { routing?: RoutingLoss; comparable?: boolean; model: { capacity_tokens: number | null; capacity_source: string | null; replica_capacity_tokens?: number } };
+  };
   records: Awaited<ReturnType<typeof readRequestsJsonl>>;
   text: string;
 }
@@ -91,10 +94,15 @@ describe('replicas behind a router', () => {
     assert.equal(a.sessions, 8);
   });
 
-  test('--scrape-metrics given 4 times (and a GPU page), no header: per-replica totals by counter deltas', async () => {
+  test('--scrape-metrics given 4 times (and a GPU page), no header: per-replica totals by counter deltas, the fleet\'s KV capacity', async () => {
     // A GPU exporter's page among them is read, and is no replica.
     const pages = (s: ReplicaRouterServer): RunOptionsInput => ({ scrapeMetrics: [...[0, 1, 2, 3].map((i) => `${s.url}/replicas/${i}/metrics`), `${s.url}/gpu/metrics`], scrapeIntervalSec: 0.2 });
-    const { server, results, records } = await runBehind('pages', { replicas: 4, routing: 'round-robin', header: false }, pages);
+    const { server, results, records } = await runBehind('pages', { replicas: 4, routing: 'round-robin', header: false, kvBlocks: 300 }, pages);
+    // Each page states one replica's capacity: the one ideal cache holds the four's, each replica's cache one page's.
+    const model = results.prefix_cache.model;
+    assert.equal(model.capacity_tokens, 4 * 300 * 16);
+    assert.equal(model.replica_capacity_tokens, 300 * 16);
+    assert.equal(model.capacity_source, 'vllm:cache_config_info, summed over 4 --scrape-metrics pages');
     assert.ok(records.every((r) => r.replica === null));
     const rows = results.replicas!;
     assert.equal(rows.length, 4);

@@ -3,6 +3,7 @@ import type { LookupFunction } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
 import { onAbort } from '../util/abort-listeners.js';
 import { headerSecrets } from '../util/redact-text.js';
+import { holdsHeaderControl } from '../util/control-chars.js';
 import { Agent, dispatch, request, type AgentOptions } from '../util/undici.js';
 import { ConfigError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
@@ -171,8 +172,7 @@ export class ChatClient {
     }
     // undici refuses such a header on every request, and a GET with one never settled (issue #34): refused here, unshown.
     for (const [name, value] of Object.entries(headers)) {
-      // eslint-disable-next-line no-control-regex -- control characters are what this finds
-      if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) throw new ConfigError(`the ${name} header holds a control character (a line break?): give its value alone`);
+      if (holdsHeaderControl(value)) throw new ConfigError(`the ${name} header holds a control character (a line break?): give its value alone`);
     }
     this.#headers = headers;
     this.#apiKeyReplacedByUrl =

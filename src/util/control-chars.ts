@@ -11,3 +11,14 @@ export function escapeControl(text: string): string {
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 // eslint-disable-next-line no-control-regex -- control characters are what these match
 const CONTROL_ALL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+// eslint-disable-next-line no-control-regex -- control characters are what this matches
+const HEADER_CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+/**
+ * Whether a header value holds a control character other than tab (a line break, as `$(cat keyfile)` leaves one, NUL,
+ * DEL): HTTP forbids them in a field value, and undici refuses such a header on every request (issue #34).
+ */
+export function holdsHeaderControl(value: string): boolean {
+  return HEADER_CONTROL.test(value);
+}

@@ -33,7 +33,7 @@ const LAYERS: readonly Layer[] = [
     why: "a prefix cache's block-hash chain and LRU block pool over generic keys: shared by the simulator, the expected-cache model and trace stats",
     may: [],
   },
-  { folder: 'options', why: 'the option table and the RunPlan: it describes the parts, so it imports none of them', may: ['errors'] },
+  { folder: 'options', why: 'the option table and the RunPlan: it describes the parts, so it imports none of them (util: helpers that know no part)', may: ['errors', 'util'] },
   { folder: 'tokenizer', why: 'tokenizers and chat templates', may: ['errors', 'util'] },
   { folder: 'client', why: 'HTTP + SSE, error kinds: knows no load, no metrics, no files; messages in their wire shape (tokenizer/chat-message)', may: ['errors', 'tokenizer', 'util'] },
   { folder: 'server-engine', why: 'which engine serves a URL, from a few GETs', may: ['util'] },

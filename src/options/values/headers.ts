@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { holdsHeaderControl } from '../../util/control-chars.js';
 
 /**
  * One `--header` line: an HTTP token as the name, then `:` or `=` (the newest reference accepts both), then the
@@ -25,9 +26,7 @@ export const headersSchema = z
         return z.NEVER;
       }
       const value = line.slice(split + 1).trim();
-      // A control character in a value is an invalid header: undici refuses it on every request (issue #34).
-      // eslint-disable-next-line no-control-regex -- control characters are what this finds
-      if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
+      if (holdsHeaderControl(value)) {
         ctx.addIssue({ code: 'custom', message: `${name}: its value holds a control character; give the value alone` });
         return z.NEVER;
       }

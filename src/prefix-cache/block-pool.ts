@@ -40,6 +40,21 @@ const MIN_SHARDS = 16;
 /** Work units (blocks) with no limit: an operation run whole. The largest small integer, so budgets stay integers. */
 const ALL = 2 ** 30 - 1;
 
+/** A lease's entries before its first: no array until one is needed. */
+const NO_ENTRIES = new Int32Array(0);
+/** Spare entry arrays a pool keeps: about as many as its leases in flight at once (requests, times a few pools). */
+const MAX_SPARE_ENTRIES = 256;
+
+/** Appends entry `id` to the lease's entries, doubling their array when it is full. */
+function pushEntry(lease: BlockLease, id: number): void {
+  if (lease.entryCount === lease.entries.length) {
+    const grown = new Int32Array(Math.max(64, lease.entries.length * 2));
+    grown.set(lease.entries);
+    lease.entries = grown;
+  }
+  lease.entries[lease.entryCount++] = id;
+}
+
 /** The rest of a stepped operation: each step (between two yields) handles up to stepBlocks blocks. */
 export type Steps<R> = Generator<void, R, void>;
 
@@ -61,8 +76,12 @@ export function isSteps<R>(x: R | Steps<R>): x is Steps<R> {
 
 /** The blocks one request holds in a BlockPool between its admission and its release. */
 export interface BlockLease {
-  /** The pool's entries of the cached blocks it references: the hits, then the blocks it registered (pool-internal). */
-  readonly entries: number[];
+  /**
+   * The pool's entries of the cached blocks it references, the first `entryCount`: the hits, then the blocks it
+   * registered (pool-internal; an array the pool hands out again once the lease is released).
+   */
+  entries: Int32Array;
+  entryCount: number;
   /** Fresh blocks it holds that are not cached (a partial tail, or a block whose key another block holds). */
   privateBlocks: number;
   /** Blocks of its sequence it holds, cached or not (its next block index). */
@@ -103,6 +122,8 @@ export class BlockPool<K = number> {
   /** False with infinite capacity: nothing is ever evicted, so references and LRU order need no upkeep. */
   readonly #tracked: boolean;
   #private = 0;
+  /** Entry arrays of released leases, handed to the next ones (see #releaseSome). */
+  readonly #spareEntries: Int32Array[] = [];
   #evictions = 0;
   #overCapacity = 0;
 
@@ -220,7 +241,7 @@ export class BlockPool<K = number> {
 
   #admission(keys: readonly K[], totalBlocks: number, maxHitBlocks: number, registerNow: boolean, knownCached: number, budget: number): Admission | Steps<Admission> {
     const start = this.#tracked ? 0 : Math.min(knownCached, keys.length, maxHitBlocks);
-    const lease: BlockLease = { entries: [], privateBlocks: 0, heldBlocks: start, registeredBlocks: 0, hitBlocks: 0, matching: true, roomShort: 0 };
+    const lease: BlockLease = { entries: this.#spareEntries.pop() ?? NO_ENTRIES, entryCount: 0, privateBlocks: 0, heldBlocks: start, registeredBlocks: 0, hitBlocks: 0, matching: true, roomShort: 0 };
     if (this.#admitSome(lease, keys, totalBlocks, maxHitBlocks, registerNow, budget)) return { lease, hitBlocks: lease.hitBlocks };
     return laterSteps(
       () => this.#admitSome(lease, keys, totalBlocks, maxHitBlocks, registerNow, this.stepBlocks),
@@ -252,7 +273,7 @@ export class BlockPool<K = number> {
             this.#unreferenced -= 1;
           }
           index.setRefs(id, refs + 1);
-          lease.entries.push(id);
+          pushEntry(lease, id);
         }
       }
       lease.matching = false;
@@ -316,7 +337,7 @@ export class BlockPool<K = number> {
       if (id < 0) continue;
       this.#private -= 1;
       lease.privateBlocks -= 1;
-      if (this.#tracked) lease.entries.push(id);
+      if (this.#tracked) pushEntry(lease, id);
     }
     lease.registeredBlocks = Math.max(lease.registeredBlocks, full);
     return true;
@@ -337,10 +358,10 @@ export class BlockPool<K = number> {
   #releaseSome(lease: BlockLease, budget: number): boolean {
     const index = this.#index;
     const entries = lease.entries;
-    while (entries.length > 0) {
+    while (lease.entryCount > 0) {
       if (budget-- === 0) return false;
       // A referenced block is never evicted, so the lease's entries are still its blocks.
-      const id = entries.pop()!;
+      const id = entries[--lease.entryCount]!;
       // One store for every block, the same whether it stays referenced or not: optimized before any block had two
       // references, code with a store only for that case had no type feedback there and was thrown away at the first
       // one (issue 17, --trace-deopt).
@@ -351,6 +372,10 @@ export class BlockPool<K = number> {
         this.#unreferenced += 1;
       }
     }
+    // Its array serves the next lease: a request's entries live as long as it does, long enough for the young
+    // generation's collector to copy them, and a new array per lease cost each request ~2 KB promoted (issue #33).
+    if (entries.length > 0 && this.#spareEntries.length < MAX_SPARE_ENTRIES) this.#spareEntries.push(entries);
+    lease.entries = NO_ENTRIES;
     this.#private -= lease.privateBlocks;
     lease.privateBlocks = 0;
     lease.heldBlocks = 0;

@@ -128,7 +128,7 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
     const ran = await runLoadAndScrape(plan, prepared, connected, hooks, warn);
     const analysis = await ran.recorder.analysis();
     for (const w of analysis.warnings) warn(w);
-    const modelled = runPrefixCacheOf(connected.cacheModel, analysis.prefixCache, analysis.summary, plan.target.resetPrefixCache, warn);
+    const modelled = runPrefixCacheOf(ran.cacheModel, analysis.prefixCache, analysis.summary, plan.target.resetPrefixCache, warn);
     // Present only when a response header named the replicas (issue #31).
     const prefixCache = analysis.routing === null ? modelled : { ...modelled, routing: analysis.routing };
     const byHeader = analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, modelled.comparable !== false) : null;

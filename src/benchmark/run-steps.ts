@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { normalizeBaseUrl } from '../client/request-body.js';
 import { splitUrlTextCredentials } from '../client/url-credentials.js';
-import { expectedCacheModel, type CacheModelSetup } from '../cache-model/setup.js';
+import { expectedCacheModel, withReplicaPages, type CacheModelSetup } from '../cache-model/setup.js';
 import { forkFanOut } from '../conversation/forks.js';
 import { runLoad } from '../load/run-load.js';
 import { RequestBudget, shareOf } from '../load/partition.js';
@@ -206,10 +206,8 @@ export async function connectAndProbe(plan: RunPlan, prepared: PreparedRun, hook
   const metricsUrl = scrapeUrl(target, url);
   // Bounded GETs that never fail the run (issue #12, part 2); the auth goes in the headers, never in a URL.
   const probeMetricsUrl = metricsUrl === undefined ? undefined : (splitUrlTextCredentials(metricsUrl)?.url.href ?? metricsUrl);
-  // Detection reads /metrics (the --scrape-metrics URL, or <root>/metrics); the KV capacity is read from that page,
-  // and from the other pages when --scrape-metrics is repeated (one per replica: cache-model/setup.ts).
-  const morePages = target.scrapePages.slice(1);
-  const probe = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, morePages, models: client.modelsAnswer, signal: hooks.signal });
+  // Detection reads /metrics (the --scrape-metrics URL, or <root>/metrics); the KV capacity is read from that page.
+  const probe = await probeEngine({ rootUrl, headers: client.authHeaders, metricsUrl: probeMetricsUrl, models: client.modelsAnswer, signal: hooks.signal });
   const model = resolveServedModel(target, models, shownUrl, probe.engine.name, warn);
   await warnPastServedContext(prepared, models.find((m) => m.id === model)?.maxModelLen, plan.load.maxTurns, warn);
   const server = { rootUrl, headers: client.authHeaders, model };
@@ -231,6 +229,8 @@ async function warnPastServedContext(prepared: PreparedRun, maxModelLen: number 
 export interface LoadOutcome {
   load: LoadResult;
   recorder: Recorder;
+  /** The expected-cache model the load ran with (connected's, with the capacity of the replicas' pages). */
+  cacheModel: CacheModelSetup;
   /** The first failed write of requests.jsonl, with the records it lost; undefined when every record is on disk. */
   outputError: OutputError | undefined;
   clientHealth: ClientHealth;
@@ -256,6 +256,8 @@ export async function runLoadAndScrape(plan: RunPlan, prepared: PreparedRun, con
   // --scrape-metrics repeated: every page (one per replica); the first is the scraper above (server_metrics, as with one).
   const replicaScrapers = target.scrapePages.slice(1).map((url) => new MetricsScraper(url, scrapeOptions));
   await Promise.all([scraper?.start(), ...replicaScrapers.map((s) => s.start())]);
+  // The replicas' pages, read before the load: the capacity they state, summed, is the ideal cache's.
+  const cacheModel = replicaScrapers.length === 0 ? connected.cacheModel : withReplicaPages(connected.cacheModel, [scraper, ...replicaScrapers].map((s) => s?.kvCapacity));
   const { load, resumed, maxRequests, dataset } = prepared;
   // Where each finished request goes: requests.jsonl (a failed write stops new requests, and the run then ends with
   // an OutputError, issue #16), the outcomes, the run's aggregate (recorded as the records come, a few µs each, not
@@ -265,7 +267,7 @@ export async function runLoadAndScrape(plan: RunPlan, prepared: PreparedRun, con
   const health = new ClientHealthMonitor();
   health.start();
   const { shard, startAtEpochMs } = scale;
-  const expectedCache = connected.cacheModel.config;
+  const expectedCache = cacheModel.config;
   const loadInput = {
     load,
     request: plan.request,
@@ -316,7 +318,7 @@ export async function runLoadAndScrape(plan: RunPlan, prepared: PreparedRun, con
   for (const page of otherPages) if (page?.warning) warn(page.warning);
   const metricsPages = replicaScrapers.length === 0 || serverMetrics === undefined ? undefined : [serverMetrics, ...(otherPages as ServerMetricsReport[])];
   const gpuPages = gpuPagesOf([scraper, ...replicaScrapers], [serverMetrics, ...otherPages]);
-  return { load: result, recorder, outputError, clientHealth, endedAtMs, serverMetrics, metricsPages, gpuPages };
+  return { load: result, recorder, cacheModel, outputError, clientHealth, endedAtMs, serverMetrics, metricsPages, gpuPages };
 }
 
 /** The scrapers whose page showed GPUs, each with its report's counts. */

@@ -69,21 +69,6 @@ async function serverTokens(input: CacheModelInput): Promise<ServerTokenizerSpec
 }
 
 /**
- * The KV capacity the server's /metrics pages state: the probed page's; with --scrape-metrics repeated (one page per
- * replica behind a router) and more than one page stating one, their sum, as `replicas` pages: one ideal cache holds
- * the fleet's, each replica's pool a page's share. A page that already sums its replicas (a router's) is taken alone.
- */
-function serverKvCapacity(page: string | undefined, morePages: readonly string[]): ServerKvCapacity | undefined {
-  const first = page === undefined ? undefined : readKvCapacity(page);
-  if (first !== undefined && first.replicas > 1) return first;
-  const stated = [first, ...morePages.map(readKvCapacity)].filter((c): c is ServerKvCapacity => c !== undefined && c.replicas === 1);
-  if (stated.length < 2) return first ?? stated[0];
-  const blockSize = stated[0]!.blockSize;
-  const tokens = stated.reduce((sum, c) => sum + c.blocks * c.blockSize, 0);
-  return { blocks: Math.floor(tokens / blockSize), blockSize, source: `${stated[0]!.source}, summed over ${stated.length} --scrape-metrics pages`, replicas: stated.length };
-}
-
-/**
  * The expected-cache model of a run (issue #30): the detected engine's semantics (block size, when a prompt is shared),
  * the token ids (local, or the server's own), and the capacity: --kv-cache-tokens when given, else the server's KV
  * capacity when its /metrics states it (vLLM's `cache_config_info`), else infinite. --cache-block-size overrides the
@@ -92,7 +77,7 @@ function serverKvCapacity(page: string | undefined, morePages: readonly string[]
 export async function expectedCacheModel(input: CacheModelInput): Promise<CacheModelSetup> {
   const { plan, probe, warn } = input;
   const metricsPage = probe.metrics?.status === 200 ? probe.metrics.text : undefined;
-  const server = serverKvCapacity(metricsPage, probe.morePages.map((page) => page.text));
+  const server = metricsPage === undefined ? undefined : readKvCapacity(metricsPage);
   const answers: SemanticsAnswers = { props: probe.props, serverInfo: probe.serverInfo, metricsText: metricsPage };
   if (server !== undefined) answers.metricsBlockSize = { blockSize: server.blockSize, source: server.source };
   const semantics = cacheSemantics(probe.engine.name, answers);
@@ -110,8 +95,8 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
     source = server.source;
   }
   const capacityBlocks = tokens === undefined ? undefined : Math.max(1, Math.floor(tokens / blockSize));
-  // A router page that sums its replicas' capacity (the simulator's), or the replicas' own pages summed: one ideal
-  // cache holds the fleet's, each replica's pool its share. --kv-cache-tokens is one server's, for both.
+  // A router page that sums its replicas' capacity (the simulator's): one ideal cache holds the fleet's, each replica's
+  // pool its share (replica pages of their own: withReplicaPages). --kv-cache-tokens is one server's, for both.
   const fleet = source !== '--kv-cache-tokens' && server !== undefined && server.replicas > 1 ? server.replicas : 1;
   const replicaCapacityBlocks = capacityBlocks === undefined || fleet === 1 ? undefined : Math.max(1, Math.floor(capacityBlocks / fleet));
   const serverSpec = await serverTokens(input);
@@ -135,6 +120,33 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
     },
     tokenizer: serverSpec === undefined ? undefined : serverTokenizerLabel(serverSpec.kind),
     exact: serverSpec !== undefined || input.counter.tokenizer.exact,
+  };
+}
+
+/**
+ * The model with --scrape-metrics repeated (one page per replica behind a router), once the pages' first scrapes are
+ * in: when two or more of them state a KV capacity, the one ideal cache holds their sum and each replica's pool a
+ * page's share, where the probed page alone (the first) gave one replica's room for the fleet. Unchanged with
+ * --kv-cache-tokens, with a first page that already sums its replicas (a router's), or with fewer than two stating one.
+ */
+export function withReplicaPages(setup: CacheModelSetup, pages: ReadonlyArray<ServerKvCapacity | undefined>): CacheModelSetup {
+  const { description } = setup;
+  if (description.capacity_source === '--kv-cache-tokens' || (pages[0]?.replicas ?? 1) > 1) return setup;
+  const stated = pages.filter((c): c is ServerKvCapacity => c !== undefined && c.replicas === 1);
+  if (stated.length < 2) return setup;
+  const blockSize = setup.config.blockSize;
+  const capacityBlocks = Math.max(1, Math.floor(stated.reduce((sum, c) => sum + c.blocks * c.blockSize, 0) / blockSize));
+  const replicaCapacityBlocks = Math.max(1, Math.floor(capacityBlocks / stated.length));
+  return {
+    ...setup,
+    config: { ...setup.config, capacityBlocks, replicaCapacityBlocks },
+    description: {
+      ...description,
+      capacity_model: 'lru',
+      capacity_tokens: capacityBlocks * blockSize,
+      capacity_source: `${stated[0]!.source}, summed over ${stated.length} --scrape-metrics pages`,
+      replica_capacity_tokens: replicaCapacityBlocks * blockSize,
+    },
   };
 }
 

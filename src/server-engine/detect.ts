@@ -18,8 +18,6 @@ export interface DetectEngineOptions {
   headers?: Readonly<Record<string, string>>;
   /** The /metrics page to look at (--scrape-metrics URL). @default `<rootUrl>/metrics` */
   metricsUrl?: string;
-  /** --scrape-metrics repeated: the other pages (one per replica behind a router), read too for their KV capacity. */
-  morePages?: readonly string[];
   /**
    * The answer to GET <rootUrl>/v1/models already read (the run's readiness check, `ChatClient.modelsAnswer`): used
    * as it is, so the server is not asked twice. @default asked here, with the other probes
@@ -63,8 +61,6 @@ const METRIC_PREFIXES: readonly [string, EngineName][] = [
 export interface EngineProbe {
   engine: EngineInfo;
   metrics: ProbeAnswer | undefined;
-  /** The answers of `morePages` that came back 200, in order. */
-  morePages: ProbeAnswer[];
   /** llama.cpp's GET /props (its slots) and SGLang's GET /server_info (its page size), when they answered. */
   props: ProbeAnswer | undefined;
   serverInfo: ProbeAnswer | undefined;
@@ -81,11 +77,9 @@ export async function probeEngine(options: DetectEngineOptions): Promise<EngineP
   try {
     const ok = (result: ProbeAnswer | ProbeFailure): ProbeAnswer | undefined => (answered(result) ? result : undefined);
     const models = options.models ?? http.get('/v1/models');
-    const pages = Promise.all((options.morePages ?? []).map((url) => http.get(url)));
     const [modelsAnswer, version, metrics, info, props] = (
       await Promise.all([models, ...['/version', options.metricsUrl ?? '/metrics', '/info', '/props'].map((path) => http.get(path))])
     ).map(ok);
-    const morePages = (await pages).map(ok).filter((page): page is ProbeAnswer => page?.status === 200);
     const answers: DetectionAnswers = { models: modelsAnswer, version, metrics, info, props };
     const clues = collectClues(answers);
     const name = pickEngine(clues);
@@ -99,7 +93,7 @@ export async function probeEngine(options: DetectEngineOptions): Promise<EngineP
       serverInfo = current?.status === 200 ? current : deprecated;
     }
     const engine = { name, version: engineVersion, detected_by: clues.filter((c) => c.engine === name).map((c) => c.evidence) };
-    return { engine, metrics, morePages, props, serverInfo };
+    return { engine, metrics, props, serverInfo };
   } finally {
     await http.close();
   }

@@ -4,6 +4,7 @@ import { engineDisplayName, type EngineName } from '../server-engine/profiles.js
 import { metricPrefixes, readServerMetrics, type ServerMetricsReading, type ServerMetricsSnapshot } from './parse.js';
 import { counted } from '../util/plural.js';
 import { GpuPageLog, type ScrapePhase } from './gpu-log.js';
+import { readKvCapacity, type ServerKvCapacity } from './kv-capacity.js';
 
 /** One scrape during the run: when (ms since the scraper started) and what the gauges said. */
 export interface ServerMetricsSample {
@@ -54,6 +55,8 @@ export class MetricsScraper {
   readonly #intervalMs: number;
   readonly #series: ServerMetricsSample[] = [];
   #before: ServerMetricsSnapshot | null = null;
+  /** The KV capacity the "before" page stated (vLLM's `vllm:cache_config_info`), if any. */
+  #kvCapacity: ServerKvCapacity | undefined;
   #scrapes = 0;
   #failures = 0;
   #lastError: string | null = null;
@@ -84,6 +87,11 @@ export class MetricsScraper {
     this.#headers = { ...options.headers };
     if (credentials?.authorization !== undefined) this.#headers.authorization = credentials.authorization;
     this.#engine = options.engine ?? 'unknown';
+  }
+
+  /** The KV capacity the page stated before the run (vLLM's `vllm:cache_config_info`); undefined when it stated none. */
+  get kvCapacity(): ServerKvCapacity | undefined {
+    return this.#kvCapacity;
   }
 
   /** Takes the "before" snapshot and starts the periodic scrapes. */
@@ -168,6 +176,7 @@ export class MetricsScraper {
         const text = await response.body.text();
         if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
         const reading = readServerMetrics(text, this.#engine);
+        if (phase === 'before') this.#kvCapacity = readKvCapacity(text);
         const snapshot = reading.snapshot;
         this.#lastFamilies = reading.families;
         if (reading.gpu !== null) (this.#gpu ??= new GpuPageLog(this.#url)).add(reading.gpu, tick, phase, madeAt);

@@ -48,7 +48,7 @@ export interface ConversationNote {
   entryIds?: number[];
 }
 
-/** A prompt as the index reads it: its conversation's block hashes, how many leading ones it registered already, and its note. */
+/** A prompt as the index reads it: its conversation's block hashes, how many it registered already, and its note. */
 export interface IndexPrompt {
   readonly keys: readonly number[];
   readonly known: number;
@@ -286,8 +286,8 @@ export class CacheIndex {
   /**
    * The request ended at `nowMs`: its blocks up to `totalBlocks` of `keys` (its prompt and answer; undefined when
    * they are unknown, then only what it holds stays cached) are registered, then released; its prompt's blocks are
-   * no longer in flight. `note`: its conversation's (IndexPrompt's), its replica forgotten when it had no replica's lookup, since
-   * its blocks then went to no replica's cache that the next request could skip.
+   * no longer in flight. `note`: its conversation's (IndexPrompt's), its replica forgotten when it had no replica's
+   * lookup, since its blocks then went to no replica's cache that the next request could skip.
    */
   *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number, note?: ConversationNote): Operation {
     if (note !== undefined && ticket.hit.perReplica === undefined) note.replica = undefined;

@@ -30,7 +30,7 @@ export interface IndexTicket {
   atSend: number;
   /** The hit in everything the run had sent or received before the send, at once and with no eviction (warm start). */
   seen: number;
-  /** Its prompt's blocks the infinite index did not hold at the send: in flight until its end (their in-flight entry ids). */
+  /** Its prompt's blocks the infinite index did not hold at the send, in flight until its end: their in-flight ids. */
   inFlight: number[];
   /** The hit in a cache a quarter smaller than the modelled capacity (capacity_eviction); undefined without one. */
   smaller: number | undefined;

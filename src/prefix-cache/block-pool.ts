@@ -199,8 +199,8 @@ export class BlockPool<K = number> {
 
   /**
    * The entry ids of `keys` past the `ids.length` leading ones `ids` holds already, appended to it up to the first key
-   * not cached; returns how many leading keys are cached (`ids`' new length). Only in a pool that never evicts (capacity Infinity): its ids are then each
-   * key's for good, the keys of a pool made with `directKeys`.
+   * not cached; returns how many leading keys are cached (`ids`' new length). Only in a pool that never evicts
+   * (capacity Infinity): its ids are then each key's for good, the keys of a pool made with `directKeys`.
    */
   entryIds(keys: readonly K[], ids: number[]): number {
     if (this.#tracked) throw new Error('BlockPool.entryIds: only a pool that never evicts keeps its entry ids');

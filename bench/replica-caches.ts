@@ -1,25 +1,19 @@
 // Benchmark: what the expected-cache model's per-replica caches (issue #31, part 3) cost per request.
 // Workload: CONVERSATIONS conversations x TURNS turns through ExpectedCache (begin, the replica's name, first token,
-// end), as bench/expected-cache.ts drives it (a 500-token shared system prompt, ~60-token turns, 64 conversations
+// end), as bench/model-workload.ts drives it (a 500-token shared system prompt, ~60-token turns, 64 conversations
 // interleaved), run twice in this process: once with no replica named (the baseline: one ideal cache), once with each
 // conversation's turns sent to the next replica in turn over REPLICAS replicas (one cache each beside the ideal one). Figures: the mean µs of the
 // model's work per request in each (and with sticky sessions), their ratio, and the loss to routing the second run measured.
 // Usage: node --import tsx bench/replica-caches.ts [conversations=2000] [turns=20] [replicas=4]
 import Table from 'cli-table3';
 import { ExpectedCache } from '../src/cache-model/expected-cache.js';
-import { defaultTokenCounter, type ChatMessage } from '../src/tokenizer/index.js';
+import { defaultTokenCounter } from '../src/tokenizer/index.js';
+import { driveModel } from './model-workload.js';
 
 const CONVERSATIONS = Number(process.argv[2] ?? 2_000);
 const TURNS = Number(process.argv[3] ?? 20);
 const REPLICAS = Number(process.argv[4] ?? 4);
 const CONCURRENT = 64;
-
-const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'river', 'stone', 'cloud', 'maple', 'orbit', 'lantern', 'copper', 'meadow', 'quartz', 'willow'];
-function text(words: number, a: number, b: number): string {
-  const out: string[] = [`${a}-${b}`];
-  for (let i = 0; i < words; i++) out.push(WORDS[(i * 7 + a * 13 + b * 5 + ((i * (a + b)) % 11)) % WORDS.length]!);
-  return out.join(' ');
-}
 
 /**
  * One pass; `replicas` 0 names none. `sticky`: each conversation stays on one replica, else each turn goes to the next.
@@ -27,39 +21,18 @@ function text(words: number, a: number, b: number): string {
  */
 async function pass(replicas: number, sticky = false): Promise<{ us: number; one: number; per: number }> {
   const model = new ExpectedCache(defaultTokenCounter, { blockSize: 16 });
-  const system = text(250, 0, 0);
-  const live: Array<{ key: object; history: ChatMessage[]; turn: number; id: number }> = [];
-  let nextId = 0;
   let sent = 0;
-  let totalMs = 0;
+  let totalUs = 0;
   let one = 0;
   let per = 0;
-  const open = (): void => {
-    if (nextId < CONVERSATIONS) live.push({ key: {}, history: [{ role: 'system', content: system }], turn: 0, id: nextId++ });
-  };
-  for (let i = 0; i < CONCURRENT; i++) open();
-  while (live.length > 0) {
-    for (let i = live.length - 1; i >= 0; i--) {
-      const c = live[i]!;
-      const messages = [...c.history, { role: 'user' as const, content: text(30, c.id, c.turn) }];
-      const answer = text(30, c.id + 1_000_000, c.turn);
-      const t0 = performance.now();
-      const ticket = await model.begin(c.key, messages, 64);
-      if (replicas > 0) model.routed(ticket, `replica-${(c.id + (sticky ? 0 : c.turn)) % replicas}`);
-      model.prefilled(ticket, t0);
-      model.end(ticket, defaultTokenCounter.tokenizer.encode(answer));
-      totalMs += performance.now() - t0;
-      sent++;
-      one += ticket.hit.expected;
-      per += ticket.hit.perReplica ?? 0;
-      c.history = [...messages, { role: 'assistant', content: answer }];
-      if (++c.turn >= TURNS) {
-        live.splice(i, 1);
-        open();
-      }
-    }
-  }
-  return { us: (totalMs * 1000) / sent, one, per };
+  const route = replicas > 0 ? (id: number, turn: number): string => `replica-${(id + (sticky ? 0 : turn)) % replicas}` : undefined;
+  await driveModel(model, { conversations: CONVERSATIONS, turns: TURNS, concurrent: CONCURRENT, route }, ({ ticket, us }) => {
+    totalUs += us;
+    sent++;
+    one += ticket.hit.expected;
+    per += ticket.hit.perReplica ?? 0;
+  });
+  return { us: totalUs / sent, one, per };
 }
 
 await pass(0); // warm the JIT and the tokenizer

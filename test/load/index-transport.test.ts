@@ -59,23 +59,35 @@ async function drive(models: ExpectedCache[], sync: () => Promise<void> = async 
   return figures;
 }
 
+/**
+ * Two models, each feeding one IndexOwner by its own port, as two worker threads do. `ended`: waits until every
+ * request's end has reached the owner, so that the next request's send comes after it, as one loop has it (two ports'
+ * messages may arrive in either order; in a run, the order of arrival is the model's order).
+ */
+function twoModelsOneOwner(config: ConstructorParameters<typeof IndexOwner>[0]): { owner: IndexOwner; models: ExpectedCache[]; ended: () => Promise<void>; close: () => Promise<void> } {
+  const owner = new IndexOwner(config);
+  const models = [0, 1].map((part) => {
+    const { port1, port2 } = new MessageChannel();
+    owner.attach(part, port1);
+    return new ExpectedCache(defaultTokenCounter, config, undefined, new RemoteIndexDriver(port2, config));
+  });
+  const ended = async (): Promise<void> => {
+    while (owner.openRequests > 0) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const close = async (): Promise<void> => {
+    for (const model of models) await model.close();
+    owner.close();
+  };
+  return { owner, models, ended, close };
+}
+
 describe('the expected-cache model across threads (issue #31)', () => {
   for (const capacityBlocks of [undefined, 120]) {
     test(`two models feeding one owner by message give one model's figures (capacity ${capacityBlocks ?? 'infinite'})`, { timeout: 30_000 }, async () => {
       const config = { blockSize: 16, capacityBlocks };
       const one = await drive([new ExpectedCache(defaultTokenCounter, config)]);
-      const owner = new IndexOwner(config);
-      const models = [0, 1].map((part) => {
-        const { port1, port2 } = new MessageChannel();
-        owner.attach(part, port1);
-        return new ExpectedCache(defaultTokenCounter, config, undefined, new RemoteIndexDriver(port2, config));
-      });
+      const { owner, models, ended, close } = twoModelsOneOwner(config);
       try {
-        // Each request's end reaches the owner before the next request's send, as one loop has it: two ports' messages
-        // may arrive in either order (in a run, the order of arrival is the model's order).
-        const ended = async (): Promise<void> => {
-          while (owner.openRequests > 0) await new Promise((resolve) => setImmediate(resolve));
-        };
         const two = await drive(models, ended);
         assert.deepEqual(two, one);
         // Conversation 1 (the second model's first) hits the system prompt conversation 0 sent through the first.
@@ -83,8 +95,7 @@ describe('the expected-cache model across threads (issue #31)', () => {
         if (capacityBlocks !== undefined) assert.ok(owner.evictions > 0, 'the capacity evicts');
         assert.ok(owner.received > 0 && owner.sent > 0);
       } finally {
-        for (const model of models) await model.close();
-        owner.close();
+        await close();
       }
     });
   }
@@ -93,16 +104,8 @@ describe('the expected-cache model across threads (issue #31)', () => {
     test(`routed requests: the owner's per-replica caches give one model's figures (sharedFrom ${sharedFrom}, capacity ${capacityBlocks ?? 'infinite'})`, { timeout: 30_000 }, async () => {
       const config = { blockSize: 16, capacityBlocks, sharedFrom };
       const one = await drive([new ExpectedCache(defaultTokenCounter, config)], undefined, moving);
-      const owner = new IndexOwner(config);
-      const models = [0, 1].map((part) => {
-        const { port1, port2 } = new MessageChannel();
-        owner.attach(part, port1);
-        return new ExpectedCache(defaultTokenCounter, config, undefined, new RemoteIndexDriver(port2, config));
-      });
+      const { owner, models, ended, close } = twoModelsOneOwner(config);
       try {
-        const ended = async (): Promise<void> => {
-          while (owner.openRequests > 0) await new Promise((resolve) => setImmediate(resolve));
-        };
         const two = await drive(models, ended, moving);
         assert.deepEqual(two, one);
         // Every request has a per-replica figure, and some hit less in their replica's cache than in the one cache.
@@ -110,8 +113,7 @@ describe('the expected-cache model across threads (issue #31)', () => {
         assert.ok(two.perReplica.some((n, i) => n! < two.expected[i]!));
         assert.equal(owner.replicas, 2);
       } finally {
-        for (const model of models) await model.close();
-        owner.close();
+        await close();
       }
     });
   }

@@ -122,7 +122,8 @@ export class CacheIndex {
     const byId = { directKeys: true };
     this.#finite = capacity === undefined ? undefined : new BlockPool<number>(capacity, stepBlocks, byId);
     this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks, byId);
-    this.#replicas = new ReplicaCaches(config.replicaCapacityBlocks ?? capacity ?? Infinity, stepBlocks);
+    // With a capacity the replicas' pools evict too, and are keyed by entry ids as #finite is.
+    this.#replicas = new ReplicaCaches(config.replicaCapacityBlocks ?? capacity ?? Infinity, stepBlocks, capacity !== undefined);
   }
 
   /** Replicas the per-replica caches have seen (at most MAX_REPLICAS). */
@@ -248,9 +249,13 @@ export class CacheIndex {
     // the work stays linear in what is new in the turn (a capacity evicts: then every block is looked up, as #finite).
     const { note } = prompt;
     const known = this.#finite === undefined && note !== undefined && note.replica === ticket.replica ? prompt.known : 0;
-    const admitted = pool.admitStepwise(prompt.keys, ticket.totalBlocks, maxHit, false, known);
+    // Keyed by entry ids (with a capacity): the ticket's, brought up to what the infinite index holds now (a lookup
+    // after the ticket's own, at its routed event, may come after more of its blocks were registered).
+    const byId = this.#replicas.byId;
+    const keys = byId ? this.#keysOf(ticket, prompt.keys, true) : prompt.keys;
+    const admitted = pool.admitStepwise(keys, ticket.totalBlocks, maxHit, false, known);
     const hit = isSteps(admitted) ? yield* admitted : admitted;
-    ticket.leases.push({ pool, lease: hit.lease, byId: false });
+    ticket.leases.push({ pool, lease: hit.lease, byId });
     ticket.hit.perReplica = hit.hitBlocks * this.blockSize;
     if (note !== undefined) note.replica = ticket.replica;
   }

@@ -16,10 +16,16 @@ export class ReplicaCaches {
   readonly #capacityBlocks: number;
   readonly #stepBlocks: number;
   readonly #pools = new Map<string, BlockPool<number>>();
+  /**
+   * The pools are keyed by the infinite index's entry ids (BlockPool `directKeys`), as the capacity model's own pools
+   * are, rather than by block hashes: a block is then hashed and looked up once per request, not once more per pool.
+   */
+  readonly byId: boolean;
 
-  constructor(capacityBlocks: number, stepBlocks: number) {
+  constructor(capacityBlocks: number, stepBlocks: number, byId = false) {
     this.#capacityBlocks = capacityBlocks;
     this.#stepBlocks = stepBlocks;
+    this.byId = byId;
   }
 
   /** Replicas seen. */
@@ -30,7 +36,7 @@ export class ReplicaCaches {
   /** The replica's pool, made at its first request; undefined past MAX_REPLICAS replicas. */
   poolOf(replica: string): BlockPool<number> | undefined {
     let pool = this.#pools.get(replica);
-    if (pool === undefined && this.#pools.size < MAX_REPLICAS) this.#pools.set(replica, (pool = new BlockPool<number>(this.#capacityBlocks, this.#stepBlocks)));
+    if (pool === undefined && this.#pools.size < MAX_REPLICAS) this.#pools.set(replica, (pool = new BlockPool<number>(this.#capacityBlocks, this.#stepBlocks, { directKeys: this.byId })));
     return pool;
   }
 }

@@ -1,0 +1,39 @@
+// The old generation's growth between full GCs (util/heap-growth.ts, issue #33): the `chatload` command sets V8's
+// --heap-growing-percent at its start, and gives V8 its own factor back while the heap in use after a full GC is above
+// a cap. V8's own account is the truth here: with --trace-gc-verbose each full GC prints the factor it applied to the
+// next limit ("[HeapController] Limit: old size: ..., new limit: ... (F)").
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+
+const MODULE = fileURLToPath(new URL('../../src/util/heap-growth.js', import.meta.url));
+
+// 900%: a factor of 10, past the most V8 picks for itself (4), so a line with it is this setting's and no other's.
+const SCRIPT = `
+import { growHeapFaster } from ${JSON.stringify(MODULE)};
+const turn = () => new Promise((resolve) => setTimeout(resolve, 20));
+const stop = growHeapFaster({ percent: 900, capBytes: 48 * 2 ** 20 });
+gc();
+await turn();
+let kept = Array.from({ length: 80 }, (_, i) => Array.from({ length: 20_000 }, (_, j) => ({ i, j })));
+gc();
+await turn();
+gc();
+await turn();
+kept = null;
+gc();
+await turn();
+gc();
+stop();
+`;
+
+test('chatload sets the heap growing percent, and gives V8 its own factor back while the heap is above the cap', { timeout: 60_000 }, async () => {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--trace-gc-verbose', '--input-type=module', '-e', SCRIPT], { timeout: 50_000, maxBuffer: 64 * 2 ** 20 });
+  const factors = [...stdout.matchAll(/\[HeapController\] Limit: old size: \d+ KB, new limit: \d+ KB \(([\d.]+)\)/g)].map((m) => Number(m[1]));
+  // Set at once: the first full GC applies it (node's own start makes none). Then V8's own past the cap, then again.
+  const restored = factors.findIndex((f) => f !== 10);
+  const again = factors.findIndex((f, i) => i > restored && f === 10);
+  assert.ok(factors[0] === 10 && restored > 0 && again > restored, `the factors of the full GCs in turn: ${factors.join(', ')}`);
+});

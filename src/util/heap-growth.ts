@@ -1,5 +1,5 @@
 import { PerformanceObserver, constants } from 'node:perf_hooks';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { setFlagsFromString } from 'node:v8';
 
 /**
  * How far the old generation may grow past what a full GC left live before the next full GC: 200% (V8's
@@ -12,18 +12,26 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 export const HEAP_GROWING_PERCENT = 200;
 
 /**
- * Heap in use after a full GC above which V8's own factor is restored (and under half of which 200% is set again):
- * three times a large live heap (long histories, a large trace) is memory a run should not take for a little CPU.
+ * The process's resident memory at a full GC above which V8's own factor is restored (and under half of which
+ * HEAP_GROWING_PERCENT is set again): three times a large live heap (long histories, a large trace) is memory a run
+ * should not take for a little CPU. Resident memory, not this isolate's heap: the flag is the process's, and with
+ * --workers the conversations live in the worker threads' heaps.
  */
-export const HEAP_GROWTH_CAP_BYTES = 256 * 2 ** 20;
+export const HEAP_GROWTH_CAP_BYTES = 512 * 2 ** 20;
+
+/** What growHeapFaster reads: `percent` and the cap (defaults above), and the memory in use (default: resident). */
+export interface HeapGrowthOptions {
+  percent?: number;
+  capBytes?: number;
+  inUse?: () => number;
+}
 
 /**
- * Sets `percent` (default HEAP_GROWING_PERCENT) while the heap in use after each full GC stays under `capBytes`
- * (default HEAP_GROWTH_CAP_BYTES), V8's own factor above it (this isolate's heap; the flag is the process's, worker
- * threads included). Set by the `chatload` command at its start (cli/v8-flags.ts). Returns the stop.
+ * Sets `percent` while the memory in use, read at each full GC of this thread, stays under `capBytes`, and V8's own
+ * factor above it. Set by the `chatload` command at its start (cli/v8-flags.ts). Returns the stop.
  */
-export function growHeapFaster(options: { percent?: number; capBytes?: number } = {}): () => void {
-  const { percent = HEAP_GROWING_PERCENT, capBytes = HEAP_GROWTH_CAP_BYTES } = options;
+export function growHeapFaster(options: HeapGrowthOptions = {}): () => void {
+  const { percent = HEAP_GROWING_PERCENT, capBytes = HEAP_GROWTH_CAP_BYTES, inUse = () => process.memoryUsage.rss() } = options;
   let fast: boolean | undefined;
   const set = (on: boolean): void => {
     if (on === fast) return;
@@ -35,7 +43,7 @@ export function growHeapFaster(options: { percent?: number; capBytes?: number } 
     // A gc entry's detail.kind (Node's NodeGCPerformanceDetail), untyped in this @types/node.
     const major = list.getEntries().some((entry) => (entry as { detail?: { kind?: number } | null }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
     if (!major) return;
-    set(getHeapStatistics().used_heap_size < (fast ? capBytes : capBytes / 2));
+    set(inUse() < (fast ? capBytes : capBytes / 2));
   });
   observer.observe({ entryTypes: ['gc'] });
   return () => observer.disconnect();

@@ -1,7 +1,7 @@
 // A `chatload serve` child process for benchmarks: the simulator's CPU is then not the client's, and its event loop
 // never shares a thread with the client being measured.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,10 +20,12 @@ export async function startSimProcess(options: { profile?: string; config?: Reco
   // The compiled CLI: through tsx the simulator would take ~1 s of CPU more to start (issue 17).
   ensureDist();
   const args = [DIST_CLI, 'serve', '--port', '0', '--profile', options.profile ?? 'cpu-tiny', '--seed', String(options.seed ?? 0)];
+  // The overrides' file, removed once the simulator has stopped.
+  let configFile: string | undefined;
   if (options.config) {
-    const file = join(tmpdir(), `chatload-bench-sim-${process.pid}-${Date.now()}.json`);
-    writeFileSync(file, JSON.stringify(options.config));
-    args.push('--config', file);
+    configFile = join(tmpdir(), `chatload-bench-sim-${process.pid}-${Date.now()}.json`);
+    writeFileSync(configFile, JSON.stringify(options.config));
+    args.push('--config', configFile);
   }
   if (options.trace) args.push('--trace', options.trace);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -43,11 +45,15 @@ export async function startSimProcess(options: { profile?: string; config?: Reco
     pid: child.pid!,
     close: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        const done = (): void => {
+          if (configFile !== undefined) rmSync(configFile, { force: true });
+          resolve();
+        };
+        if (child.exitCode !== null) return done();
         const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
         child.once('exit', () => {
           clearTimeout(kill);
-          resolve();
+          done();
         });
         child.kill('SIGTERM');
       }),

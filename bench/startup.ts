@@ -16,7 +16,7 @@
 //  5. where start-up goes: a CPU profile of `run` up to its first request (unbundled, so frames name their
 //     package), the files `--version` and `run` load (bundled and not), and what run's bundle holds, by package.
 //
-//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--fit 1000,3000] [--before OTHER/dist/cli/entry.js] [--sections 1,2,3,3t,3f,3e,3b,4,5]
+//   node --import tsx bench/startup.ts [--rounds 3] [--requests 1000] [--fit 1000,3000] [--before OTHER/dist/cli/entry.js] [--answer-tokens 128] [--sections 1,2,3,3t,3f,3e,3b,4,5]
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +51,13 @@ const UNBUNDLED = DIST_CLI_UNBUNDLED;
  * beside the others in sections 2, 3 and 4, so a change is measured against what it replaces in the same run.
  */
 const BEFORE = process.argv.includes('--before') ? process.argv[process.argv.indexOf('--before') + 1] : undefined;
+/**
+ * `--answer-tokens N`: the simulator's answers are N tokens (its default_max_tokens; the requests carry no max_tokens,
+ * so both clients still send the same body) instead of cpu-tiny's 128. Issue #33 states its CPU targets at 40.
+ */
+const ANSWER_TOKENS = process.argv.includes('--answer-tokens') ? arg('--answer-tokens', 128) : undefined;
+if (ANSWER_TOKENS !== undefined && !(Number.isInteger(ANSWER_TOKENS) && ANSWER_TOKENS >= 1)) throw new Error('--answer-tokens: expected a whole number of tokens, 1 or more');
+const SIM = { profile: 'cpu-tiny', ...(ANSWER_TOKENS === undefined ? {} : { config: { default_max_tokens: ANSWER_TOKENS } }) };
 const RENDER = fileURLToPath(new URL('render-report.mjs', import.meta.url));
 const MODULE_LOG = fileURLToPath(new URL('module-log.mjs', import.meta.url));
 const BUNDLE_META = fileURLToPath(new URL('../dist/bundle-meta.json', import.meta.url));
@@ -137,7 +144,7 @@ if (want('3')) {
     // Rotate which goes first, so a drift in machine load does not favour one.
     const order = BEFORE !== undefined ? (['floor', 'chatload', 'unbundled', 'before'] as const) : (['floor', 'chatload', 'unbundled'] as const);
     for (const who of order.map((_, k) => order[(k + round) % order.length]!)) {
-      const sim = await startSimProcess({ profile: 'cpu-tiny' });
+      const sim = await startSimProcess(SIM);
       try {
         if (who === 'floor') {
           const cost = await nodeCost(floorArgs(sim.url));
@@ -158,7 +165,7 @@ if (want('3')) {
     }
     rows.push(result as (typeof rows)[number]);
   }
-  console.log(`\nchatload all-in vs the client floor: ${REQUESTS} requests, -p ${CLIENTS}, cpu-tiny simulator (128-token answers) in its own process`);
+  console.log(`\nchatload all-in vs the client floor: ${REQUESTS} requests, -p ${CLIENTS}, cpu-tiny simulator (${ANSWER_TOKENS ?? 128}-token answers) in its own process`);
   const before = BEFORE === undefined ? ['', ''] : [' --before CPU ratio |', ' --- |'];
   console.log(`| round | floor CPU | chatload CPU | CPU ratio | unbundled CPU ratio |${before[0]} floor wall | chatload wall | wall ratio |\n| --- | --- | --- | --- | --- |${before[1]} --- | --- | --- |`);
   for (const [i, r] of rows.entries()) {
@@ -188,7 +195,7 @@ if (want('3t')) {
   const runs = { floor: [] as Threads[], chatload: [] as Threads[], compilerOnMain: [] as Threads[] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const who of ['floor', 'chatload', 'compilerOnMain'] as const) {
-      const sim = await startSimProcess({ profile: 'cpu-tiny' });
+      const sim = await startSimProcess(SIM);
       const file = join(work, `threads-${who}-${round}.json`);
       try {
         const flags = who === 'compilerOnMain' ? ['--no-concurrent-recompilation'] : [];
@@ -232,7 +239,7 @@ if (want('3f')) {
   for (let round = 0; round < ROUNDS; round++) {
     for (const n of [small, large]) {
       for (const who of clients.map((_, k) => clients[(k + round) % clients.length]!)) {
-        const sim = await startSimProcess({ profile: 'cpu-tiny' });
+        const sim = await startSimProcess(SIM);
         const file = join(work, `fit-${who}-${n}-${round}.json`);
         try {
           const run = { dataset: fitDataset, requests: n };
@@ -259,7 +266,7 @@ if (want('3f')) {
     ['other threads', (t) => t.otherMs],
     ['all threads', (t) => t.mainMs + t.otherMs],
   ];
-  console.log(`\nfixed cost and cost per request (CPU by thread at exit, medians of ${ROUNDS} at ${small} and ${large} requests, a line through them)`);
+  console.log(`\nfixed cost and cost per request (CPU by thread at exit, medians of ${ROUNDS} at ${small} and ${large} requests, a line through them; ${ANSWER_TOKENS ?? 128}-token answers)`);
   console.log('| client | threads | per request | fixed |\n| --- | --- | --- | --- |');
   for (const who of clients) for (const [name, pick] of parts) {
     const line = fit(who, pick);
@@ -296,7 +303,7 @@ if (want('3e')) {
   const splits = new Map<string, Split[]>(builds.map(([name]) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [k, [name, bin]] of builds.entries()) {
-      const sim = await startSimProcess({ profile: 'cpu-tiny' });
+      const sim = await startSimProcess(SIM);
       const file = join(work, `end-${round}-${k}.json`);
       try {
         const cost = await nodeCost(['--import', THREAD_CPU, ...runArgs(sim.url, join(work, `run-end-${round}-${k}`), bin)], { env: { THREAD_CPU_FILE: file, THREAD_CPU_AT_RESPONSES: String(REQUESTS) } });
@@ -325,7 +332,7 @@ if (want('3b')) {
   const profiled = async (args: (url: string) => string[]): Promise<Array<{ part: string; ms: number }>> => {
     rmSync(profDir, { recursive: true, force: true });
     mkdirSync(profDir);
-    const sim = await startSimProcess({ profile: 'cpu-tiny' });
+    const sim = await startSimProcess(SIM);
     try {
       const cost = await nodeCost(['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', '200', ...args(sim.url)]);
       if (cost.code !== 0) throw new Error(`a profiled run failed: ${cost.stderr.slice(-500)}`);

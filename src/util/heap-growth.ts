@@ -7,7 +7,8 @@ import { setFlagsFromString } from 'node:v8';
  * run's small heap marks fast, so V8 picked 1.1-1.2: at `-p 50` a full GC every ~1.6 s, 9-10 in a 4,000-request run
  * (the client floor: 2), whose concurrent marking took 280-380 ms on V8's helper threads and whose pauses, 4-8 ms
  * each, delay every stream's timestamps. With 200%: 3 full GCs, 110-150 ms of marking, +15-25 MB of RSS, and the run's
- * CPU 170 ms less (issue #33; bench/NOTES.md, "Full GCs"). V8 reads the flag at each full GC, so it holds at run time.
+ * CPU 170 ms less (issue #33; bench/NOTES.md, "Full GCs and the compiler's warm-up"). V8 reads the flag at each full GC,
+ * so it holds at run time.
  */
 export const HEAP_GROWING_PERCENT = 200;
 

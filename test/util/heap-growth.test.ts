@@ -12,22 +12,36 @@ import { promisify } from 'node:util';
 const MODULE = fileURLToPath(new URL('../../src/util/heap-growth.js', import.meta.url));
 
 // 900%: a factor of 10, past the most V8 picks for itself (4), so a line with it is this setting's and no other's.
-const SCRIPT = `
+// `fullGc()` waits until observers have seen the full GC it makes: the script's observer, made after growHeapFaster's,
+// is called after it in the same dispatch, so the setting has then followed the memory in use (no timer to outrun on a
+// loaded machine).
+const FULL_GC = `
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+let seen = () => {};
+// One observer for the script's life: one disconnected inside its callback leaves the next made unfed (Node 20).
+new PerformanceObserver((list) => {
+  if (list.getEntries().some((entry) => entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) seen();
+}).observe({ entryTypes: ['gc'] });
+// A GC's entry comes in a later turn of the loop, which a script with nothing pending would not wait for: a timer
+// keeps the loop up until it has come.
+const fullGc = () => {
+  const alive = setInterval(() => {}, 1000);
+  const done = new Promise((resolve) => (seen = resolve)).finally(() => clearInterval(alive));
+  gc();
+  return done;
+};
+`;
+const SCRIPT = `${FULL_GC}
 import { getHeapStatistics } from 'node:v8';
 import { growHeapFaster } from ${JSON.stringify(MODULE)};
-const turn = () => new Promise((resolve) => setTimeout(resolve, 20));
 const stop = growHeapFaster({ percent: 900, capBytes: 48 * 2 ** 20, inUse: () => getHeapStatistics().used_heap_size });
-gc();
-await turn();
+await fullGc();
 let kept = Array.from({ length: 80 }, (_, i) => Array.from({ length: 20_000 }, (_, j) => ({ i, j })));
-gc();
-await turn();
-gc();
-await turn();
+await fullGc();
+await fullGc();
 kept = null;
-gc();
-await turn();
-gc();
+await fullGc();
+await fullGc();
 stop();
 `;
 
@@ -46,12 +60,11 @@ test('chatload sets the heap growing percent, and gives V8 its own factor back w
 });
 
 test('by default the cap is on the resident memory: over it, V8 has its own factor from the next full GC', { timeout: 60_000 }, async () => {
-  const factors = await fullGcFactors(`
+  const factors = await fullGcFactors(`${FULL_GC}
 import { growHeapFaster } from ${JSON.stringify(MODULE)};
 const stop = growHeapFaster({ percent: 900, capBytes: 1 });
-gc();
-await new Promise((resolve) => setTimeout(resolve, 20));
-gc();
+await fullGc();
+await fullGc();
 stop();
 `);
   assert.deepEqual(factors.map((f) => f === 10), [true, false], `the factors of the full GCs in turn: ${factors.join(', ')}`);

@@ -289,6 +289,11 @@ if (want('3f')) {
     // Each round's own ratio (the floor of the same round and length), as section 3 gives them.
     const rounds = (n: number): string => all(`${who} ${n}`).map((ms, r) => (ms / all(`floor ${n}`)[r]!).toFixed(2)).join(', ');
     console.log(`${label}, all threads, ratio of the medians: ${measured(small)} at ${small} requests (rounds ${rounds(small)}), ${measured(large)} at ${large} (rounds ${rounds(large)}); the line's: ${[1000, 2000, 5000, 20000].map((n) => `${at(n)} at ${n}`).join(', ')}; ${crossing === Infinity ? 'never under 1.3x' : `1.3x from ~${crossing} requests`}`);
+    // Each round's own slope against the floor's in that round: the round's four runs are minutes apart, so a drift in
+    // the machine's load between rounds, which moves the medians' line, mostly cancels here; their spread shows how far
+    // one estimate of the cost per request can be trusted.
+    const slopes = all(`${who} ${small}`).map((ms, r) => (all(`${who} ${large}`)[r]! - ms) / (all(`floor ${large}`)[r]! - all(`floor ${small}`)[r]!));
+    console.log(`${label}, all threads, per request against the floor's in each round: median ${median(slopes).toFixed(2)}x (rounds ${slopes.map((x) => x.toFixed(2)).join(', ')})`);
   }
 }
 

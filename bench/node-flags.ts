@@ -9,7 +9,9 @@
 //
 // JSON maps a name to node's arguments, e.g. '{"less inlining":["--max-inlined-bytecode-size-cumulative=300"]}'.
 // The default compares --no-parallel-scavenge, the one setting that lowered the CPU in every run (bench/NOTES.md,
-// "Fixed cost and cost per request").
+// "Fixed cost and cost per request"). "V8 defaults" is chatload as shipped, with the two flags it sets for itself at
+// its start (cli/v8-flags.ts: --liftoff-only, and --heap-growing-percent while its memory is under a cap), which
+// override the same flags given here on the command line.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

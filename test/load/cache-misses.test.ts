@@ -111,4 +111,17 @@ describe('why the server cached less than expected: one cause per request (issue
     // Under a block past what the run explains is rounding between the model's blocks and the server's, not warmth.
     assert.equal(model.account(ticket, 15).warmStartTokens, 0);
   });
+
+  test('warm start: a prompt another request still has in flight was sent by the run, so its hit there is not warm', async () => {
+    const model = cacheModel();
+    const messages = [user(filler(300, 12))];
+    // Both sent before either is prefilled, both prefilled in one step: neither hits the other in the model.
+    const first = await model.begin({}, messages, 16);
+    const second = await model.begin({}, messages, 16);
+    model.prefilled(first, 0);
+    model.prefilled(second, 0);
+    await Promise.all([model.settled(first), model.settled(second)]);
+    assert.equal(second.hit.infinite, 0);
+    assert.deepEqual(model.account(second, 288), { warmStartTokens: 0, missedTokens: 0, missCause: null });
+  });
 });

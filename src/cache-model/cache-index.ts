@@ -151,17 +151,20 @@ export class CacheIndex {
     // index are in flight from now on, until its end registers them. With a capacity, the blocks found are found by
     // entry id, the capacity model's keys.
     const indexed = this.#finite === undefined ? this.#infinite.match(keys, keys.length, known) : this.#infinite.entryIds(keys, this.#idsAtSend(ticket, prompt));
+    // One lookup a block: a block already in flight extends what was seen while every block before it was too.
     let seen = indexed;
     const inFlight = this.#inFlight;
-    while (seen < keys.length && inFlight.find(keys[seen]!) >= 0) seen++;
-    ticket.seen = seen * this.blockSize;
     for (let b = indexed; b < keys.length; b++) {
       const key = keys[b]!;
       let id = inFlight.find(key);
       if (id < 0) id = inFlight.add(key, 1);
-      else inFlight.setRefs(id, inFlight.refs(id) + 1);
+      else {
+        inFlight.setRefs(id, inFlight.refs(id) + 1);
+        if (seen === b) seen++;
+      }
       ticket.inFlight.push(id);
     }
+    ticket.seen = seen * this.blockSize;
     if (this.sharedFrom === 'end') {
       yield* this.#lookupSteps(ticket, prompt, atMs);
       ticket.atSend = ticket.hit.expected;
@@ -252,8 +255,7 @@ export class CacheIndex {
     // Keyed by entry ids (with a capacity): the ticket's, brought up to what the infinite index holds now (a lookup
     // after the ticket's own, at its routed event, may come after more of its blocks were registered).
     const byId = this.#replicas.byId;
-    const keys = byId ? this.#keysOf(ticket, prompt.keys, true) : prompt.keys;
-    const admitted = pool.admitStepwise(keys, ticket.totalBlocks, maxHit, false, known);
+    const admitted = pool.admitStepwise(this.#keysOf(ticket, prompt.keys, byId), ticket.totalBlocks, maxHit, false, known);
     const hit = isSteps(admitted) ? yield* admitted : admitted;
     ticket.leases.push({ pool, lease: hit.lease, byId });
     ticket.hit.perReplica = hit.hitBlocks * this.blockSize;

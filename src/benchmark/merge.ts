@@ -16,6 +16,9 @@ import { runPrefixCache, type ExpectedCacheModelDescription, type PrefixCacheSum
 import { prepareOutputDir } from '../store/output-dir.js';
 import { replicaRowsFor } from '../metrics/replica-tally.js';
 import type { RoutingLoss } from '../metrics/replica-types.js';
+import { compareCacheCounts, type CacheHitRates } from '../server-metrics/compare.js';
+import { mergeServerMetrics, type ServerMetricsPart } from '../server-metrics/merge-reports.js';
+import type { ServerMetricsReport } from '../server-metrics/scraper.js';
 
 /**
  * Records (lines of all the runs' requests.jsonl together) up to which `chatload merge` is exact (--max-records): the
@@ -43,6 +46,8 @@ export interface MergeResult {
   files: { requests: string; results: string; html?: string };
   /** What the merge noticed or left out (also in results.json's `warnings`). */
   warnings: string[];
+  /** The prefix-cache hit rate three ways (results.json `server_metrics.cache_hit_rates`); null without merged server_metrics. */
+  cacheHitRates: CacheHitRates | null;
 }
 
 /** Rounds a rebased time to microseconds, as the records' times are. */
@@ -105,7 +110,7 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
   const outputDir = prepareOutputDir(out);
   const files: MergeResult['files'] = { requests: join(outputDir, REQUESTS_FILE), results: join(outputDir, RESULTS_FILE) };
   const sink = RequestsJsonlSink.open(files.requests);
-  let merged: { perRun: number[]; replay: RecordReplay };
+  let merged: MergedRecords;
   try {
     const write = (r: RequestRecord): void => {
       sink.write(r);
@@ -126,6 +131,10 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
   }
   const unfinished = runs.filter((r) => !r.finished).length;
   if (unfinished > 0) warnings.push(`${unfinished} of the merged runs did not finish (no results.json): their records are included`);
+  const server = mergeServerMetrics(serverMetricsParts(runs, merged.clocks), runs.length);
+  const serverMetrics = server.report === null ? null : compareCacheCounts(server.report, analysis.summary);
+  warnings.push(...server.warnings);
+  if (runs.some((r) => r.gpu)) warnings.push("gpu: each run's GPU section covers its own scrapes and is not merged: see each run's results.json");
   writeJsonAtomic(
     files.results,
     buildResultsDocument({
@@ -149,13 +158,14 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
         per_conversation: analysis.perConversation,
         // Rebuilt from the records, as a run builds them (issue #31).
         replicas: analysis.replicas.length > 0 ? replicaRowsFor(analysis.replicas, runs.every((r) => r.comparable)) : null,
+        server_metrics: serverMetrics,
       },
     }),
   );
   // Past REPORT_MAX_RECORDS the report holds a uniform sample of the records (loadRunData's limit), so it is bounded too.
   const reports = await writeRunReports(outputDir, { html: true });
   if (reports.html !== undefined) files.html = reports.html;
-  return { outputDir, runs: runs.length, records: aggregate.records, mode, files, warnings };
+  return { outputDir, runs: runs.length, records: aggregate.records, mode, files, warnings, cacheHitRates: serverMetrics?.cache_hit_rates ?? null };
 }
 
 /** A run's requests.jsonl; the error a merge gives when the folder is not a results folder or lacks the file. */
@@ -166,15 +176,51 @@ async function requestsFileOf(dir: string): Promise<string> {
   throw new DatasetError({ file: path }, 'a merge needs every run\'s requests.jsonl');
 }
 
+/** Where each run's clock began, as the merge puts its records on one clock (rebaseRecord). */
+class RunClocks {
+  /** Each run's clock zero on the wall clock, ms (a record's start_time_ms less its sent_at_ms); NaN without records. */
+  readonly #zeros: number[] = [];
+  /** The merge's clock zero on the wall clock: the earliest start of all records. */
+  #t0 = Number.POSITIVE_INFINITY;
+
+  see(run: number, r: RequestRecord): void {
+    const zero = r.start_time_ms - r.sent_at_ms;
+    this.#zeros[run] = Math.min(this.#zeros[run] ?? zero, zero);
+    this.#t0 = Math.min(this.#t0, r.start_time_ms);
+  }
+
+  /** When run `run`'s clock began on the merge's clock, ms (0 for a run without records). */
+  offset(run: number): number {
+    const zero = this.#zeros[run];
+    return zero === undefined || !Number.isFinite(this.#t0) ? 0 : zero - this.#t0;
+  }
+}
+
+/** What merging the records gave: each run's count, a replay of the merged records, and where each run's clock began. */
+interface MergedRecords {
+  perRun: number[];
+  replay: RecordReplay;
+  clocks: RunClocks;
+}
+
 /** Exact mode: every record held, rebased, sorted by send time, then written and aggregated in that order. */
-async function mergeHeld(requestFiles: readonly string[], write: (r: RequestRecord) => void): Promise<{ perRun: number[]; replay: RecordReplay }> {
+async function mergeHeld(requestFiles: readonly string[], write: (r: RequestRecord) => void): Promise<MergedRecords> {
   const all: RequestRecord[] = [];
   const perRun: number[] = [];
-  for (const file of requestFiles) perRun.push(await streamRecords(file, (r) => all.push(r)));
+  const clocks = new RunClocks();
+  for (const [i, file] of requestFiles.entries()) {
+    perRun.push(
+      await streamRecords(file, (r) => {
+        clocks.see(i, r);
+        all.push(r);
+      }),
+    );
+  }
   const records = rebaseRecords(all);
   for (const r of records) write(r);
   return {
     perRun,
+    clocks,
     replay: async (visit) => {
       for (const r of records) visit(r);
     },
@@ -185,12 +231,14 @@ async function mergeHeld(requestFiles: readonly string[], write: (r: RequestReco
  * Histogram mode, records never held: pass 1 finds the common clock's t0 (the earliest start), pass 2 rebases each
  * record and writes it in each run's file order (sorting would need them all at once). The replay streams them again.
  */
-async function mergeStreamed(requestFiles: readonly string[], write: (r: RequestRecord) => void): Promise<{ perRun: number[]; replay: RecordReplay }> {
+async function mergeStreamed(requestFiles: readonly string[], write: (r: RequestRecord) => void): Promise<MergedRecords> {
   let t0 = Number.POSITIVE_INFINITY;
   const perRun: number[] = [];
-  for (const file of requestFiles) {
+  const clocks = new RunClocks();
+  for (const [i, file] of requestFiles.entries()) {
     perRun.push(
       await streamRecords(file, (r) => {
+        clocks.see(i, r);
         if (r.start_time_ms < t0) t0 = r.start_time_ms;
       }),
     );
@@ -199,7 +247,7 @@ async function mergeStreamed(requestFiles: readonly string[], write: (r: Request
     for (const file of requestFiles) await streamRecords(file, (r) => visit(rebaseRecord(r, t0)));
   };
   await each(write);
-  return { perRun, replay: each };
+  return { perRun, replay: each, clocks };
 }
 
 /** What a merge keeps of a run's results.json: small parts only (the rest, e.g. per_conversation, comes from the records). */
@@ -218,6 +266,15 @@ interface RunResults {
   tokenCountsExact: boolean;
   /** False when the run's expected-cache model was not comparable with the server's counts (prefix_cache.comparable). */
   comparable: boolean;
+  /** Its `server_metrics` (--scrape-metrics); null when absent. */
+  serverMetrics: ServerMetricsReport | null;
+  /** Whether it had a `gpu` section (not merged: a warning says so). */
+  gpu: boolean;
+}
+
+/** The runs' server_metrics, each placed on the merge's clock. */
+function serverMetricsParts(runs: readonly RunResults[], clocks: RunClocks): ServerMetricsPart[] {
+  return runs.flatMap((r, i) => (r.serverMetrics === null ? [] : [{ dir: r.dir, report: r.serverMetrics, offsetMs: clocks.offset(i) }]));
 }
 
 /**
@@ -240,7 +297,7 @@ function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummar
 
 function readRunResults(dir: string): RunResults {
   const path = join(resolve(dir), RESULTS_FILE);
-  const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null, prefixCacheModel: null, tokenCountsExact: false, comparable: true };
+  const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null, prefixCacheModel: null, tokenCountsExact: false, comparable: true, serverMetrics: null, gpu: false };
   if (!existsSync(path)) return empty;
   const stored = readResultsFile(path);
   const { model, url, dataset, stop_reason, tokenizer, crashed_tasks } = stored.facts;
@@ -256,6 +313,8 @@ function readRunResults(dir: string): RunResults {
     prefixCacheModel: stored.prefixCache?.model ?? null,
     tokenCountsExact: stored.tokenCountsExact,
     comparable: stored.prefixCache?.comparable !== false,
+    serverMetrics: stored.serverMetrics,
+    gpu: stored.gpu !== null,
   };
 }
 

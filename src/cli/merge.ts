@@ -8,6 +8,7 @@ import { examplesText } from './examples.js';
 import { onStopSignals } from './signals.js';
 import { counted } from '../util/plural.js';
 import { escapeControl } from '../util/control-chars.js';
+import { cacheHitRatesText } from '../report/terminal.js';
 
 interface MergeFlags {
   outputDir: string;
@@ -37,6 +38,9 @@ export function registerMergeCommand(program: Command): void {
       const result = await mergeRuns(dirs, flags.outputDir, { maxRecords: flags.maxRecords });
       const mode = result.mode === 'histogram' ? ' (histogram mode: percentiles within 0.1%; see warnings in results.json)' : '';
       process.stdout.write(`merged ${counted(result.records, 'record')} from ${counted(result.runs, 'run')} into ${result.outputDir}${mode}\n`);
+      const rates = result.cacheHitRates;
+      if (rates !== null) process.stdout.write(`server cache: ${cacheHitRatesText(rates)}, over the merged runs' windows\n`);
+      for (const warning of result.warnings) process.stderr.write(`chatload merge: warning: ${escapeControl(warning)}\n`);
     });
 }
 

@@ -164,11 +164,7 @@ function formatHeader(input: TerminalSummaryInput, p: Palette): string {
   if (input.prefixCache !== undefined) row('prefix cache', prefixCacheLine(input.prefixCache));
   const routing = input.prefixCache?.routing;
   if (routing != null && routing.replicas > 1) row('routing', routingLine(routing));
-  const rates = input.cacheHitRates;
-  if (rates !== undefined) {
-    const pct = (x: number | null): string => (x === null ? 'n/a' : percentText(x));
-    row('server cache', `hit rate ${pct(rates.server_counters)} by its /metrics counters | ${pct(rates.response_usage)} by usage | ${pct(rates.client_expected)} possible by the history`);
-  }
+  if (input.cacheHitRates !== undefined) row('server cache', cacheHitRatesText(input.cacheHitRates));
   if (s.goodput !== null) {
     const slos = slosText(s.goodput.slos);
     row('goodput', `${counted(s.goodput.good_requests, 'request')} met ${slos} (${percentText(s.goodput.share)}) | ${s.goodput.request_goodput.toFixed(3)} req/s`);
@@ -296,4 +292,10 @@ function sourceText(counts: { server: number; local: number }): string {
   if (counts.local === 0) return 'server';
   if (counts.server === 0) return 'local count';
   return `server ${counts.server}, local ${counts.local}`;
+}
+
+/** The prefix-cache hit rate three ways, as the summary's "server cache" row says them. */
+export function cacheHitRatesText(rates: NonNullable<TerminalSummaryInput['cacheHitRates']>): string {
+  const pct = (x: number | null): string => (x === null ? 'n/a' : percentText(x));
+  return `hit rate ${pct(rates.server_counters)} by its /metrics counters | ${pct(rates.response_usage)} by usage | ${pct(rates.client_expected)} possible by the history`;
 }

@@ -14,6 +14,23 @@ export interface ServerMetricsSample {
   kv_cache_usage: number | null;
 }
 
+/**
+ * One page read as a report keeps its first and last: the snapshot, and the token and request counters' values. A merge
+ * of runs that scraped one server (benchmark/merge.ts) takes its deltas from these values, the earliest run's first
+ * against the last run's last; the counters are absent in files written before schema 1.1.0.
+ */
+export interface ServerMetricsPoint extends ServerMetricsSnapshot {
+  prompt_tokens?: number | null;
+  generation_tokens?: number | null;
+  requests?: number | null;
+}
+
+/** A page read as a report keeps it (see ServerMetricsPoint); null when the scrape failed. */
+function pointOf(reading: ServerMetricsReading | null): ServerMetricsPoint | null {
+  if (reading === null) return null;
+  return { ...reading.snapshot, prompt_tokens: reading.prompt_tokens, generation_tokens: reading.generation_tokens, requests: reading.requests };
+}
+
 /** What --scrape-metrics found: counters before and after, their deltas, and the gauges over time. */
 export interface ServerMetricsReport {
   url: string;
@@ -21,8 +38,8 @@ export interface ServerMetricsReport {
   failures: number;
   /** The last failure's message, when there was one. */
   last_error: string | null;
-  before: ServerMetricsSnapshot | null;
-  after: ServerMetricsSnapshot | null;
+  before: ServerMetricsPoint | null;
+  after: ServerMetricsPoint | null;
   /** Counter deltas over the run (after - before); null when either side is unknown. */
   prefix_cache_queries: number | null;
   prefix_cache_hits: number | null;
@@ -40,9 +57,28 @@ export interface ServerMetricsReport {
   series: ServerMetricsSample[];
 }
 
+/** A report's counter deltas and hit rate, from its first and last page reads (null where either lacks the counter). */
+export type CounterDeltas = Pick<ServerMetricsReport, 'prefix_cache_queries' | 'prefix_cache_hits' | 'server_cache_hit_rate' | 'prompt_tokens' | 'generation_tokens' | 'requests'>;
+
+/** The counters' deltas from `before` to `after` (see CounterDeltas). */
+export function counterDeltas(before: ServerMetricsPoint | null, after: ServerMetricsPoint | null): CounterDeltas {
+  const delta = (key: 'prefix_cache_queries' | 'prefix_cache_hits' | 'prompt_tokens' | 'generation_tokens' | 'requests'): number | null =>
+    before?.[key] == null || after?.[key] == null ? null : after[key]! - before[key]!;
+  const queries = delta('prefix_cache_queries');
+  const hits = delta('prefix_cache_hits');
+  return {
+    prefix_cache_queries: queries,
+    prefix_cache_hits: hits,
+    server_cache_hit_rate: queries !== null && hits !== null && queries > 0 ? hits / queries : null,
+    prompt_tokens: delta('prompt_tokens'),
+    generation_tokens: delta('generation_tokens'),
+    requests: delta('requests'),
+  };
+}
+
 const SCRAPE_TIMEOUT_MS = 3_000;
 /** Most samples kept: a long run at the default interval fits, and memory stays bounded. */
-const MAX_SAMPLES = 20_000;
+export const MAX_SAMPLES = 20_000;
 
 /**
  * Reads a Prometheus `/metrics` page before the run, every `intervalMs` during it and after it. A scrape that fails
@@ -54,7 +90,7 @@ export class MetricsScraper {
   readonly #headers: Record<string, string>;
   readonly #intervalMs: number;
   readonly #series: ServerMetricsSample[] = [];
-  #before: ServerMetricsSnapshot | null = null;
+  #before: ServerMetricsPoint | null = null;
   /** The KV capacity the "before" page stated (vLLM's `vllm:cache_config_info`), if any. */
   #kvCapacity: ServerKvCapacity | undefined;
   #scrapes = 0;
@@ -64,7 +100,6 @@ export class MetricsScraper {
   #inFlight: Promise<ServerMetricsReading | null> | undefined;
   #startMs = 0;
   readonly #engine: EngineName;
-  #beforeTokens: Pick<ServerMetricsReading, 'prompt_tokens' | 'generation_tokens' | 'requests'> | null = null;
   /** Family names of the last page that parsed, for the warning when none of them is known. */
   #lastFamilies: string[] | null = null;
   #anyKnown = false;
@@ -97,9 +132,7 @@ export class MetricsScraper {
   /** Takes the "before" snapshot and starts the periodic scrapes. */
   async start(): Promise<void> {
     this.#startMs = performance.now();
-    const before = await this.#scrape('before');
-    this.#before = before?.snapshot ?? null;
-    this.#beforeTokens = before;
+    this.#before = pointOf(await this.#scrape('before'));
     this.#timer = setInterval(() => {
       this.#tick += 1;
       if (this.#inFlight === undefined) void this.#scrape('during');
@@ -112,28 +145,15 @@ export class MetricsScraper {
     clearInterval(this.#timer);
     await this.#inFlight;
     this.#tick += 1;
-    const afterReading = await this.#scrape('after');
-    const after = afterReading?.snapshot ?? null;
-    const before = this.#before;
-    const delta = (key: 'prefix_cache_queries' | 'prefix_cache_hits'): number | null =>
-      before?.[key] == null || after?.[key] == null ? null : after[key]! - before[key]!;
-    const tokenDelta = (key: 'prompt_tokens' | 'generation_tokens' | 'requests'): number | null =>
-      this.#beforeTokens?.[key] == null || afterReading?.[key] == null ? null : afterReading[key]! - this.#beforeTokens[key]!;
-    const queries = delta('prefix_cache_queries');
-    const hits = delta('prefix_cache_hits');
+    const after = pointOf(await this.#scrape('after'));
     return {
       url: this.#url,
       scrapes: this.#scrapes,
       failures: this.#failures,
       last_error: this.#lastError,
-      before,
+      before: this.#before,
       after,
-      prefix_cache_queries: queries,
-      prefix_cache_hits: hits,
-      server_cache_hit_rate: queries !== null && hits !== null && queries > 0 ? hits / queries : null,
-      prompt_tokens: tokenDelta('prompt_tokens'),
-      generation_tokens: tokenDelta('generation_tokens'),
-      requests: tokenDelta('requests'),
+      ...counterDeltas(this.#before, after),
       engine: this.#engine,
       warning: this.#warning(),
       series: this.#series,

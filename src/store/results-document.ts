@@ -178,8 +178,12 @@ export interface MergedRun {
   client_health: ClientHealth | null;
 }
 
-/** What a merge adds: the runs it combined, facts of the first finished one, and the merged records' prefix_cache (per-shard scope). */
-export type MergeFields = Partial<Pick<RunFields, 'model' | 'url' | 'dataset' | 'stop_reason' | 'tokenizer' | 'crashed_tasks' | 'prefix_cache'>> & {
+/**
+ * What a merge adds: the runs it combined, facts of the first finished one, the merged records' prefix_cache (per-shard
+ * scope), and the server's counters over the runs' windows together (`server_metrics`, from the runs that scraped one
+ * page; null when none did or they cannot be merged, absent in merges before schema 1.1.0).
+ */
+export type MergeFields = Partial<Pick<RunFields, 'model' | 'url' | 'dataset' | 'stop_reason' | 'tokenizer' | 'crashed_tasks' | 'prefix_cache' | 'server_metrics'>> & {
   /** "histogram" when the statistics come from histograms (past --max-records); absent when exact. */
   merge_mode?: 'histogram';
   merged_from: MergedRun[];

@@ -8,6 +8,7 @@ import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { GpuResults } from '../metrics/gpu-types.js';
 import type { ReplicaRow, RoutingLoss } from '../metrics/replica-types.js';
 import type { Summary } from '../metrics/summary.js';
+import type { ServerMetricsReport } from '../server-metrics/scraper.js';
 import { gpuSectionOf } from './gpu-section.js';
 import { redactSecrets } from './redact.js';
 import type { ResultsEnvironment } from './results-document.js';
@@ -62,11 +63,13 @@ export interface StoredResults {
   replicas: ReplicaRow[] | null;
   /** `prefix_cache.routing`: the loss to routing; null when absent. */
   routing: RoutingLoss | null;
+  /** `server_metrics`: what --scrape-metrics read from the server (a merge combines them); null when absent. */
+  serverMetrics: ServerMetricsReport | null;
 }
 
 const FACT_KEYS = ['model', 'url', 'dataset', 'stop_reason', 'tokenizer', 'created_at', 'chatload_version', 'crashed_tasks', 'environment'] as const;
 /** The fields read (besides the facts), each checked when present. */
-const READ_KEYS = ['summary', 'per_turn', 'prefix_cache', 'replicas', 'client_health', 'config', 'defaulted_options', 'conversations', 'warnings', 'shard', 'token_counts_exact', 'gpu', ...FACT_KEYS] as const;
+const READ_KEYS = ['summary', 'per_turn', 'prefix_cache', 'replicas', 'client_health', 'config', 'defaulted_options', 'conversations', 'warnings', 'shard', 'token_counts_exact', 'gpu', 'server_metrics', ...FACT_KEYS] as const;
 
 /**
  * Reads a results.json: a DatasetError naming the file when it is not JSON, not an object, has no summary, a
@@ -155,6 +158,8 @@ function storedResults(path: string, schemaVersion: string | null, doc: Record<s
     gpu: gpuSectionOf(doc),
     replicas: (doc.replicas as ReplicaRow[] | null | undefined) ?? null,
     routing: prefixCache?.routing ?? null,
+    // Redacted again, as the config is: a merge writes it out anew.
+    serverMetrics: isObject(doc.server_metrics) ? redactSecrets(doc.server_metrics as unknown as ServerMetricsReport) : null,
   };
 }
 

@@ -5,7 +5,7 @@
 // few % between runs of the same build). Each client runs at two lengths (--fit A,B); a line through the medians gives
 // instructions per request (the slope) and the fixed part; --before adds another build, alternating.
 //
-//   node --import tsx bench/instructions.ts [--rounds 2] [--fit 100,600] [--before OTHER/dist/bundle/chatload.js]
+//   node --import tsx bench/instructions.ts [--rounds 2] [--fit 100,600] [--before OTHER/dist/bundle/chatload.js] [--answer-tokens 128]
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ensureDist } from '../test/helpers/dist.js';
@@ -18,6 +18,9 @@ const value = (name: string): string | undefined => (process.argv.includes(name)
 const ROUNDS = Number(value('--rounds') ?? 2);
 const [SMALL, LARGE] = (value('--fit') ?? '100,600').split(',').map(Number) as [number, number];
 const BEFORE = value('--before');
+/** `--answer-tokens N`: the simulator answers N tokens (its default_max_tokens), as in bench/startup.ts; cpu-tiny's 128 without. */
+const ANSWER_TOKENS = value('--answer-tokens') === undefined ? undefined : Number(value('--answer-tokens'));
+if (ANSWER_TOKENS !== undefined && !(Number.isInteger(ANSWER_TOKENS) && ANSWER_TOKENS >= 1)) throw new Error('--answer-tokens: expected a whole number of tokens, 1 or more');
 if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind is not installed');
 
 ensureDist();
@@ -27,7 +30,7 @@ const clients: Array<[string, string | undefined]> = [['floor', undefined], ['ch
 
 /** Instructions of one run of `bin` (the floor when undefined) at `requests`, every thread. */
 async function count(bin: string | undefined, requests: number, tag: string): Promise<number> {
-  const sim = await startSimProcess({ profile: 'cpu-tiny' });
+  const sim = await startSimProcess({ profile: 'cpu-tiny', ...(ANSWER_TOKENS === undefined ? {} : { config: { default_max_tokens: ANSWER_TOKENS } }) });
   try {
     const run = { url: sim.url, dataset, requests };
     const args = bin === undefined ? floorArgs(run) : chatloadArgs(run, join(work, tag), bin);
@@ -57,7 +60,7 @@ const line = (name: string): { perRequest: number; fixed: number } => {
   const perRequest = (b - a) / (LARGE - SMALL);
   return { perRequest, fixed: a - perRequest * SMALL };
 };
-console.log(`instructions (callgrind, every thread), medians of ${ROUNDS} at ${SMALL} and ${LARGE} requests, -p 50, cpu-tiny simulator`);
+console.log(`instructions (callgrind, every thread), medians of ${ROUNDS} at ${SMALL} and ${LARGE} requests, -p 50, cpu-tiny simulator, ${ANSWER_TOKENS ?? 128}-token answers`);
 console.log('| client | runs at each length | per request | fixed |\n| --- | --- | --- | --- |');
 for (const [name] of clients) {
   const l = line(name);

@@ -176,23 +176,28 @@ async function requestsFileOf(dir: string): Promise<string> {
   throw new DatasetError({ file: path }, 'a merge needs every run\'s requests.jsonl');
 }
 
-/** Where each run's clock began, as the merge puts its records on one clock (rebaseRecord). */
+/** Where each run's clock began, and its records' span, as the merge puts its records on one clock (rebaseRecord). */
 class RunClocks {
-  /** Each run's clock zero on the wall clock, ms (a record's start_time_ms less its sent_at_ms); NaN without records. */
-  readonly #zeros: number[] = [];
+  /** Each run's clock zero on the wall clock (a record's start_time_ms less its sent_at_ms), its first send and its last end, ms. */
+  readonly #runs: Array<{ zero: number; first: number; last: number } | undefined> = [];
   /** The merge's clock zero on the wall clock: the earliest start of all records. */
   #t0 = Number.POSITIVE_INFINITY;
 
   see(run: number, r: RequestRecord): void {
     const zero = r.start_time_ms - r.sent_at_ms;
-    this.#zeros[run] = Math.min(this.#zeros[run] ?? zero, zero);
+    const seen = (this.#runs[run] ??= { zero, first: r.sent_at_ms, last: r.done_at_ms });
+    seen.zero = Math.min(seen.zero, zero);
+    seen.first = Math.min(seen.first, r.sent_at_ms);
+    seen.last = Math.max(seen.last, r.done_at_ms);
     this.#t0 = Math.min(this.#t0, r.start_time_ms);
   }
 
-  /** When run `run`'s clock began on the merge's clock, ms (0 for a run without records). */
-  offset(run: number): number {
-    const zero = this.#zeros[run];
-    return zero === undefined || !Number.isFinite(this.#t0) ? 0 : zero - this.#t0;
+  /** Run `run` on the merge's clock: when its clock began, its first send and its last end, ms (all 0 without records). */
+  span(run: number): { offsetMs: number; startMs: number; endMs: number } {
+    const seen = this.#runs[run];
+    if (seen === undefined || !Number.isFinite(this.#t0)) return { offsetMs: 0, startMs: 0, endMs: 0 };
+    const offsetMs = seen.zero - this.#t0;
+    return { offsetMs, startMs: offsetMs + seen.first, endMs: offsetMs + seen.last };
   }
 }
 
@@ -274,7 +279,7 @@ interface RunResults {
 
 /** The runs' server_metrics, each placed on the merge's clock. */
 function serverMetricsParts(runs: readonly RunResults[], clocks: RunClocks): ServerMetricsPart[] {
-  return runs.flatMap((r, i) => (r.serverMetrics === null ? [] : [{ dir: r.dir, report: r.serverMetrics, offsetMs: clocks.offset(i) }]));
+  return runs.flatMap((r, i) => (r.serverMetrics === null ? [] : [{ dir: r.dir, report: r.serverMetrics, ...clocks.span(i) }]));
 }
 
 /**

@@ -16,8 +16,8 @@ export interface ServerMetricsSample {
 
 /**
  * One page read as a report keeps its first and last: the snapshot, and the token and request counters' values. A merge
- * of runs that scraped one server (benchmark/merge.ts) takes its deltas from these values, the earliest run's first
- * against the last run's last; the counters are absent in files written before schema 1.1.0.
+ * of runs that scraped one server (merge-reports.ts) takes its deltas from these values, the largest after less the
+ * smallest before; the token counters are absent in files written before schema 1.1.0.
  */
 export interface ServerMetricsPoint extends ServerMetricsSnapshot {
   prompt_tokens?: number | null;

@@ -18,7 +18,7 @@ function point(queries: number, hits: number, tokens = true): ServerMetricsPoint
   return tokens ? { ...p, prompt_tokens: queries, generation_tokens: queries / 10, requests: Math.round(queries / 100) } : p;
 }
 
-/** A run's report from its first and last read, its samples at these times (ms on its own clock). */
+/** A run's report from its first and last read, its samples at these times (ms on its own clock, the first and last its span). */
 function part(dir: string, offsetMs: number, before: ServerMetricsPoint | null, after: ServerMetricsPoint | null, times: number[], url = URL_A): ServerMetricsPart {
   const report: ServerMetricsReport = {
     url,
@@ -32,7 +32,7 @@ function part(dir: string, offsetMs: number, before: ServerMetricsPoint | null, 
     warning: null,
     series: times.map((t_ms) => ({ t_ms, requests_running: 1, requests_waiting: 0, kv_cache_usage: 0.5 })),
   };
-  return { dir, report, offsetMs };
+  return { dir, report, offsetMs, startMs: offsetMs + times[0]!, endMs: offsetMs + times.at(-1)! };
 }
 
 describe('mergeServerMetrics', () => {
@@ -68,7 +68,7 @@ describe('mergeServerMetrics', () => {
     assert.equal(report!.prompt_tokens, null);
     assert.equal(report!.server_cache_hit_rate, null);
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0]!, /went back .*restart.*prefix_cache_queries \(a read 1600, then b 50\)/);
+    assert.match(warnings[0]!, /went back .*restart.*prefix_cache_queries \(a read 1600 after its run, then b 50 before its later one\)/);
   });
 
   test('runs that scraped different pages are not merged: one server cannot be told from another', () => {
@@ -96,6 +96,30 @@ describe('mergeServerMetrics', () => {
     const two = mergeServerMetrics([old, other], 2).report!;
     assert.equal(two.prompt_tokens, null);
     assert.equal(two.prefix_cache_queries, 900);
+  });
+
+  test('a run whose read before or after failed could hold an end of the window: the deltas are unknown', () => {
+    const a = part('a', 0, null, point(1600, 900), [0, 1000]);
+    const b = part('b', 300, point(1100, 450), point(1800, 1000), [0, 1000]);
+    const { report, warnings } = mergeServerMetrics([a, b], 2);
+    assert.equal(report!.prefix_cache_queries, null, 'not b.after less b.before: that leaves out what a saw first');
+    assert.deepEqual(warnings, ['server_metrics: the scrape before or after the run failed in a, so the merged deltas are unknown']);
+  });
+
+  test('runs that started together in any order: the smallest before and the largest after, whatever the clocks say', () => {
+    // b sent first, but a's scrape before was the earlier read (the smaller value): no false alarm, nothing left out.
+    const a = part('a', 0, point(400, 100), point(2000, 900), [200, 1000]);
+    const b = part('b', 0, point(450, 120), point(1900, 850), [150, 900]);
+    const { report, warnings } = mergeServerMetrics([a, b], 2);
+    assert.deepEqual(warnings, []);
+    assert.equal(report!.prefix_cache_queries, 1600);
+    assert.equal(report!.prefix_cache_hits, 800);
+  });
+
+  test('a counter lower after a run than before it went back within the run', () => {
+    const { report, warnings } = mergeServerMetrics([part('a', 0, point(900, 100), point(300, 50), [0, 10]), part('b', 0, point(0, 0), point(100, 10), [0, 10])], 2);
+    assert.equal(report!.prefix_cache_hits, null);
+    assert.match(warnings[0]!, /prefix_cache_queries \(a read 900 before its run, then 300 after it\)/);
   });
 
   test('no run scraped: nothing to merge, nothing to say', () => {

@@ -1,4 +1,4 @@
-import { MAX_SAMPLES, type CounterDeltas, type ServerMetricsPoint, type ServerMetricsReport } from './scraper.js';
+import { deltasOf, MAX_SAMPLES, type CounterDeltas, type ServerCounter, type ServerMetricsPoint, type ServerMetricsReport } from './scraper.js';
 
 /*
  * The server's own counters across runs that scraped one server (`chatload merge`): shards on several machines each
@@ -29,10 +29,9 @@ export interface MergedServerMetrics {
   warnings: string[];
 }
 
-type Counter = 'prefix_cache_queries' | 'prefix_cache_hits' | 'prompt_tokens' | 'generation_tokens' | 'requests';
-const COUNTERS: readonly Counter[] = ['prefix_cache_queries', 'prefix_cache_hits', 'prompt_tokens', 'generation_tokens', 'requests'];
+const COUNTERS: readonly ServerCounter[] = ['prefix_cache_queries', 'prefix_cache_hits', 'prompt_tokens', 'generation_tokens', 'requests'];
 
-const valueOf = (point: ServerMetricsPoint | null, key: Counter): number | null => point?.[key] ?? null;
+const valueOf = (point: ServerMetricsPoint | null, key: ServerCounter): number | null => point?.[key] ?? null;
 
 /**
  * A counter that went back between two reads whose order is known (a run's before and its after; one run's after and
@@ -60,7 +59,7 @@ function counterThatWentBack(parts: readonly ServerMetricsPart[]): string | unde
  * no values (before schema 1.1.0).
  */
 function mergedDeltas(parts: readonly ServerMetricsPart[]): CounterDeltas {
-  const delta = (key: Counter): number | null => {
+  return deltasOf((key) => {
     let lo = Infinity;
     let hi = -Infinity;
     for (const { report } of parts) {
@@ -71,17 +70,7 @@ function mergedDeltas(parts: readonly ServerMetricsPart[]): CounterDeltas {
       hi = Math.max(hi, after);
     }
     return hi - lo;
-  };
-  const queries = delta('prefix_cache_queries');
-  const hits = delta('prefix_cache_hits');
-  return {
-    prefix_cache_queries: queries,
-    prefix_cache_hits: hits,
-    server_cache_hit_rate: queries !== null && hits !== null && queries > 0 ? hits / queries : null,
-    prompt_tokens: delta('prompt_tokens'),
-    generation_tokens: delta('generation_tokens'),
-    requests: delta('requests'),
-  };
+  });
 }
 
 const NO_DELTAS: CounterDeltas = { prefix_cache_queries: null, prefix_cache_hits: null, server_cache_hit_rate: null, prompt_tokens: null, generation_tokens: null, requests: null };

@@ -60,10 +60,11 @@ export interface ServerMetricsReport {
 /** A report's counter deltas and hit rate, from its first and last page reads (null where either lacks the counter). */
 export type CounterDeltas = Pick<ServerMetricsReport, 'prefix_cache_queries' | 'prefix_cache_hits' | 'server_cache_hit_rate' | 'prompt_tokens' | 'generation_tokens' | 'requests'>;
 
-/** The counters' deltas from `before` to `after` (see CounterDeltas). */
-export function counterDeltas(before: ServerMetricsPoint | null, after: ServerMetricsPoint | null): CounterDeltas {
-  const delta = (key: 'prefix_cache_queries' | 'prefix_cache_hits' | 'prompt_tokens' | 'generation_tokens' | 'requests'): number | null =>
-    before?.[key] == null || after?.[key] == null ? null : after[key]! - before[key]!;
+/** A counter a report keeps the value of in `before` and `after`, and the delta of. */
+export type ServerCounter = 'prefix_cache_queries' | 'prefix_cache_hits' | 'prompt_tokens' | 'generation_tokens' | 'requests';
+
+/** The deltas `delta` gives each counter, with the hit rate of the prefix-cache ones. */
+export function deltasOf(delta: (key: ServerCounter) => number | null): CounterDeltas {
   const queries = delta('prefix_cache_queries');
   const hits = delta('prefix_cache_hits');
   return {
@@ -74,6 +75,11 @@ export function counterDeltas(before: ServerMetricsPoint | null, after: ServerMe
     generation_tokens: delta('generation_tokens'),
     requests: delta('requests'),
   };
+}
+
+/** The counters' deltas from `before` to `after` (see CounterDeltas). */
+export function counterDeltas(before: ServerMetricsPoint | null, after: ServerMetricsPoint | null): CounterDeltas {
+  return deltasOf((key) => (before?.[key] == null || after?.[key] == null ? null : after[key]! - before[key]!));
 }
 
 const SCRAPE_TIMEOUT_MS = 3_000;

@@ -180,8 +180,12 @@ async function requestsFileOf(dir: string): Promise<string> {
 class RunClocks {
   /** Each run's clock zero on the wall clock (a record's start_time_ms less its sent_at_ms), its first send and its last end, ms. */
   readonly #runs: Array<{ zero: number; first: number; last: number } | undefined> = [];
-  /** The merge's clock zero on the wall clock: the earliest start of all records. */
+  /** The merge's clock zero on the wall clock: the earliest start of all records (rebaseRecord's t0). */
   #t0 = Number.POSITIVE_INFINITY;
+
+  get t0(): number {
+    return this.#t0;
+  }
 
   see(run: number, r: RequestRecord): void {
     const zero = r.start_time_ms - r.sent_at_ms;
@@ -237,17 +241,10 @@ async function mergeHeld(requestFiles: readonly string[], write: (r: RequestReco
  * record and writes it in each run's file order (sorting would need them all at once). The replay streams them again.
  */
 async function mergeStreamed(requestFiles: readonly string[], write: (r: RequestRecord) => void): Promise<MergedRecords> {
-  let t0 = Number.POSITIVE_INFINITY;
   const perRun: number[] = [];
   const clocks = new RunClocks();
-  for (const [i, file] of requestFiles.entries()) {
-    perRun.push(
-      await streamRecords(file, (r) => {
-        clocks.see(i, r);
-        if (r.start_time_ms < t0) t0 = r.start_time_ms;
-      }),
-    );
-  }
+  for (const [i, file] of requestFiles.entries()) perRun.push(await streamRecords(file, (r) => clocks.see(i, r)));
+  const t0 = clocks.t0;
   const each = async (visit: (r: RequestRecord) => void): Promise<void> => {
     for (const file of requestFiles) await streamRecords(file, (r) => visit(rebaseRecord(r, t0)));
   };

@@ -63,7 +63,7 @@ async function workerLoad(input: WorkerInput): Promise<WorkerOutput> {
       const ticket = await model.begin(key, messages, 64);
       // The server's time: a first token a little later, the answer after it.
       await new Promise((resolve) => setImmediate(resolve));
-      model.prefilled(ticket);
+      model.prefilled(ticket, performance.now());
       await new Promise((resolve) => setImmediate(resolve));
       await model.settled(ticket);
       model.account(ticket, ticket.hit.expected);

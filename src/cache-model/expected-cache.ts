@@ -298,7 +298,7 @@ export class ExpectedCache {
    * batch, and a batch does not hit its own blocks. The lookup may wait behind a large registration: read the
    * ticket's `hit` after `settled(ticket)`. With `sharedFrom: 'end'` the lookup was at the send: nothing to do.
    */
-  prefilled(ticket: ExpectedCacheTicket, atMs = performance.now()): void {
+  prefilled(ticket: ExpectedCacheTicket, atMs: number): void {
     if (ticket.lookupAsked) return;
     ticket.lookupAsked = true;
     if (this.idsFromResponse && ticket.pending) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { ioNow } from './io-clock.js';
 
 // One request and its response over undici's dispatch(): the handler gets the head and each body chunk straight from
 // the HTTP parser. It replaces request(), which hands the body through a Node Readable (a stream, its buffer and
@@ -10,7 +11,7 @@ import type { Dispatcher } from 'undici';
 /** How long (ms) a body may go on after its reader finished (`[DONE]`) before it is cut: a server that never ends must not pin a socket. */
 export const AFTER_DONE_GRACE_MS = 2_000;
 
-/** What reads a response body: each chunk as it arrives (`atMs`: performance.now() when undici handed it over). */
+/** What reads a response body: each chunk as it arrives (`atMs`: performance.now() when the loop took it up, io-clock.ts). */
 export interface BodySink {
   data(chunk: Buffer, atMs: number): void;
   /** The body ended; `atMs` is when. */
@@ -95,7 +96,7 @@ export class Exchange implements Dispatcher.DispatchHandler, BodyControl {
     if (statusCode < 200 || this.#state !== 'waiting') return;
     this.#state = 'body';
     try {
-      const sink = this.#onHead(statusCode, headers, performance.now(), this);
+      const sink = this.#onHead(statusCode, headers, ioNow(), this);
       // The head handler may already have stopped the response (a coding chatload cannot decode).
       if (this.#state === 'body') this.#sink = sink;
     } catch (error) {
@@ -107,8 +108,9 @@ export class Exchange implements Dispatcher.DispatchHandler, BodyControl {
     const sink = this.#sink;
     if (sink === undefined) return;
     try {
-      // The time is taken before any parsing: TTFT and ITL are measured at the moment the chunk is handed over.
-      sink.data(chunk, performance.now());
+      // The time is the phase's (io-clock.ts), taken before any parsing: TTFT and ITL are measured from when the loop
+      // took the chunk up, not after the client's work on the chunks before it.
+      sink.data(chunk, ioNow());
     } catch (error) {
       this.#threw(error);
     }
@@ -117,7 +119,7 @@ export class Exchange implements Dispatcher.DispatchHandler, BodyControl {
   onResponseEnd(): void {
     const sink = this.#finish();
     try {
-      sink?.end(performance.now());
+      sink?.end(ioNow());
     } catch (error) {
       this.#threw(error);
     }

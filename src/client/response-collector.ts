@@ -69,7 +69,7 @@ export class ResponseCollector {
   #answered = false;
 
   /** @param sentAtMs monotonic send time (ms). @param secrets strings redacted from error messages. */
-  readonly #onFirstToken: (() => void) | undefined;
+  readonly #onFirstToken: ((atMs: number) => void) | undefined;
 
   /** Whether stream events may be read by their shape (chunk-shape.ts); false only in tests: JSON.parse alone. */
   readonly #scan: boolean;
@@ -82,7 +82,7 @@ export class ResponseCollector {
   readonly #reasoning: string[] = [];
 
   /**
-   * @param onFirstToken called once as the first token arrives.
+   * @param onFirstToken called once as the first token arrives, with its time.
    * @param options.scanChunks false: every event is JSON.parsed (the path a shape must match, for tests).
    */
   /** With return_token_ids: where the prompt's ids go as they come; undefined otherwise (nothing is looked for). */
@@ -90,7 +90,7 @@ export class ResponseCollector {
   readonly #tokenIds: boolean;
   #promptIdsSeen = false;
 
-  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: () => void, options: { scanChunks?: boolean; tokenIds?: (ids: number[]) => void } = {}) {
+  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: (atMs: number) => void, options: { scanChunks?: boolean; tokenIds?: (ids: number[]) => void } = {}) {
     this.#secrets = secrets;
     this.#onFirstToken = onFirstToken;
     this.#scan = options.scanChunks ?? true;
@@ -269,7 +269,7 @@ export class ResponseCollector {
     if (result.firstTokenAtMs === undefined) {
       result.firstTokenAtMs = atMs;
       result.firstTokenChunkText = reasoning + content;
-      this.#onFirstToken?.();
+      this.#onFirstToken?.(atMs);
     }
     if (content.length > 0) {
       if (result.firstContentAtMs === undefined) result.firstContentAtMs = atMs;

@@ -43,8 +43,8 @@ export interface RequestError {
 
 /** One chat completion request, as the engine asks the client to send it. */
 export interface ChatRequest {
-  /** Called once, as the first token (content or reasoning) arrives: the server has computed the prompt. Not sent. */
-  onFirstToken?: () => void;
+  /** Called once, as the first token (content or reasoning) arrives at `atMs` (the record's first-token time): the server has computed the prompt. Not sent. */
+  onFirstToken?: (atMs: number) => void;
   /**
    * vLLM's `return_token_ids` (sent as that body field): the answer carries the prompt's token ids (a stream's first
    * chunk) and the generated ones (each chunk's `token_ids`): `StreamResult.outputTokenIds`. Called once with the

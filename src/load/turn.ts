@@ -299,7 +299,8 @@ async function newInputTokens(ctx: TurnContext, conversation: ActiveConversation
  */
 async function cacheTicket(ctx: TurnContext, cache: ExpectedCache, conversation: ActiveConversation, request: ChatRequest, promptTools: ChatRequest['tools']): Promise<ExpectedCacheTicket> {
   const ticket = await cache.begin(conversation, request.messages, request.maxTokens, promptTools);
-  request.onFirstToken = () => cache.prefilled(ticket);
+  // At the first token's own time (the phase's, client/io-clock.ts): the lookup's batch is read from these times.
+  request.onFirstToken = (atMs) => cache.prefilled(ticket, atMs);
   // The router's choice, named by the response head before the first token: the model's per-replica caches.
   request.onReplica = (replica) => cache.routed(ticket, replica);
   if (cache.idsFromResponse) askTokenIds(ctx, request, ticket);

@@ -123,7 +123,7 @@ describe('the expected-cache model across threads (issue #31)', () => {
     const { port1, port2 } = new MessageChannel();
     const model = new ExpectedCache(defaultTokenCounter, config, undefined, new RemoteIndexDriver(port2, config));
     const ticket = await model.begin({}, [{ role: 'user', content: filler(100, 1) }], 8);
-    model.prefilled(ticket);
+    model.prefilled(ticket, performance.now());
     // The owner's end closes without answering.
     port1.close();
     await model.settled(ticket);

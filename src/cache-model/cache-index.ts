@@ -4,6 +4,7 @@ import { gcd, missCause, warmStartTokens, type MissFacts } from './misses.js';
 import type { Operation } from './operation-queue.js';
 import type { CacheAccount, IndexTicket } from './expected-cache-types.js';
 import { ReplicaCaches } from './replica-caches.js';
+import type { SharedFrom } from '../server-engine/cache-semantics.js';
 
 /*
  * The expected-cache model's block indexes (issue #13), apart from the conversations they are fed by: what every
@@ -14,9 +15,10 @@ import { ReplicaCaches } from './replica-caches.js';
  */
 
 /**
- * Requests whose first tokens come within this many ms of each other are taken as prefilled in the same engine step
- * (one batch), which does not hit its own blocks. Engine steps last a few ms or more; the client sees one step's
- * first tokens within well under a millisecond of each other on loopback.
+ * With `sharedFrom: 'prefill'` (SGLang), requests whose first tokens come within this many ms of each other are taken
+ * as prefilled in the same engine step (one batch), which does not hit its own blocks. Engine steps last a few ms or
+ * more, and the client reads one step's first tokens at one time (client/io-clock.ts) when they reach it together.
+ * With `'schedule'` (vLLM) a batch-mate admitted later does hit them: the blocks are visible from the first token on.
  */
 export const SAME_STEP_MS = 2;
 
@@ -30,8 +32,11 @@ export interface CacheIndexConfig {
   replicaCapacityBlocks?: number;
   /** Blocks an index handles between two chances to let the loop go (BlockPool's stepBlocks). */
   stepBlocks?: number;
-  /** When a request's blocks are shared with others: at its prefill (vLLM, SGLang) or at its end (llama.cpp). */
-  sharedFrom?: 'prefill' | 'end';
+  /**
+   * When a request's blocks are shared with others: from its engine step, batch-mates admitted after it included
+   * (vLLM), after its prefill step (SGLang), or at its end (llama.cpp). @default 'prefill'
+   */
+  sharedFrom?: SharedFrom;
 }
 
 /**
@@ -92,7 +97,9 @@ export function accountOf(ticket: IndexTicket, cached: number, g: ServerGranular
 /** The run's block indexes: one that never evicts, and with a capacity one LRU pool of it and one a quarter smaller. */
 export class CacheIndex {
   readonly blockSize: number;
-  readonly sharedFrom: 'prefill' | 'end';
+  readonly sharedFrom: SharedFrom;
+  /** How long after its first token a prompt's blocks become visible to others' lookups (SAME_STEP_MS, or 0). */
+  readonly #visibleAfterMs: number;
   readonly #infinite: BlockPool<number>;
   readonly #finite: BlockPool<number> | undefined;
   /** A cache a quarter smaller than #finite: what would also have been evicted (misses.ts). */
@@ -114,6 +121,7 @@ export class CacheIndex {
   constructor(config: CacheIndexConfig) {
     this.blockSize = config.blockSize;
     this.sharedFrom = config.sharedFrom ?? 'prefill';
+    this.#visibleAfterMs = this.sharedFrom === 'schedule' ? 0 : SAME_STEP_MS;
     const stepBlocks = config.stepBlocks ?? DEFAULT_STEP_BLOCKS;
     this.#infinite = new BlockPool<number>(Infinity, stepBlocks);
     const capacity = config.capacityBlocks;
@@ -188,15 +196,18 @@ export class CacheIndex {
 
   /**
    * The server computed the ticket's prompt: its first token came at `atMs` (performance.now() of this thread). With
-   * `sharedFrom: 'prefill'` the prompt is looked up now rather than at the send, because a server looks a prompt up
+   * `sharedFrom: 'schedule'` or `'prefill'` the prompt is looked up now rather than at the send, because a server looks a prompt up
    * when it admits it, after any queueing: a request that waited behind another with the same prefix hits it. Its own
-   * blocks become visible to others SAME_STEP_MS later: requests whose first token comes in the same engine step were
-   * prefilled in the same batch, and a batch does not hit its own blocks. `prompt` undefined: nothing to look up (its
-   * ids unknown), only the due publications run.
+   * blocks become visible to others SAME_STEP_MS later with `'prefill'` (SGLang): requests whose first token comes in
+   * the same engine step were prefilled in the same batch, and such a batch does not hit its own blocks. With
+   * `'schedule'` (vLLM) they are visible at once: a batch-mate admitted after it hits them, and the client reads a
+   * step's first tokens in the order the server wrote them, its admission order. `prompt` undefined: nothing to look
+   * up (its ids unknown), only the due publications run.
    */
   *prefilledSteps(ticket: IndexTicket, prompt: IndexPrompt | undefined, atMs: number): Operation {
-    if (this.#due(atMs - SAME_STEP_MS)) yield* this.#publishSteps(atMs - SAME_STEP_MS);
-    if (prompt !== undefined && this.sharedFrom === 'prefill') yield* this.#lookupSteps(ticket, prompt, atMs);
+    const visibleUntil = atMs - this.#visibleAfterMs;
+    if (this.#due(visibleUntil)) yield* this.#publishSteps(visibleUntil);
+    if (prompt !== undefined && this.sharedFrom !== 'end') yield* this.#lookupSteps(ticket, prompt, atMs);
   }
 
   /** Looks the ticket's prompt up in each index, holding its blocks there until its end. */
@@ -229,7 +240,7 @@ export class CacheIndex {
     // The same prompt in the cache of the replica it went to (named by its response head, before its first token).
     if (ticket.replica !== undefined) yield* this.#replicaLookupSteps(ticket, prompt, maxHit);
     ticket.lookedUp = true;
-    if (this.sharedFrom === 'prefill') this.#pend(ticket, atMs, keys);
+    if (this.sharedFrom !== 'end') this.#pend(ticket, atMs, keys);
   }
 
   /**
@@ -298,7 +309,8 @@ export class CacheIndex {
    */
   *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number, note?: ConversationNote): Operation {
     if (note !== undefined && ticket.hit.perReplica === undefined) note.replica = undefined;
-    if (this.#due(nowMs - SAME_STEP_MS)) yield* this.#publishSteps(nowMs - SAME_STEP_MS);
+    const visibleUntil = nowMs - this.#visibleAfterMs;
+    if (this.#due(visibleUntil)) yield* this.#publishSteps(visibleUntil);
     for (const { pool, lease, byId } of ticket.leases) {
       const grown = keys !== undefined ? pool.growStepwise(lease, this.#keysOf(ticket, keys, byId), Math.max(totalBlocks, lease.heldBlocks)) : undefined;
       if (grown !== undefined) yield* grown;

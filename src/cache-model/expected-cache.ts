@@ -10,6 +10,7 @@ import { OperationQueue, type Operation } from './operation-queue.js';
 import { PromptIds, restartMarkers } from './prompt-ids.js';
 import { commonIds, joinedIds, type ConversationState } from './conversation-state.js';
 import type { CacheAccount, CachedAnswer, ExpectedCacheTicket } from './expected-cache-types.js';
+import type { SharedFrom } from '../server-engine/cache-semantics.js';
 
 export type { CacheAccount, CachedAnswer, ExpectedCacheTicket, ExpectedHit } from './expected-cache-types.js';
 export { SAME_STEP_MS };
@@ -31,8 +32,9 @@ export { SAME_STEP_MS };
  * seen had each operation run whole at its call: the figures do not depend on the slicing. A request's `hit` is final
  * once `settled(ticket)` resolves, and `end` resolves when its release has run.
  *
- * Each engine's cache semantics (issue #30, docs/ENGINES.md): `sharedFrom: 'prefill'` (vLLM, SGLang: a prompt's blocks
- * are shared once computed, and a prompt is looked up when the server admits it, taken as its first token) or `'end'`
+ * Each engine's cache semantics (issue #30, docs/ENGINES.md): `sharedFrom: 'schedule'` or `'prefill'` (vLLM, SGLang: a
+ * prompt is looked up when the server admits it, taken as its first token, and its blocks are shared from that step,
+ * with the requests admitted after it in the step (vLLM) or only once the step is done (SGLang)), or `'end'`
  * (llama.cpp: a slot's tokens become reusable once its request ends, and a slot is taken, and its cache looked up, on
  * arrival: at the send). The ids are the local tokenizer's, or the server's own (`serverTokens`): then a prompt's
  * ids come from the server after the send, and the operations that need them wait for them in call order
@@ -58,7 +60,7 @@ export interface ExpectedCacheConfig {
   /** The longest the indexes' operations run before letting the loop go, in ms (default SLICE_MS); tests set 0. */
   sliceMs?: number;
   /** When a request's blocks are shared with others (see the comment at the top). @default 'prefill' */
-  sharedFrom?: 'prefill' | 'end';
+  sharedFrom?: SharedFrom;
   /** Ask the server for prompt ids (its tokenize endpoints) instead of the local tokenizer. */
   serverTokens?: ServerTokenizerSpec;
   /**
@@ -80,7 +82,7 @@ const SETTLED = Promise.resolve();
 export class ExpectedCache {
   readonly blockSize: number;
   readonly capacityBlocks: number | undefined;
-  readonly sharedFrom: 'prefill' | 'end';
+  readonly sharedFrom: SharedFrom;
   /** The server's tokenize endpoints, when the model counts in the server's ids. */
   readonly server: ServerTokenizer | undefined;
   /** The prompt's and answer's ids come with the answer (vLLM's return_token_ids): see supplyPromptIds. */

@@ -5,6 +5,7 @@ import type { CacheAccount, ExpectedCacheTicket } from './expected-cache-types.j
 import type { IndexDriver } from './index-driver.js';
 import type { MissFacts } from './misses.js';
 import type { Operation } from './operation-queue.js';
+import type { SharedFrom } from '../server-engine/cache-semantics.js';
 
 /*
  * One expected-cache index for a run of several worker threads (issue #31): each worker's ExpectedCache renders,
@@ -74,7 +75,7 @@ export class RemoteIndexDriver implements IndexDriver {
   readonly evictions = 0;
   readonly replicas = 0;
   readonly #port: MessagePort;
-  readonly #sharedFrom: 'prefill' | 'end';
+  readonly #sharedFrom: SharedFrom;
   readonly #blockSize: number;
   #batch: IndexEvent[] = [];
   #flushing = false;
@@ -94,7 +95,7 @@ export class RemoteIndexDriver implements IndexDriver {
   posted = 0;
 
   /** `port`: this worker's end of its channel to the owner; `config`: the run's model (the owner's is the same). */
-  constructor(port: MessagePort, config: { blockSize: number; sharedFrom?: 'prefill' | 'end' }) {
+  constructor(port: MessagePort, config: { blockSize: number; sharedFrom?: SharedFrom }) {
     this.#port = port;
     this.#sharedFrom = config.sharedFrom ?? 'prefill';
     this.#blockSize = config.blockSize;
@@ -168,7 +169,7 @@ export class RemoteIndexDriver implements IndexDriver {
 
   prefilledSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, atMs: number): Operation {
     const t = this.#ticketOf(ticket);
-    const answer = state !== undefined && this.#sharedFrom === 'prefill';
+    const answer = state !== undefined && this.#sharedFrom !== 'end';
     if (answer) this.#await(ticket, t);
     if (answer) this.#lookedUp.add(ticket);
     this.#send({ e: 'prefilled', t, at: epochMs(atMs), lookup: state !== undefined, answer });

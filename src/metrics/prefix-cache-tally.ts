@@ -99,7 +99,7 @@ export interface ExpectedCacheModelDescription {
   /** Whose token ids the model counts in: the local tokenizer's, or the server's own (its tokenize endpoints). */
   token_ids?: 'local' | 'server';
   /** The engine's cache semantics the model ran (server-engine/cache-semantics.ts: where each value came from). */
-  semantics?: { engine: string; block_size: number; shared_from: 'prefill' | 'end'; slots: number | null; sources: string[] };
+  semantics?: { engine: string; block_size: number; shared_from: 'schedule' | 'prefill' | 'end'; slots: number | null; sources: string[] };
 }
 
 /**

@@ -6,10 +6,15 @@ import type { EngineName } from './profiles.js';
  * from the server where it says it, else the engine's documented default, and says where it came from. Sources (facts
  * read from each engine's code; docs/ENGINES.md, "Cache semantics"):
  * - vLLM: one global cache of `block_size`-token blocks (default 16; `vllm:cache_config_info` labels state it), a
- *   block shared as soon as it is computed, a prompt looked up when the scheduler admits it, at least the last
- *   prompt token computed (vllm/v1/core/kv_cache_manager.py, get_computed_blocks).
+ *   prompt looked up when the scheduler admits it, at least the last prompt token computed
+ *   (vllm/v1/core/kv_cache_manager.py, get_computed_blocks). A block is shared from the step it is scheduled in:
+ *   allocate_slots caches each full block it allocates for the step's tokens (`cache_blocks`), "so that the block can
+ *   be reused by other requests in the same batch" (docs/design/prefix_caching.md): a request admitted after another
+ *   in the same step hits its prompt (`schedule`).
  * - SGLang: one global radix cache matched in pages of `page_size` tokens (default 1; GET /server_info's top-level
- *   `page_size`), otherwise as vLLM (python/sglang/srt/mem_cache/radix_cache.py).
+ *   `page_size`). A request's tokens join the tree after its prefill step, so requests prefilled in one batch do not
+ *   hit each other (`prefill`; its LPM policy puts such a request off to a later batch for that reason:
+ *   python/sglang/srt/managers/schedule_policy.py, IN_BATCH_PREFIX_CACHING_*; python/sglang/srt/mem_cache/radix_cache.py).
  * - llama.cpp: token granular. Each slot keeps its last prompt and generated tokens, and a request reuses the longest
  *   common prefix with the slot it gets; the slot is picked on arrival (the idle slot with the most similar prompt,
  *   else the least recently used), and its tokens are another request's only once its own request ended. Current
@@ -19,14 +24,21 @@ import type { EngineName } from './profiles.js';
  *   The slot count is GET /props `total_slots`.
  */
 
+/** When a request's prompt is another's (CacheSemantics.shared_from). */
+export type SharedFrom = 'schedule' | 'prefill' | 'end';
+
 /** The semantics of the expected-cache model, as results.json states them (`prefix_cache.model.semantics`). */
 export interface CacheSemantics {
   /** The engine whose semantics these are. */
   engine: EngineName;
   /** Tokens per unit the cache matches in. */
   block_size: number;
-  /** When a request's prompt becomes reusable by others: once computed (`prefill`) or once its request ends (`end`). */
-  shared_from: 'prefill' | 'end';
+  /**
+   * When a request's prompt becomes reusable by others: from the engine step it is scheduled in, by requests admitted
+   * after it in that step too (`schedule`, vLLM); once that step is done, not by its batch-mates (`prefill`, SGLang);
+   * once its request ends (`end`, llama.cpp).
+   */
+  shared_from: SharedFrom;
   /** llama.cpp's slots (GET /props `total_slots`); null for engines without slots. */
   slots: number | null;
   /** Where each value came from, e.g. `block_size: vllm:cache_config_info`. */
@@ -64,7 +76,8 @@ export function cacheSemantics(engine: EngineName, answers: SemanticsAnswers): C
   }
   if (engine === 'sglang') {
     const page = intField(answers.serverInfo, 'page_size');
-    return { engine, block_size: page ?? 1, shared_from: 'prefill', slots: null, sources: [page === undefined ? "block_size: SGLang's default page_size (GET /server_info did not say)" : 'block_size: GET /server_info page_size'] };
+    const block = page === undefined ? "block_size: SGLang's default page_size (GET /server_info did not say)" : 'block_size: GET /server_info page_size';
+    return { engine, block_size: page ?? 1, shared_from: 'prefill', slots: null, sources: [block, 'shared_from: SGLang\'s (the radix tree takes a prompt after its prefill step)'] };
   }
   const stated = answers.metricsBlockSize;
   if (engine === 'chatload-sim' && /^chatload_sim_cache_semantics_info\{[^}]*semantics="llamacpp"/m.test(answers.metricsText ?? '')) {
@@ -74,8 +87,8 @@ export function cacheSemantics(engine: EngineName, answers: SemanticsAnswers): C
   return {
     engine,
     block_size: stated?.blockSize ?? 16,
-    shared_from: 'prefill',
+    shared_from: 'schedule',
     slots: null,
-    sources: [stated === undefined ? "block_size: vLLM's default (the server did not say)" : `block_size: ${stated.source}`],
+    sources: [stated === undefined ? "block_size: vLLM's default (the server did not say)" : `block_size: ${stated.source}`, "shared_from: vLLM's (a block is cached as it is allocated)"],
   };
 }

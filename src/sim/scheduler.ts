@@ -288,6 +288,7 @@ export class Scheduler {
       }
       if (fresh === null) break;
       req.blocks.push(...fresh);
+      this.#registerScheduled(req, n);
       budget -= n;
       work.push({ req, tokens: n });
     }
@@ -324,6 +325,7 @@ export class Scheduler {
       } else this.#observer.onReadmit?.(len, hitTokens);
       this.#waitingHead += 1;
       this.#running.push(req);
+      this.#registerScheduled(req, n);
       budget -= n;
       work.push({ req, tokens: n });
     }
@@ -332,6 +334,16 @@ export class Scheduler {
       this.#waitingHead = 0;
     }
     return work;
+  }
+
+  /**
+   * vLLM caches a request's full blocks as it allocates them for the step's tokens, before the step runs
+   * (KVCacheManager.allocate_slots -> cache_blocks in vllm/v1/core/kv_cache_manager.py), "so that the block can be
+   * reused by other requests in the same batch" (docs/design/prefix_caching.md): a request admitted after it in this
+   * step hits them. llama.cpp's tokens wait for the request's end (#registerFull).
+   */
+  #registerScheduled(req: SchedulerRequest, tokens: number): void {
+    this.#registerFull(req, req.numComputed + tokens);
   }
 
   #registerFull(req: SchedulerRequest, tokens: number): void {

@@ -51,7 +51,7 @@ describe("each engine's cache semantics, from the server (issue #30)", () => {
     }
   });
 
-  test('pure reading: llama.cpp is token granular and shared at a request\'s end; vLLM and unknown servers default to 16', () => {
+  test('pure reading: llama.cpp is token granular and shared at a request\'s end; vLLM and unknown servers default to 16 and share from the step a block is scheduled in; SGLang after it', () => {
     const props = { status: 200, headers: {}, text: JSON.stringify({ total_slots: 6, default_generation_settings: { n_ctx: 4096 } }) };
     assert.deepEqual(
       { ...cacheSemantics('llamacpp', { props }), sources: [] },
@@ -59,7 +59,9 @@ describe("each engine's cache semantics, from the server (issue #30)", () => {
     );
     assert.equal(cacheSemantics('vllm', {}).block_size, 16);
     assert.equal(cacheSemantics('vllm', { metricsBlockSize: { blockSize: 32, source: 'vllm:cache_config_info' } }).block_size, 32);
-    assert.equal(cacheSemantics('unknown', {}).shared_from, 'prefill');
+    assert.equal(cacheSemantics('vllm', {}).shared_from, 'schedule');
+    assert.equal(cacheSemantics('unknown', {}).shared_from, 'schedule');
+    assert.equal(cacheSemantics('sglang', {}).shared_from, 'prefill');
   });
 });
 

@@ -293,12 +293,13 @@ export class ExpectedCache {
   }
 
   /**
-   * The server computed the ticket's prompt: its first token came at `atMs` (performance.now()). The prompt is looked
-   * up in the indexes now rather than at the send, because a server looks a prompt up when it admits it, after any
-   * queueing: a request that waited behind another with the same prefix hits it. Its own blocks become visible to
-   * others SAME_STEP_MS later: requests whose first token comes in the same engine step were prefilled in the same
-   * batch, and a batch does not hit its own blocks. The lookup may wait behind a large registration: read the
-   * ticket's `hit` after `settled(ticket)`. With `sharedFrom: 'end'` the lookup was at the send: nothing to do.
+   * The server computed the ticket's prompt: its first token came at `atMs` (performance.now(), the record's time).
+   * The prompt is looked up in the indexes now rather than at the send, because a server looks a prompt up when it
+   * admits it, after any queueing: a request that waited behind another with the same prefix hits it. Its own blocks
+   * become visible to the lookups after it at once with `'schedule'` (vLLM: a batch-mate admitted later hits them),
+   * SAME_STEP_MS later with `'prefill'` (SGLang: a batch does not hit its own blocks; CacheIndex.prefilledSteps). The
+   * lookup may wait behind a large registration: read the ticket's `hit` after `settled(ticket)`. With
+   * `sharedFrom: 'end'` the lookup was at the send: nothing to do.
    */
   prefilled(ticket: ExpectedCacheTicket, atMs: number): void {
     if (ticket.lookupAsked) return;

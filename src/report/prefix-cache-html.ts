@@ -62,13 +62,20 @@ export function prefixCacheHtml(p: RunPrefixCache | null): string {
 }
 
 /** Which engine's semantics and whose token ids the model ran, and why efficiency may not compare. */
+/** How each `shared_from` reads in a sentence (docs/METRICS.md, "Its own blocks become visible"). */
+const SHARED_FROM_TEXT: Record<string, string> = {
+  schedule: 'from the engine step it is scheduled in (by requests admitted after it in that step too)',
+  prefill: 'once its prefill step is done (not by its batch-mates)',
+  end: 'once its request ends',
+};
+
 function semanticsHtml(p: RunPrefixCache): string {
   const s = p.model.semantics;
   const ids = p.model.token_ids === 'server' ? "the server's own token ids (its tokenize endpoints)" : "the local tokenizer's ids";
   const semantics =
     s === undefined
       ? ''
-      : ` Semantics of ${escapeHtml(s.engine)}: ${s.block_size}-token units, a prompt shared with others ${s.shared_from === 'end' ? 'once its request ends' : 'once computed'}` +
+      : ` Semantics of ${escapeHtml(s.engine)}: ${s.block_size}-token units, a prompt shared with others ${SHARED_FROM_TEXT[s.shared_from] ?? escapeHtml(String(s.shared_from))}` +
         `${s.slots === null ? '' : `, ${counted(s.slots, 'slot')}`} (${escapeHtml(s.sources.join('; '))}).`;
   const warm = p.totals.warm_start_tokens > 0 ? ` The server's cache was warm: ${p.totals.warm_start_tokens} cached tokens came from before the run and are left out of efficiency.` : '';
   const comparable = p.comparable === false ? ` <strong>Efficiency not comparable:</strong> ${escapeHtml(p.not_comparable ?? '')}.` : '';

@@ -19,8 +19,8 @@ export interface SimConfig {
   /** Whether full blocks are kept and reused across requests (vLLM `--enable-prefix-caching`, on by default in v1). */
   enable_prefix_caching: boolean;
   /**
-   * Whose prefix-cache semantics (issue #30, docs/ENGINES.md): `vllm`, a prompt's blocks shared as its prefill
-   * computes them; `llamacpp`, token granular (block_size 1: set it) and a request's tokens shared only once it ends,
+   * Whose prefix-cache semantics (issue #30, docs/ENGINES.md): `vllm`, a prompt's blocks shared from the step that
+   * computes them, with the requests admitted after it in that step too; `llamacpp`, token granular (block_size 1: set it) and a request's tokens shared only once it ends,
    * its last sampled token never (an answer cut at its length keeps all but its last token; one that stopped, all of
    * it), as llama-server's slots and host-memory prompt cache give. The expected-cache model reads it from /metrics
    * (`chatload_sim_cache_semantics_info`).

@@ -2,8 +2,9 @@
 // protocol.py and serving.py). With it a streamed answer's first chunk carries the prompt's ids as a top-level
 // `prompt_token_ids`, every chunk's choice its generated ids as `token_ids` (a chunk is sent for ids even when it has no
 // text), and a body answer both at once. Beside it, the vLLM prefix cache the ids name: one global cache of 16-token
-// blocks, a hit capped one token short of the prompt, the prompt's blocks shared once computed and the answer's once it
-// ends, the last sampled token never computed (vllm/v1/core/kv_cache_manager.py). POST /tokenize (at the root) answers
+// blocks, a hit capped one token short of the prompt, the prompt's blocks shared from its admission (vLLM caches a block
+// as it allocates it) and the answer's once it ends, the last sampled token never computed
+// (vllm/v1/core/kv_cache_manager.py). POST /tokenize (at the root) answers
 // `{count, max_model_len, tokens}` for `messages` or `prompt`. The answers are generated as ids whose text encodes back
 // to other ids (a word split in two), as a real model's sometimes do: only the returned ids name what the server cached.
 // `ignoreTokenIds`: an older vLLM, which ignores the field (pydantic drops unknown fields with a warning).

@@ -49,6 +49,12 @@ test('the terminal line and the report section say which model ran', () => {
   assert.match(html, /data-chart="prefix-cache-per-turn"/);
   assert.match(html, /expected \(infinite\)/);
   assert.match(prefixCacheHtml(null), /Not recorded/);
+  // The engine's semantics, each in words: when a prompt is another request's.
+  const said = (shared_from: 'schedule' | 'prefill' | 'end'): string =>
+    prefixCacheHtml({ ...run, model: { ...run.model, semantics: { engine: 'vllm', block_size: 16, shared_from, slots: null, sources: [] } } });
+  assert.match(said('schedule'), /Semantics of vllm: 16-token units, a prompt shared with others from the engine step it is scheduled in \(by requests admitted after it in that step too\)/);
+  assert.match(said('prefill'), /shared with others once its prefill step is done \(not by its batch-mates\)/);
+  assert.match(said('end'), /shared with others once its request ends/);
 });
 
 test('misses by cause and warm start: the causes add up, warm tokens leave efficiency, and both show in the terminal and the report (issue #30)', () => {

@@ -30,7 +30,7 @@ export interface ServeCliOptions {
   faults?: string;
   trace?: string;
   modelName: string;
-  /** Prefix-cache semantics: `vllm` or `llamacpp` (SimConfig.cache_semantics). */
+  /** Prefix-cache semantics: `vllm`, `sglang` or `llamacpp` (SimConfig.cache_semantics). */
   cacheSemantics?: string;
   /** Simulated engines behind the port. @default 1 */
   replicas?: number;
@@ -127,7 +127,7 @@ export function registerServeCommand(program: Command): void {
     .option('--model-name <name>', 'model name to serve', DEFAULT_MODEL_NAME)
     .option('--replicas <n>', `simulated engines behind the one port, each with its own KV cache and scheduler (1-${MAX_REPLICAS}); each response names its replica in the x-chatload-replica header`, replicaCount, 1)
     .option('--router <kind>', `how each request's replica is picked: ${ROUTER_KINDS.join(', ')} (sticky follows the X-Session-ID header; docs/SIMULATOR.md)`, routerKind, 'round-robin')
-    .option('--cache-semantics <engine>', "prefix-cache semantics: vllm (a block shared from the step it is scheduled in) or llamacpp (token by token, shared once a request ends; docs/ENGINES.md)")
+    .option('--cache-semantics <engine>', "prefix-cache semantics: vllm (a block shared from the step it is scheduled in), sglang (once that step is done) or llamacpp (token by token, shared once a request ends; docs/ENGINES.md)")
     .action(async (options: ServeCliOptions) => {
       const controller = new AbortController();
       const removeHandlers = onStopSignals(() => controller.abort());

@@ -80,9 +80,14 @@ export function cacheSemantics(engine: EngineName, answers: SemanticsAnswers): C
     return { engine, block_size: page ?? 1, shared_from: 'prefill', slots: null, sources: [block, 'shared_from: SGLang\'s (the radix tree takes a prompt after its prefill step)'] };
   }
   const stated = answers.metricsBlockSize;
-  if (engine === 'chatload-sim' && /^chatload_sim_cache_semantics_info\{[^}]*semantics="llamacpp"/m.test(answers.metricsText ?? '')) {
+  const simulated = engine === 'chatload-sim' ? /^chatload_sim_cache_semantics_info\{[^}]*semantics="(\w+)"/m.exec(answers.metricsText ?? '')?.[1] : undefined;
+  if (simulated === 'llamacpp') {
     const sources = [stated === undefined ? 'block_size: 1, llama.cpp\'s' : `block_size: ${stated.source}`, 'shared_from: chatload_sim_cache_semantics_info (llamacpp)'];
     return { engine, block_size: stated?.blockSize ?? 1, shared_from: 'end', slots: null, sources };
+  }
+  if (simulated === 'sglang') {
+    const sources = [stated === undefined ? "block_size: vLLM's default (the server did not say)" : `block_size: ${stated.source}`, 'shared_from: chatload_sim_cache_semantics_info (sglang)'];
+    return { engine, block_size: stated?.blockSize ?? 16, shared_from: 'prefill', slots: null, sources };
   }
   return {
     engine,

@@ -20,12 +20,13 @@ export interface SimConfig {
   enable_prefix_caching: boolean;
   /**
    * Whose prefix-cache semantics (issue #30, docs/ENGINES.md): `vllm`, a prompt's blocks shared from the step that
-   * computes them, with the requests admitted after it in that step too; `llamacpp`, token granular (block_size 1: set it) and a request's tokens shared only once it ends,
+   * computes them, with the requests admitted after it in that step too; `sglang`, once that step is done, so requests
+   * prefilled in one batch do not hit each other (SGLang's radix tree takes a prompt after its prefill step); `llamacpp`, token granular (block_size 1: set it) and a request's tokens shared only once it ends,
    * its last sampled token never (an answer cut at its length keeps all but its last token; one that stopped, all of
    * it), as llama-server's slots and host-memory prompt cache give. The expected-cache model reads it from /metrics
    * (`chatload_sim_cache_semantics_info`).
    */
-  cache_semantics: 'vllm' | 'llamacpp';
+  cache_semantics: 'vllm' | 'sglang' | 'llamacpp';
   /** Requests allowed to wait for admission; beyond it, 503 at once. Null = unbounded. */
   max_waiting: number | null;
   /** Output budget when a request sends no max_tokens (also capped by max_model_len - prompt). */
@@ -72,7 +73,7 @@ const simConfigSchema = z.object({
   num_gpu_blocks: positiveInt.max(2 ** 26, 'expected at most 67108864 blocks (a billion tokens of KV at 16 a block)'),
   block_size: positiveInt,
   enable_prefix_caching: z.boolean(),
-  cache_semantics: z.enum(['vllm', 'llamacpp']),
+  cache_semantics: z.enum(['vllm', 'sglang', 'llamacpp']),
   max_waiting: z.number().int().nonnegative().nullable(),
   default_max_tokens: positiveInt,
   step_base_ms: nonNegative,

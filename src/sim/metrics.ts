@@ -144,7 +144,7 @@ function registerGauges(registry: Registry, modelName: string, scheduler: () => 
   // Whose prefix-cache semantics the simulator runs (SimConfig.cache_semantics): the expected-cache model reads it.
   new Gauge({
     name: 'chatload_sim_cache_semantics_info',
-    help: "The simulator's prefix-cache semantics (vllm or llamacpp).",
+    help: "The simulator's prefix-cache semantics (vllm, sglang or llamacpp).",
     labelNames: ['semantics'],
     registers,
     aggregator: 'first',

@@ -340,10 +340,10 @@ export class Scheduler {
    * vLLM caches a request's full blocks as it allocates them for the step's tokens, before the step runs
    * (KVCacheManager.allocate_slots -> cache_blocks in vllm/v1/core/kv_cache_manager.py), "so that the block can be
    * reused by other requests in the same batch" (docs/design/prefix_caching.md): a request admitted after it in this
-   * step hits them. llama.cpp's tokens wait for the request's end (#registerFull).
+   * step hits them. SGLang's wait for the step's end (#finishStep), llama.cpp's for the request's (#registerFull).
    */
   #registerScheduled(req: SchedulerRequest, tokens: number): void {
-    this.#registerFull(req, req.numComputed + tokens);
+    if (this.config.cache_semantics === 'vllm') this.#registerFull(req, req.numComputed + tokens);
   }
 
   #registerFull(req: SchedulerRequest, tokens: number): void {

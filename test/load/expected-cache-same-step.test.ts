@@ -2,7 +2,8 @@
 // request admitted after another in the step hits the prompt that step is computing (vllm/v1/core/kv_cache_manager.py
 // allocate_slots -> cache_blocks; docs/design/prefix_caching.md "reused by other requests in the same batch"), the
 // expected-cache model's `shared_from: schedule`. SGLang inserts a prompt into its radix tree after its prefill step,
-// so batch-mates do not hit each other (`prefill`). The simulator schedules as vLLM does.
+// so batch-mates do not hit each other (`prefill`). The simulator schedules as vLLM does, or as SGLang with
+// `cache_semantics: sglang`.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
@@ -56,37 +57,43 @@ describe('requests prefilled in one engine step', () => {
     for (const sharedFrom of ['schedule', 'prefill'] as const) assert.equal(await secondHit(sharedFrom, 25), shared, `${sharedFrom}: the next step`);
   });
 
-  test('the simulator (as vLLM) gives a batch-mate the prefix its step is computing, and the model expects exactly that', { timeout: 60_000 }, async () => {
-    // Steps of 200 ms, and an unrelated request keeping the engine busy: the three requests, sent together, arrive
-    // during one step and are admitted together in the next.
-    const sim = await startSimulator({ profile: 'cpu-tiny', config: { step_base_ms: 200, max_num_batched_tokens: 16384 } });
-    const dir = tempDir('same-step');
-    const stopBusy = new AbortController();
-    try {
-      // 60 steps (12 s) at most: stopped once the run is done.
-      const busy = await fetch(`${sim.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'chatload-sim', stream: true, max_tokens: 60, messages: [{ role: 'user', content: 'something else entirely' }] }),
-        signal: stopBusy.signal,
-      });
-      const ids = ['a', 'b', 'c'];
-      const inputFile = writeDataset(dir, ids.map((id) => ({ id, messages: [...promptOf(id), { role: 'assistant' as const, content: 'fine' }] })));
-      const result = await runBenchmark({ url: sim.url, inputFile, numClients: 3, outputDir: dir, limitMinTokens: 4, limitMaxTokens: 4 });
-      assert.equal(busy.status, 200);
-      const records = readRequestsJsonl(result.files.requests).sort((x, y) => x.first_token_at_ms! - y.first_token_at_ms!);
-      assert.equal(records.length, 3);
-      const steps = new Set(records.map((r) => r.first_token_at_ms));
-      assert.equal(steps.size, 1, `one step: first tokens at ${[...steps].join(', ')} ms`);
-      const cached = records.map((r) => r.cached_tokens);
-      assert.equal(cached.filter((c) => c === 0).length, 1, `one request computed the system prompt: cached ${cached.join(', ')}`);
-      assert.ok(cached.every((c) => c === 0 || c === sharedBlocksTokens('a', 'b', 16)), `the others hit its blocks: cached ${cached.join(', ')}`);
-      for (const r of records) assert.equal(r.expected_cached_tokens, r.cached_tokens, `${r.conversation_id}: expected ${r.expected_cached_tokens}, cached ${r.cached_tokens}`);
-      const semantics = (JSON.parse(readFileSync(result.files.results, 'utf8')) as { prefix_cache: { model: { semantics: { shared_from: string } } } }).prefix_cache.model.semantics;
-      assert.equal(semantics.shared_from, 'schedule');
-    } finally {
-      stopBusy.abort();
-      await sim.close();
-    }
-  });
+  for (const { semantics, sharedFrom, hitters } of [
+    { semantics: 'vllm', sharedFrom: 'schedule', hitters: 2 },
+    { semantics: 'sglang', sharedFrom: 'prefill', hitters: 0 },
+  ] as const) {
+    test(`the simulator as ${semantics}: ${hitters} of three batch-mates hit the prefix their step computes, and the model expects exactly what each got`, { timeout: 60_000 }, async () => {
+      // Steps of 200 ms, and an unrelated request keeping the engine busy: the three requests, sent together, arrive
+      // during one step and are admitted together in the next.
+      const sim = await startSimulator({ profile: 'cpu-tiny', config: { step_base_ms: 200, max_num_batched_tokens: 16384, cache_semantics: semantics } });
+      const dir = tempDir('same-step');
+      const stopBusy = new AbortController();
+      try {
+        // 60 steps (12 s) at most: stopped once the run is done.
+        const busy = await fetch(`${sim.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'chatload-sim', stream: true, max_tokens: 60, messages: [{ role: 'user', content: 'something else entirely' }] }),
+          signal: stopBusy.signal,
+        });
+        const ids = ['a', 'b', 'c'];
+        const inputFile = writeDataset(dir, ids.map((id) => ({ id, messages: [...promptOf(id), { role: 'assistant' as const, content: 'fine' }] })));
+        const result = await runBenchmark({ url: sim.url, inputFile, numClients: 3, outputDir: dir, limitMinTokens: 4, limitMaxTokens: 4 });
+        assert.equal(busy.status, 200);
+        const records = readRequestsJsonl(result.files.requests).sort((x, y) => x.first_token_at_ms! - y.first_token_at_ms!);
+        assert.equal(records.length, 3);
+        const steps = new Set(records.map((r) => r.first_token_at_ms));
+        assert.equal(steps.size, 1, `one step: first tokens at ${[...steps].join(', ')} ms`);
+        const cached = records.map((r) => r.cached_tokens);
+        const shared = sharedBlocksTokens('a', 'b', 16);
+        assert.equal(cached.filter((c) => c === shared).length, hitters, `batch-mates that hit the system prompt: cached ${cached.join(', ')}`);
+        assert.equal(cached.filter((c) => c === 0).length, 3 - hitters, `the rest computed it: cached ${cached.join(', ')}`);
+        for (const r of records) assert.equal(r.expected_cached_tokens, r.cached_tokens, `${r.conversation_id}: expected ${r.expected_cached_tokens}, cached ${r.cached_tokens}`);
+        const model = (JSON.parse(readFileSync(result.files.results, 'utf8')) as { prefix_cache: { model: { semantics: { shared_from: string } } } }).prefix_cache.model;
+        assert.equal(model.semantics.shared_from, sharedFrom);
+      } finally {
+        stopBusy.abort();
+        await sim.close();
+      }
+    });
+  }
 });

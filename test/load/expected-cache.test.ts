@@ -32,17 +32,20 @@ function byTurnOf(records: readonly RequestRecord[]): Map<number, { cached: numb
   return byTurn;
 }
 
-function assertAgreesPerTurn(records: readonly RequestRecord[], label: string): void {
+function assertAgreesPerTurn(records: readonly RequestRecord[], label: string, semantics: 'vllm' | 'sglang'): void {
   const byTurn = byTurnOf(records);
   assert.ok(byTurn.has(1), `${label}: turn 1 expects the common prefix`);
-  // Turn 1 is where concurrently started conversations meet, each hitting the common prefix another prefilled, in the
-  // same engine step too (the simulator caches blocks as it schedules them, as vLLM: shared_from 'schedule'). The model
-  // reads the admission order from the order the first tokens come in, so every turn-1 request agrees exactly, on a
-  // loaded machine too. (When batch-mates were taken not to share, the model had to tell steps apart by the first
-  // tokens' times, and a client away for longer than a step misread them: a CI run had three requests off.)
-  for (const r of records) {
-    if (r.status === 'ok' && r.turn === 1) assert.equal(r.expected_cached_tokens, r.cached_tokens, `${label}: ${r.conversation_id} turn 1: cached ${r.cached_tokens}, expected ${r.expected_cached_tokens}`);
-  }
+  // Turn 1 is where concurrently started conversations meet, each hitting the common prefix another prefilled.
+  // - As vLLM (shared_from 'schedule'), in the same engine step too: the model reads the admission order from the order
+  //   the first tokens come in, so every turn-1 request agrees exactly, on a loaded machine too.
+  // - As SGLang ('prefill'), not in the same step: the model tells steps apart by the first tokens' times, which a
+  //   client away for longer than a step can misread, so up to two turn-1 requests may be off, each by at most the
+  //   block-aligned common prefix (500 tokens -> 496); the rest exact. (A CI run once had three off, before the client
+  //   read one time per turn of its loop and while this was the vLLM case too.)
+  const turn1Off = records.filter((r) => r.status === 'ok' && r.turn === 1 && r.cached_tokens !== r.expected_cached_tokens);
+  const offText = turn1Off.map((r) => `${r.conversation_id} cached ${r.cached_tokens}, expected ${r.expected_cached_tokens}`).join('; ');
+  assert.ok(turn1Off.length <= (semantics === 'vllm' ? 0 : 2), `${label}: turn 1: ${turn1Off.length} requests off: ${offText}`);
+  for (const r of turn1Off) assert.ok(Math.abs(r.cached_tokens! - r.expected_cached_tokens) <= 496, `${label}: ${offText}`);
   for (const [turn, t] of [...byTurn].sort((a, b) => a[0] - b[0])) {
     if (turn === 1) continue;
     const efficiency = t.cached / t.expected;
@@ -85,22 +88,23 @@ describe('the global expected-cache model against the simulator (issue #13)', ()
     }
   });
 
-  for (const { label, blocks } of [
-    { label: 'no eviction', blocks: 20_000 },
-    { label: 'with eviction', blocks: 700 },
-  ]) {
+  for (const { label, blocks, semantics } of [
+    { label: 'no eviction', blocks: 20_000, semantics: 'vllm' },
+    { label: 'with eviction', blocks: 700, semantics: 'vllm' },
+    { label: "SGLang's semantics", blocks: 20_000, semantics: 'sglang' },
+  ] as const) {
     test(`the reference config: expected (capacity from /metrics) and actual agree within 2% on every turn, turn 1 included (${label})`, { timeout: 120_000 }, async () => {
       // Engine steps of 25 ms, as a GPU's, and prompts prefilled in one step (no chunked prefill: a prompt whose
       // prefill is chunked over several steps shares its later chunks' blocks only as they are scheduled, which the
       // model, looking up at the first token, cannot see; docs/METRICS.md).
-      const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: blocks, max_model_len: 8192, step_base_ms: 25, max_num_batched_tokens: 16384 } });
+      const sim = await startSimulator({ profile: 'cpu-tiny', config: { num_gpu_blocks: blocks, max_model_len: 8192, step_base_ms: 25, max_num_batched_tokens: 16384, cache_semantics: semantics } });
       const dir = tempDir('expected-reference');
       try {
         // Answers of 12 tokens (the reference's are 80-120), so that the run takes no longer at 25 ms a step.
         const result = await runBenchmark({ url: sim.url, inputFile: referenceConfig(dir, 16), numClients: 4, outputDir: dir, seed: 1, limitMinTokens: 12, limitMaxTokens: 12 });
         const records = readRequestsJsonl(result.files.requests);
         assert.ok(records.length > 60 && records.every((r) => r.status === 'ok'), `${records.length} records, all ok`);
-        assertAgreesPerTurn(records, label);
+        assertAgreesPerTurn(records, label, semantics);
         const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as { prefix_cache: { model: { capacity_tokens: number; capacity_source: string }; per_turn: Array<{ turn: number; efficiency: number | null }> } };
         assert.equal(results.prefix_cache.model.capacity_tokens, blocks * 16);
         assert.equal(results.prefix_cache.model.capacity_source, 'vllm:cache_config_info');

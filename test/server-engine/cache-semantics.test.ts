@@ -62,6 +62,9 @@ describe("each engine's cache semantics, from the server (issue #30)", () => {
     assert.equal(cacheSemantics('vllm', {}).shared_from, 'schedule');
     assert.equal(cacheSemantics('unknown', {}).shared_from, 'schedule');
     assert.equal(cacheSemantics('sglang', {}).shared_from, 'prefill');
+    // The simulator states which it runs.
+    const simulating = (semantics: string): string => cacheSemantics('chatload-sim', { metricsText: `chatload_sim_cache_semantics_info{semantics="${semantics}"} 1\n` }).shared_from;
+    assert.deepEqual(['vllm', 'sglang', 'llamacpp'].map(simulating), ['schedule', 'prefill', 'end']);
   });
 });
 

@@ -196,13 +196,13 @@ export class CacheIndex {
 
   /**
    * The server computed the ticket's prompt: its first token came at `atMs` (performance.now() of this thread). With
-   * `sharedFrom: 'schedule'` or `'prefill'` the prompt is looked up now rather than at the send, because a server looks a prompt up
-   * when it admits it, after any queueing: a request that waited behind another with the same prefix hits it. Its own
-   * blocks become visible to others SAME_STEP_MS later with `'prefill'` (SGLang): requests whose first token comes in
-   * the same engine step were prefilled in the same batch, and such a batch does not hit its own blocks. With
-   * `'schedule'` (vLLM) they are visible at once: a batch-mate admitted after it hits them, and the client reads a
-   * step's first tokens in the order the server wrote them, its admission order. `prompt` undefined: nothing to look
-   * up (its ids unknown), only the due publications run.
+   * `sharedFrom: 'schedule'` or `'prefill'` the prompt is looked up now rather than at the send, because a server looks
+   * a prompt up when it admits it, after any queueing: a request that waited behind another with the same prefix hits
+   * it. Its own blocks become visible to others SAME_STEP_MS later with `'prefill'` (SGLang): requests whose first
+   * token comes in the same engine step were prefilled in the same batch, and such a batch does not hit its own
+   * blocks. With `'schedule'` (vLLM) they are visible at once: a batch-mate admitted after it hits them, and the client
+   * reads a step's first tokens in the order the server wrote them, its admission order. `prompt` undefined: nothing
+   * to look up (its ids unknown), only the due publications run.
    */
   *prefilledSteps(ticket: IndexTicket, prompt: IndexPrompt | undefined, atMs: number): Operation {
     const visibleUntil = atMs - this.#visibleAfterMs;

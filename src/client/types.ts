@@ -43,7 +43,10 @@ export interface RequestError {
 
 /** One chat completion request, as the engine asks the client to send it. */
 export interface ChatRequest {
-  /** Called once, as the first token (content or reasoning) arrives at `atMs` (the record's first-token time): the server has computed the prompt. Not sent. */
+  /**
+   * Called once, as the first token (content or reasoning) arrives, with its time (the record's first-token time): the
+   * server has computed the prompt. Not sent.
+   */
   onFirstToken?: (atMs: number) => void;
   /**
    * vLLM's `return_token_ids` (sent as that body field): the answer carries the prompt's token ids (a stream's first

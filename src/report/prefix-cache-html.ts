@@ -61,7 +61,6 @@ export function prefixCacheHtml(p: RunPrefixCache | null): string {
   return intro + semanticsHtml(p) + chart + table + missesHtml(p);
 }
 
-/** Which engine's semantics and whose token ids the model ran, and why efficiency may not compare. */
 /** How each `shared_from` reads in a sentence (docs/METRICS.md, "Its own blocks become visible"). */
 const SHARED_FROM_TEXT: Record<string, string> = {
   schedule: 'from the engine step it is scheduled in (by requests admitted after it in that step too)',
@@ -69,6 +68,7 @@ const SHARED_FROM_TEXT: Record<string, string> = {
   end: 'once its request ends',
 };
 
+/** Which engine's semantics and whose token ids the model ran, and why efficiency may not compare. */
 function semanticsHtml(p: RunPrefixCache): string {
   const s = p.model.semantics;
   const ids = p.model.token_ids === 'server' ? "the server's own token ids (its tokenize endpoints)" : "the local tokenizer's ids";

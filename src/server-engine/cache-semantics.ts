@@ -14,7 +14,8 @@ import type { EngineName } from './profiles.js';
  * - SGLang: one global radix cache matched in pages of `page_size` tokens (default 1; GET /server_info's top-level
  *   `page_size`). A request's tokens join the tree after its prefill step, so requests prefilled in one batch do not
  *   hit each other (`prefill`; its LPM policy puts such a request off to a later batch for that reason:
- *   python/sglang/srt/managers/schedule_policy.py, IN_BATCH_PREFIX_CACHING_*; python/sglang/srt/mem_cache/radix_cache.py).
+ *   python/sglang/srt/managers/schedule_policy.py, IN_BATCH_PREFIX_CACHING_*;
+ *   python/sglang/srt/mem_cache/radix_cache.py).
  * - llama.cpp: token granular. Each slot keeps its last prompt and generated tokens, and a request reuses the longest
  *   common prefix with the slot it gets; the slot is picked on arrival (the idle slot with the most similar prompt,
  *   else the least recently used), and its tokens are another request's only once its own request ended. Current

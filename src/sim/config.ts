@@ -21,9 +21,10 @@ export interface SimConfig {
   /**
    * Whose prefix-cache semantics (issue #30, docs/ENGINES.md): `vllm`, a prompt's blocks shared from the step that
    * computes them, with the requests admitted after it in that step too; `sglang`, once that step is done, so requests
-   * prefilled in one batch do not hit each other (SGLang's radix tree takes a prompt after its prefill step); `llamacpp`, token granular (block_size 1: set it) and a request's tokens shared only once it ends,
-   * its last sampled token never (an answer cut at its length keeps all but its last token; one that stopped, all of
-   * it), as llama-server's slots and host-memory prompt cache give. The expected-cache model reads it from /metrics
+   * prefilled in one batch do not hit each other (SGLang's radix tree takes a prompt after its prefill step);
+   * `llamacpp`, token granular (block_size 1: set it) and a request's tokens shared only once it ends, its last
+   * sampled token never (an answer cut at its length keeps all but its last token; one that stopped, all of it), as
+   * llama-server's slots and host-memory prompt cache give. The expected-cache model reads it from /metrics
    * (`chatload_sim_cache_semantics_info`).
    */
   cache_semantics: 'vllm' | 'sglang' | 'llamacpp';

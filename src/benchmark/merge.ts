@@ -135,6 +135,8 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
   const serverMetrics = server.report === null ? null : compareCacheCounts(server.report, analysis.summary);
   warnings.push(...server.warnings);
   if (runs.some((r) => r.gpu)) warnings.push("gpu: each run's GPU section covers its own scrapes and is not merged: see each run's results.json");
+  const semantics = semanticsWarning(runs);
+  if (semantics !== undefined) warnings.push(semantics);
   writeJsonAtomic(
     files.results,
     buildResultsDocument({
@@ -295,6 +297,22 @@ function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummar
   }
   const merged = runPrefixCache(tally, model, first.tokenCountsExact);
   return { prefix_cache: routing === null ? merged : { ...merged, routing } };
+}
+
+/**
+ * Runs whose expected-cache models ran different cache semantics (shards of different chatload versions, or against
+ * different engines): the merged prefix_cache states the first's, so the merged expected figure mixes rules.
+ */
+function semanticsWarning(runs: readonly RunResults[]): string | undefined {
+  const described = runs.filter((r) => r.prefixCacheModel?.semantics !== undefined);
+  const say = (r: RunResults): string => {
+    const s = r.prefixCacheModel!.semantics!;
+    return `${s.engine}, ${s.block_size}-token blocks, shared_from ${s.shared_from}`;
+  };
+  const kinds = new Set(described.map(say));
+  if (kinds.size <= 1) return undefined;
+  const each = described.map((r) => `${r.dir}: ${say(r)}`).join('; ');
+  return `the runs' expected-cache models ran different cache semantics (${each}): prefix_cache.model states the first's, and the merged expected figures mix the rules`;
 }
 
 function readRunResults(dir: string): RunResults {

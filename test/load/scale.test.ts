@@ -159,6 +159,16 @@ describe('worker threads and shards against the simulator', () => {
     assert.equal(results.prefix_cache.model.scope, 'per-shard');
     assert.match(results.prefix_cache.model.scope_note!, /2 runs merged, each with its own expected-cache index/);
     assert.equal(results.prefix_cache.totals.expected_cached_tokens, shards[0]!.prefixCache.totals.expected_cached_tokens + shards[1]!.prefixCache.totals.expected_cached_tokens);
+    assert.ok(!merged.warnings.some((w) => /cache semantics/.test(w)), 'both shards ran one semantics');
+    // A shard written by a chatload that took vLLM's batch-mates not to share (schema 1.1.0 said shared_from prefill):
+    // the merge says the models differ.
+    const older = join(dir, 'shard-1', 'results.json');
+    const doc1 = JSON.parse(readFileSync(older, 'utf8')) as { prefix_cache: RunPrefixCache };
+    doc1.prefix_cache.model.semantics!.shared_from = 'prefill';
+    writeFileSync(older, JSON.stringify(doc1));
+    const mixed = await mergeRuns([join(dir, 'shard-0'), join(dir, 'shard-1')], join(dir, 'merged-mixed'));
+    const said = mixed.warnings.find((w) => /cache semantics/.test(w));
+    assert.ok(said !== undefined && said.includes('shared_from schedule') && said.includes('shared_from prefill'), `${mixed.warnings.join(' | ')}`);
 
     const single = await runBenchmark({ url: sim.url, inputFile, numClients: 4, maxNumRequests: 30, outputDir: join(dir, 'single') });
     assert.equal(single.summary.completed, merged.records, 'N shards + merge = one run, in request count');

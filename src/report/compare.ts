@@ -12,6 +12,7 @@ import { wrapText } from './table-fit.js';
 import { textTable } from './text-table.js';
 import { chatloadVersion } from '../util/version.js';
 import { counted } from '../util/plural.js';
+import { escapeControl } from '../util/control-chars.js';
 
 /** Whether a smaller or a larger value of a metric is the better one (null: neither, e.g. a count). */
 export type Better = 'lower' | 'higher' | null;
@@ -129,7 +130,11 @@ export function runCaveat(run: RunData): string | undefined {
 /** Options that say where a run wrote, not how it ran: left out of the config differences. */
 const PLACE_KEYS = new Set(['outputDir', 'overwrite', 'resume', 'outputFile', 'statsJsonOutput', 'excelOutput', 'csv', 'report']);
 
-/** The options whose values differ between runs, by flag name, with each run's value as text ('-' when unset). */
+/**
+ * The options whose values differ between runs, by flag name, with each run's value as text ('-' when unset). Also
+ * the expected-cache model's semantics when they differ (another engine, or a run from before schema 1.2.0, whose
+ * vLLM model took batch-mates not to share): the expected figures and efficiency then follow different rules.
+ */
 export function configDifferences(runs: readonly RunData[]): Array<{ flag: string; values: string[] }> {
   const keys = new Set(runs.flatMap((r) => Object.keys(r.config)));
   const out: Array<{ flag: string; values: string[] }> = [];
@@ -138,6 +143,11 @@ export function configDifferences(runs: readonly RunData[]): Array<{ flag: strin
     const values = runs.map((r) => (r.config[key] === undefined ? '-' : optionRow(key, r.config[key]).value));
     if (new Set(values).size > 1) out.push({ flag: optionRow(key, undefined).option, values });
   }
+  const semantics = runs.map((r) => {
+    const s = r.prefixCache?.model.semantics;
+    return s === undefined ? '-' : escapeControl(`${s.engine}, ${s.block_size}-token blocks, shared_from ${s.shared_from}`);
+  });
+  if (new Set(semantics).size > 1) out.push({ flag: 'expected-cache semantics (prefix_cache.model.semantics)', values: semantics });
   return out;
 }
 

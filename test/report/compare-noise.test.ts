@@ -6,6 +6,7 @@ import { compareRuns, configDifferences, formatComparison, renderCompareHtml, ru
 import { beyondNoise, percentileHalfWidth } from '../../src/report/noise.js';
 import { repeatIntervals } from '../../src/report/repeats.js';
 import { summarize } from '../../src/metrics/summary.js';
+import type { RunPrefixCache } from '../../src/metrics/prefix-cache-tally.js';
 import { loadRunData, type RunData } from '../../src/store/run-data.js';
 import { runCli } from '../helpers/cli.js';
 import { syntheticRecords, writeRunDir } from '../helpers/report-fixtures.js';
@@ -65,6 +66,16 @@ describe('compare: the noise band', { timeout: 60_000 }, () => {
     try {
       const runs = await runsAt(root, [1, 1], [{ numClients: 3, outputDir: 'a' }, { numClients: 8, outputDir: 'b' }]);
       assert.deepEqual(configDifferences(runs), [{ flag: '--num-clients', values: ['3', '8'] }], 'output places left out');
+      // Runs whose expected-cache models followed different rules (a run from before schema 1.2.0 took vLLM's
+      // batch-mates not to share): said with the options, since efficiency then compares two rules.
+      const modelled = (shared_from: 'schedule' | 'prefill'): RunData => ({
+        ...runs[0]!,
+        prefixCache: { model: { block_size: 16, capacity_model: 'infinite', capacity_tokens: null, capacity_source: null, scope: 'global', semantics: { engine: 'vllm', block_size: 16, shared_from, slots: null, sources: [] } } } as unknown as RunPrefixCache,
+      });
+      assert.deepEqual(configDifferences([modelled('prefill'), modelled('schedule')]), [
+        { flag: 'expected-cache semantics (prefix_cache.model.semantics)', values: ['vllm, 16-token blocks, shared_from prefill', 'vllm, 16-token blocks, shared_from schedule'] },
+      ]);
+      assert.deepEqual(configDifferences([modelled('schedule'), modelled('schedule')]), []);
       const cut: RunData = { ...runs[1]!, facts: { ...runs[1]!.facts, stop_reason: 'interrupted' } };
       assert.equal(runCaveat(runs[0]!), undefined);
       assert.equal(runCaveat(cut), 'stopped early: interrupted');

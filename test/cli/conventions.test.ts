@@ -128,7 +128,7 @@ describe('chatload completion', () => {
     assert.ok(offer(['chatload', 'completion', '']).includes('1:shell:(bash zsh fish)'), "completion's shells");
   });
 
-  test('fish: a native script (complete -c chatload) with the commands, subcommands, flags and their words; fish -n parses it where fish is installed', { timeout: 60_000 }, async () => {
+  test('fish: a native script (complete -c chatload) with the commands, subcommands, flags and their words; fish -n parses it and completes with it where fish is installed (.ci/run installs it)', { timeout: 60_000 }, async () => {
     const result = await runCli(['completion', 'fish']);
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.split('\n');

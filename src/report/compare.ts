@@ -140,7 +140,8 @@ export function configDifferences(runs: readonly RunData[]): Array<{ flag: strin
   const out: Array<{ flag: string; values: string[] }> = [];
   for (const key of keys) {
     if (PLACE_KEYS.has(key)) continue;
-    const values = runs.map((r) => (r.config[key] === undefined ? '-' : optionRow(key, r.config[key]).value));
+    // Read back from each run's results.json: shown escaped, as anything from a file (util/control-chars.ts).
+    const values = runs.map((r) => (r.config[key] === undefined ? '-' : escapeControl(optionRow(key, r.config[key]).value)));
     if (new Set(values).size > 1) out.push({ flag: optionRow(key, undefined).option, values });
   }
   const semantics = runs.map((r) => {
@@ -203,7 +204,7 @@ export function formatComparison(runs: readonly RunData[], options: { color: boo
   const notes = runs.map((r, i) => {
     const caveat = runCaveat(r);
     const repeated = options.repeats?.[i] === undefined ? '' : ` (--repeat: means across its repetitions, band = their 95% interval; charts from repetition 1)`;
-    return `  ${labels[i]}: ${r.dir}${repeated}${caveat === undefined ? '' : ` (${caveat}${r.sampled ? '; percentiles from histograms' : ''})`}`;
+    return `  ${escapeControl(labels[i]!)}: ${escapeControl(r.dir)}${repeated}${caveat === undefined ? '' : ` (${escapeControl(caveat)}${r.sampled ? '; percentiles from histograms' : ''})`}`;
   });
   const diffs = configDifferences(runs).map((d) => `  ${d.flag}: ${d.values.map((v, i) => `${labels[i]} ${v}`).join(' | ')}`);
   const diffText = diffs.length === 0 ? '  none (same options)' : diffs.join('\n');

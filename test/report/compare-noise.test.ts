@@ -76,6 +76,11 @@ describe('compare: the noise band', { timeout: 60_000 }, () => {
         { flag: 'expected-cache semantics (prefix_cache.model.semantics)', values: ['vllm, 16-token blocks, shared_from prefill', 'vllm, 16-token blocks, shared_from schedule'] },
       ]);
       assert.deepEqual(configDifferences([modelled('schedule'), modelled('schedule')]), []);
+      // A value read back from a results.json reaches the terminal escaped.
+      const tampered: RunData = { ...runs[0]!, config: { ...runs[0]!.config, model: 'm\x1b]0;owned\x07' } };
+      const text = formatComparison([runs[0]!, tampered], { color: false });
+      assert.ok(!text.includes('\x1b') && !text.includes('\x07'), 'no raw control character');
+      assert.match(text, /m\\x1b\]0;owned\\x07/);
       const cut: RunData = { ...runs[1]!, facts: { ...runs[1]!.facts, stop_reason: 'interrupted' } };
       assert.equal(runCaveat(runs[0]!), undefined);
       assert.equal(runCaveat(cut), 'stopped early: interrupted');

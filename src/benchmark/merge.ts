@@ -12,7 +12,7 @@ import { readResultsFile } from '../store/results-reader.js';
 import { loadRunData, normalizeRecord, REQUESTS_FILE, RESULTS_FILE } from '../store/run-data.js';
 import { writeRunReports } from '../report/write-reports.js';
 import { analyzeAggregate } from '../metrics/run-analysis.js';
-import { runPrefixCache, type ExpectedCacheModelDescription, type PrefixCacheSummary, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
+import { runPrefixCache, semanticsText, type ExpectedCacheModelDescription, type PrefixCacheSummary, type RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import { prepareOutputDir } from '../store/output-dir.js';
 import { replicaRowsFor } from '../metrics/replica-tally.js';
 import type { RoutingLoss } from '../metrics/replica-types.js';
@@ -305,13 +305,8 @@ function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummar
  */
 function semanticsWarning(runs: readonly RunResults[]): string | undefined {
   const described = runs.filter((r) => r.prefixCacheModel?.semantics !== undefined);
-  const say = (r: RunResults): string => {
-    const s = r.prefixCacheModel!.semantics!;
-    return `${s.engine}, ${s.block_size}-token blocks, shared_from ${s.shared_from}`;
-  };
-  const kinds = new Set(described.map(say));
-  if (kinds.size <= 1) return undefined;
-  const each = described.map((r) => `${r.dir}: ${say(r)}`).join('; ');
+  if (new Set(described.map((r) => semanticsText(r.prefixCacheModel))).size <= 1) return undefined;
+  const each = described.map((r) => `${r.dir}: ${semanticsText(r.prefixCacheModel)}`).join('; ');
   return `the runs' expected-cache models ran different cache semantics (${each}): prefix_cache.model states the first's, and the merged expected figures mix the rules`;
 }
 

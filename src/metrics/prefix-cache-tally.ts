@@ -102,6 +102,12 @@ export interface ExpectedCacheModelDescription {
   semantics?: { engine: string; block_size: number; shared_from: 'schedule' | 'prefill' | 'end'; slots: number | null; sources: string[] };
 }
 
+/** A model's semantics in a few words, as the merge's warning and compare's differences name them; '-' when unstated. */
+export function semanticsText(model: ExpectedCacheModelDescription | null | undefined): string {
+  const s = model?.semantics;
+  return s === undefined ? '-' : `${s.engine}, ${s.block_size}-token blocks, shared_from ${s.shared_from}`;
+}
+
 /**
  * results.json's `prefix_cache`: the expected-cache model used, then the totals and per-turn rows. `comparable` is
  * false when the model counted in approximate tokens while the server counts in its own: then every figure that sets

@@ -1,4 +1,5 @@
 import type { StatField } from '../metrics/stats.js';
+import { semanticsText } from '../metrics/prefix-cache-tally.js';
 import type { Summary } from '../metrics/summary.js';
 import { lineChart, type SeriesPoint } from './charts.js';
 import { chartFigure, escapeHtml, fmtNum, htmlPage, htmlTable, pageSections, type Cell, type PageSection } from './html-util.js';
@@ -144,10 +145,7 @@ export function configDifferences(runs: readonly RunData[]): Array<{ flag: strin
     const values = runs.map((r) => (r.config[key] === undefined ? '-' : escapeControl(optionRow(key, r.config[key]).value)));
     if (new Set(values).size > 1) out.push({ flag: optionRow(key, undefined).option, values });
   }
-  const semantics = runs.map((r) => {
-    const s = r.prefixCache?.model.semantics;
-    return s === undefined ? '-' : escapeControl(`${s.engine}, ${s.block_size}-token blocks, shared_from ${s.shared_from}`);
-  });
+  const semantics = runs.map((r) => escapeControl(semanticsText(r.prefixCache?.model)));
   if (new Set(semantics).size > 1) out.push({ flag: 'expected-cache semantics (prefix_cache.model.semantics)', values: semantics });
   return out;
 }

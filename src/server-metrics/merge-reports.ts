@@ -1,4 +1,4 @@
-import { deltasOf, MAX_SAMPLES, type CounterDeltas, type ServerCounter, type ServerMetricsPoint, type ServerMetricsReport } from './scraper.js';
+import { deltasOf, MAX_SAMPLES, SERVER_COUNTERS, type CounterDeltas, type ServerCounter, type ServerMetricsPoint, type ServerMetricsReport } from './scraper.js';
 
 /*
  * The server's own counters across runs that scraped one server (`chatload merge`): shards on several machines each
@@ -29,8 +29,6 @@ export interface MergedServerMetrics {
   warnings: string[];
 }
 
-const COUNTERS: readonly ServerCounter[] = ['prefix_cache_queries', 'prefix_cache_hits', 'prompt_tokens', 'generation_tokens', 'requests'];
-
 const valueOf = (point: ServerMetricsPoint | null, key: ServerCounter): number | null => point?.[key] ?? null;
 
 /**
@@ -38,7 +36,7 @@ const valueOf = (point: ServerMetricsPoint | null, key: ServerCounter): number |
  * the before of a run that started after it ended), as "counter (run A read X, then run B Y)"; undefined when none did.
  */
 function counterThatWentBack(parts: readonly ServerMetricsPart[]): string | undefined {
-  for (const key of COUNTERS) {
+  for (const key of SERVER_COUNTERS) {
     for (const a of parts) {
       const was = valueOf(a.report.after, key);
       if (was === null) continue;
@@ -73,7 +71,7 @@ function mergedDeltas(parts: readonly ServerMetricsPart[]): CounterDeltas {
   });
 }
 
-const NO_DELTAS: CounterDeltas = { prefix_cache_queries: null, prefix_cache_hits: null, server_cache_hit_rate: null, prompt_tokens: null, generation_tokens: null, requests: null };
+const NO_DELTAS: CounterDeltas = deltasOf(() => null);
 
 /**
  * Merges the runs' reports of one /metrics page (see the comment at the top). `runs`: how many runs the merge

@@ -60,8 +60,9 @@ export interface ServerMetricsReport {
 /** A report's counter deltas and hit rate, from its first and last page reads (null where either lacks the counter). */
 export type CounterDeltas = Pick<ServerMetricsReport, 'prefix_cache_queries' | 'prefix_cache_hits' | 'server_cache_hit_rate' | 'prompt_tokens' | 'generation_tokens' | 'requests'>;
 
-/** A counter a report keeps the value of in `before` and `after`, and the delta of. */
-export type ServerCounter = 'prefix_cache_queries' | 'prefix_cache_hits' | 'prompt_tokens' | 'generation_tokens' | 'requests';
+/** The counters a report keeps the values of in `before` and `after`, and the deltas of. */
+export const SERVER_COUNTERS = ['prefix_cache_queries', 'prefix_cache_hits', 'prompt_tokens', 'generation_tokens', 'requests'] as const;
+export type ServerCounter = (typeof SERVER_COUNTERS)[number];
 
 /** The deltas `delta` gives each counter, with the hit rate of the prefix-cache ones. */
 export function deltasOf(delta: (key: ServerCounter) => number | null): CounterDeltas {

@@ -86,15 +86,16 @@ export function cacheSemantics(engine: EngineName, answers: SemanticsAnswers): C
     const sources = [stated === undefined ? 'block_size: 1, llama.cpp\'s' : `block_size: ${stated.source}`, 'shared_from: chatload_sim_cache_semantics_info (llamacpp)'];
     return { engine, block_size: stated?.blockSize ?? 1, shared_from: 'end', slots: null, sources };
   }
-  if (simulated === 'sglang') {
-    const sources = [stated === undefined ? "block_size: vLLM's default (the server did not say)" : `block_size: ${stated.source}`, 'shared_from: chatload_sim_cache_semantics_info (sglang)'];
-    return { engine, block_size: stated?.blockSize ?? 16, shared_from: 'prefill', slots: null, sources };
-  }
+  // vLLM's, or the simulator's vLLM-like engine run with SGLang's sharing (--cache-semantics sglang).
+  const sglang = simulated === 'sglang';
   return {
     engine,
     block_size: stated?.blockSize ?? 16,
-    shared_from: 'schedule',
+    shared_from: sglang ? 'prefill' : 'schedule',
     slots: null,
-    sources: [stated === undefined ? "block_size: vLLM's default (the server did not say)" : `block_size: ${stated.source}`, "shared_from: vLLM's (a block is cached as it is allocated)"],
+    sources: [
+      stated === undefined ? "block_size: vLLM's default (the server did not say)" : `block_size: ${stated.source}`,
+      sglang ? 'shared_from: chatload_sim_cache_semantics_info (sglang)' : "shared_from: vLLM's (a block is cached as it is allocated)",
+    ],
   };
 }

@@ -20,7 +20,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 describe('the output folder lock', () => {
   test('a second run into a folder in use exits 2 before sending anything; the first is unmixed', { timeout: 90_000 }, async () => {
-    const server = await startFixedTimingServer({ ttftMs: 40, itlMs: 5, tokens: 10 });
+    // The first run must outlast the second's start-up: 12 requests of ~450 ms, ~5.4 s. At 40 ms to the first token
+    // (~1.1 s in all) a second process started beside a full test suite found the first run already done.
+    const server = await startFixedTimingServer({ ttftMs: 400, itlMs: 5, tokens: 10 });
     const dir = tempDir('lock-two');
     try {
       const input = join(dir, 'in.json');

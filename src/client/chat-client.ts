@@ -209,6 +209,11 @@ export class ChatClient {
     return { ...this.#reuse };
   }
 
+  /** What reads one attempt's response: the replica its body names (Dynamo's nvext.worker_id) goes where a header's does. */
+  #collector(chatRequest: ChatRequest, sentAtMs: number): ResponseCollector {
+    return new ResponseCollector(sentAtMs, this.#secrets, chatRequest.onFirstToken, { tokenIds: chatRequest.onPromptTokenIds, onReplica: chatRequest.onReplica });
+  }
+
   /** Sends one turn to the endpoint. Never rejects: every failure is returned as `result.error` with its kind. */
   async send(chatRequest: ChatRequest, signal?: AbortSignal): Promise<StreamResult> {
     const endpoint = this.#endpoint;
@@ -233,7 +238,7 @@ export class ChatClient {
       exchange?.abort(new RequestStopped(stopKind));
     };
     const sentAtMs = performance.now();
-    let collector = new ResponseCollector(sentAtMs, this.#secrets, chatRequest.onFirstToken, { tokenIds: chatRequest.onPromptTokenIds });
+    let collector = this.#collector(chatRequest, sentAtMs);
     if (signal?.aborted) {
       collector.fail({ kind: 'aborted', message: 'aborted before sending' }, sentAtMs);
       return collector.result;
@@ -277,7 +282,7 @@ export class ChatClient {
         this.#noteStale(stale);
         // The request died on a connection the server had already closed and never reached its handler: it is
         // resent at once on a fresh connection, and timed from that send (neither a retry nor a failure).
-        collector = new ResponseCollector(performance.now(), this.#secrets, chatRequest.onFirstToken, { tokenIds: chatRequest.onPromptTokenIds });
+        collector = this.#collector(chatRequest, performance.now());
         collector.result.staleConnectionResends = 1;
         dispatcher = this.#fresh();
       }

@@ -17,7 +17,12 @@ export function replicaOf(headers: IncomingHttpHeaders, names: readonly string[]
     const raw = headers[name];
     const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
     if (value === undefined || value === '') continue;
-    return escapeControl(value.slice(0, MAX_REPLICA_CHARS)).replace(/[\t\n]/g, (c) => (c === '\t' ? '\\x09' : '\\x0a'));
+    return replicaName(value);
   }
   return undefined;
+}
+
+/** A replica's name as the server gave it, cut to MAX_REPLICA_CHARS and escaped (line breaks and tabs too). */
+export function replicaName(value: string): string {
+  return escapeControl(value.slice(0, MAX_REPLICA_CHARS)).replace(/[\t\n]/g, (c) => (c === '\t' ? '\\x09' : '\\x0a'));
 }

@@ -3,6 +3,7 @@ import { ChunkShape, isPlain } from './chunk-shape.js';
 import { ToolCallDeltas } from './tool-call-deltas.js';
 import { hideMediaData } from './hide-media-data.js';
 import { acceptUsage, chatUsageOf, type UsageJson } from './usage.js';
+import { dynamoWorkerOf } from './dynamo-worker.js';
 import { errorText, excerpt, isErrorObject } from './error-body.js';
 import type { RequestError, StreamResult } from './types.js';
 
@@ -34,6 +35,8 @@ export interface CompletionJson {
   error?: unknown;
   object?: unknown;
   message?: unknown;
+  /** NVIDIA Dynamo's response extensions: `worker_id` names the worker that served (client/dynamo-worker.ts). */
+  nvext?: unknown;
 }
 interface ChoiceJson {
   /** vLLM with `return_token_ids`: the ids this chunk (or body) generated. */
@@ -89,13 +92,16 @@ export class ResponseCollector {
   readonly #onPromptIds: ((ids: number[]) => void) | undefined;
   readonly #tokenIds: boolean;
   #promptIdsSeen = false;
+  /** Told the replica a response's body names (Dynamo's nvext.worker_id), when no header named one. */
+  readonly #onReplica: ((replica: string) => void) | undefined;
 
-  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: (atMs: number) => void, options: { scanChunks?: boolean; tokenIds?: (ids: number[]) => void } = {}) {
+  constructor(sentAtMs: number, secrets: readonly string[], onFirstToken?: (atMs: number) => void, options: { scanChunks?: boolean; tokenIds?: (ids: number[]) => void; onReplica?: (replica: string) => void } = {}) {
     this.#secrets = secrets;
     this.#onFirstToken = onFirstToken;
     this.#scan = options.scanChunks ?? true;
     this.#onPromptIds = options.tokenIds;
     this.#tokenIds = options.tokenIds !== undefined;
+    this.#onReplica = options.onReplica;
     this.result = new CollectedResult(sentAtMs, this.#content, this.#reasoning);
   }
 
@@ -121,7 +127,9 @@ export class ResponseCollector {
       if (this.#scan) this.#learn(data, json);
     }
     const choice = json.choices?.[0];
-    // Before the text: the prompt's ids come in the first chunk, and whoever waits for them may act on the first token.
+    // Before the text: the prompt's ids and the worker come in the first chunk, and whoever waits for them may act on
+    // the first token.
+    if (json.nvext !== undefined) this.noteWorker(json.nvext, data);
     if (this.#tokenIds) this.#takeTokenIds(json, choice);
     if (choice) {
       const delta = choice.delta;
@@ -131,6 +139,18 @@ export class ResponseCollector {
     if (!this.#answered) this.#answered = anyAnswer(json.choices, 'delta');
     if (json.usage) this.#usage(json.usage, json.timings);
   };
+
+  /**
+   * A chunk's or body's `nvext` (its text `raw`): the worker that served, from the first that names one, unless a
+   * response header named the replica already (that one is the run's --replica-header, or a proxy's).
+   */
+  noteWorker(nvext: unknown, raw: string): void {
+    if (this.result.replica !== undefined) return;
+    const replica = dynamoWorkerOf(nvext, raw);
+    if (replica === undefined) return;
+    this.result.replica = replica;
+    this.#onReplica?.(replica);
+  }
 
   /** vLLM's return_token_ids: the prompt's ids (once) and the ids each chunk generated, kept in order. */
   #takeTokenIds(json: CompletionJson, choice: ChoiceJson | undefined): void {
@@ -196,6 +216,7 @@ export class ResponseCollector {
       return;
     }
     const choice = json.choices[0];
+    if (json.nvext !== undefined) this.noteWorker(json.nvext, text);
     if (this.#tokenIds) this.#takeTokenIds(json, choice);
     if (choice) {
       // A server that ignored stream:true may still send deltas in one body; accept both shapes.

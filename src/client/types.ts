@@ -56,7 +56,9 @@ export interface ChatRequest {
   onPromptTokenIds?: (ids: number[]) => void;
   /**
    * Called as each attempt's response head arrives with the replica it names (ChatClientOptions.replicaHeaders), before
-   * its first token: the expected-cache model's per-replica side needs it then. Not sent.
+   * its first token: the expected-cache model's per-replica side needs it then. Without such a header, called once as
+   * the body names its worker (NVIDIA Dynamo's `nvext.worker_id`, client/dynamo-worker.ts), before that chunk's first
+   * token when it carries one. Not sent.
    */
   onReplica?: (replica: string) => void;
   returnTokenIds?: boolean;
@@ -132,7 +134,10 @@ export interface StreamResult {
   httpStatus?: number;
   /** From a `Retry-After` header (seconds or HTTP date), in milliseconds. */
   retryAfterMs?: number;
-  /** The replica that answered, from a replica header (client/replica-header.ts: bounded and escaped server data). */
+  /**
+   * The replica that answered, from a replica header (client/replica-header.ts), else the worker the body named
+   * (Dynamo's nvext.worker_id, client/dynamo-worker.ts): bounded and escaped server data.
+   */
   replica?: string;
   /**
    * 1 when the first send died on a reused connection the server had closed, before any response byte, and this

@@ -66,9 +66,10 @@ export interface RequestRecord {
   /** Prompt + completion tokens of this conversation's own previous request (the per-conversation figure). 0 on turn 1. */
   expected_cached_tokens_own_history: number;
   /**
-   * The replica behind a router that served it, from a response header (--replica-header; bounded to 128 characters
-   * and escaped: server data); null when unknown (no header, or it failed before any response). Absent in files of
-   * earlier versions.
+   * The replica behind a router that served it, from a response header (--replica-header), else from the body's
+   * worker (NVIDIA Dynamo's `nvext.worker_id`: `<worker id> dp <rank>`); bounded to 128 characters and escaped (server
+   * data); null when unknown (no header or worker, or it failed before any response). Absent in files of earlier
+   * versions.
    */
   replica?: string | null;
   /**

@@ -2,7 +2,7 @@
 
 /** One entry of results.json's `replicas`. */
 export interface ReplicaRow {
-  /** The replica's name as its header gave it (escaped), or its /metrics URL. */
+  /** The replica's name as its header (or Dynamo's nvext.worker_id) gave it, escaped; or its /metrics URL. */
   replica: string;
   /** Non-warmup requests it served (failed ones too: a replica that answered an error served it); null when unknown. */
   requests: number | null;
@@ -16,7 +16,10 @@ export interface ReplicaRow {
   hit_ratio: number | null;
   /** Σ cached / Σ expected (this replica's cache), as the run's efficiency; null when unknown. */
   efficiency: number | null;
-  /** Where the row comes from: the response header of each request, or the counter deltas of the replica's /metrics. */
+  /**
+   * Where the row comes from: each request's response (`header`: its replica header, or the worker NVIDIA Dynamo's
+   * nvext.worker_id names), or the counter deltas of the replica's /metrics.
+   */
   source: 'header' | 'metrics';
 }
 

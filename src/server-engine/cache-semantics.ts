@@ -80,7 +80,7 @@ export function cacheSemantics(engine: EngineName, answers: SemanticsAnswers): C
     const block = page === undefined ? "block_size: SGLang's default page_size (GET /server_info did not say)" : 'block_size: GET /server_info page_size';
     return { engine, block_size: page ?? 1, shared_from: 'prefill', slots: null, sources: [block, 'shared_from: SGLang\'s (the radix tree takes a prompt after its prefill step)'] };
   }
-  const stated = answers.metricsBlockSize;
+  const stated = answers.metricsBlockSize ?? (engine === 'dynamo' ? dynamoBlockSize(answers.metricsText) : undefined);
   const simulated = engine === 'chatload-sim' ? /^chatload_sim_cache_semantics_info\{[^}]*semantics="(\w+)"/m.exec(answers.metricsText ?? '')?.[1] : undefined;
   if (simulated === 'llamacpp') {
     const sources = [stated === undefined ? 'block_size: 1, llama.cpp\'s' : `block_size: ${stated.source}`, 'shared_from: chatload_sim_cache_semantics_info (llamacpp)'];
@@ -95,7 +95,21 @@ export function cacheSemantics(engine: EngineName, answers: SemanticsAnswers): C
     slots: null,
     sources: [
       stated === undefined ? "block_size: vLLM's default (the server did not say)" : `block_size: ${stated.source}`,
-      sglang ? 'shared_from: chatload_sim_cache_semantics_info (sglang)' : "shared_from: vLLM's (a block is cached as it is allocated)",
+      sglang
+        ? 'shared_from: chatload_sim_cache_semantics_info (sglang)'
+        : engine === 'dynamo'
+          ? "shared_from: vLLM's (NVIDIA Dynamo's frontend does not say which engine its workers run)"
+          : "shared_from: vLLM's (a block is cached as it is allocated)",
     ],
   };
+}
+
+/**
+ * The block size NVIDIA Dynamo's frontend states for its workers' model: the gauge `dynamo_frontend_model_kv_cache_block_size`
+ * (lib/runtime/src/metrics/prometheus_names.rs, frontend_service::MODEL_KV_CACHE_BLOCK_SIZE), the first positive one.
+ */
+function dynamoBlockSize(metricsText: string | undefined): { blockSize: number; source: string } | undefined {
+  const match = /^dynamo_frontend_model_kv_cache_block_size(?:\{[^}]*\})?\s+([0-9]+(?:\.0*)?)\s*$/m.exec(metricsText ?? '');
+  const blockSize = match === null ? NaN : Number(match[1]);
+  return Number.isInteger(blockSize) && blockSize > 0 ? { blockSize, source: 'dynamo_frontend_model_kv_cache_block_size' } : undefined;
 }

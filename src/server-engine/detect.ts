@@ -54,6 +54,8 @@ const METRIC_PREFIXES: readonly [string, EngineName][] = [
   ['sglang:', 'sglang'],
   ['llamacpp:', 'llamacpp'],
   ['tgi_', 'tgi'],
+  // NVIDIA Dynamo's frontend (lib/runtime/src/metrics/prometheus_names.rs, name_prefix::FRONTEND).
+  ['dynamo_frontend_', 'dynamo'],
   ['chatload_sim_', 'chatload-sim'],
 ];
 

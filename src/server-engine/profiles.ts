@@ -3,10 +3,10 @@
 // docs/ENGINES.md says which file.
 
 /** A serving engine chatload can recognise. `unknown` when nothing identified the server. */
-export type EngineName = 'vllm' | 'sglang' | 'llamacpp' | 'tgi' | 'chatload-sim' | 'unknown';
+export type EngineName = 'vllm' | 'sglang' | 'llamacpp' | 'tgi' | 'dynamo' | 'chatload-sim' | 'unknown';
 
 /** Every engine name, in the order their metric names are tried when the engine is unknown. */
-export const ENGINE_NAMES: readonly EngineName[] = ['vllm', 'sglang', 'llamacpp', 'tgi', 'chatload-sim', 'unknown'];
+export const ENGINE_NAMES: readonly EngineName[] = ['vllm', 'sglang', 'llamacpp', 'tgi', 'dynamo', 'chatload-sim', 'unknown'];
 
 /**
  * Where one /metrics quantity is read: a metric family name, or several whose values add up (all must be present).
@@ -141,6 +141,25 @@ export const ENGINE_PROFILES: Readonly<Record<EngineName, EngineProfile>> = {
       generation_tokens: ['tgi_request_generated_tokens'],
     },
     reset: { kind: 'none', reason: 'TGI has no endpoint that empties its prefix cache' },
+  },
+  dynamo: {
+    name: 'dynamo',
+    label: 'NVIDIA Dynamo',
+    metricPrefix: 'dynamo_frontend_',
+    // The frontend's page (lib/runtime/src/metrics/prometheus_names.rs, frontend_service, prefix dynamo_frontend_): its
+    // workers' engine counters are on the workers' own pages, not here; its cached_tokens histogram is left unread (see
+    // docs/ENGINES.md). Token counts are histograms (their _sum read); requests_total is labelled by status (summed).
+    metrics: {
+      ...NO_METRICS,
+      requests_running: ['dynamo_frontend_inflight_requests'],
+      requests_waiting: ['dynamo_frontend_queued_requests'],
+      requests: ['dynamo_frontend_requests_total'],
+      prompt_tokens: ['dynamo_frontend_input_sequence_tokens'],
+      generation_tokens: ['dynamo_frontend_output_tokens_total'],
+    },
+    // lib/llm/src/http/service/clear_kv_blocks.rs: POST /clear_kv_blocks answers 200 whether or not any worker was
+    // cleared (the failures are in its body), so a reset could not be told from none.
+    reset: { kind: 'none', reason: "NVIDIA Dynamo's POST /clear_kv_blocks answers 200 whether or not its workers' caches were emptied, so chatload does not rely on it" },
   },
   'chatload-sim': {
     name: 'chatload-sim',

@@ -5,6 +5,14 @@
 // prefix cache (the longest message prefix it has seen) and its own vLLM-named /metrics counters at
 // /replicas/<i>/metrics (vllm:request_success_total, vllm:prompt_tokens_total, vllm:prefix_cache_queries_total and
 // vllm:prefix_cache_hits_total, as vllm/v1/metrics/loggers.py names them): the per-replica truth tests compare with.
+//
+// `dynamo: true` reproduces NVIDIA Dynamo's frontend (ai-dynamo/dynamo): no replica header; the worker that served is
+// named in the body, a top-level `nvext.worker_id` {prefill_worker_id, prefill_dp_rank, decode_worker_id,
+// decode_dp_rank} on the stream's first chunk, only when the request asked with `nvext.extra_fields: ["worker_id"]`
+// (docs/pages/components/frontend/nvext.md; the first item of the router's stream, lib/bindings/python/rust/llm/kv.rs
+// `inject_worker_id_from_tracker`). Worker ids are etcd lease ids, u64 past 2^53 (DYNAMO_WORKER_IDS). Its /metrics
+// page has the frontend's dynamo_frontend_* names (lib/runtime/src/metrics/prometheus_names.rs), a block size among
+// them, and no engine's.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { chunkJson, sseEvent, usageChunkJson } from './scripted-server.js';
@@ -24,8 +32,8 @@ export interface ReplicaRouterServer {
   url: string;
   /** Each replica's counters, by index. */
   replicas: ReplicaTruth[];
-  /** The replica index of every chat request, in arrival order, with its first message's text. */
-  routed: Array<{ replica: number; first: string }>;
+  /** The replica index of every chat request, in arrival order, with its first message's text and its `nvext`, if any. */
+  routed: Array<{ replica: number; first: string; nvext?: unknown }>;
   close(): Promise<void>;
 }
 
@@ -38,6 +46,18 @@ export interface ReplicaRouterOptions {
   name?: (index: number) => string;
   /** Each replica's KV blocks of 16 tokens, stated on its page as vLLM does (`vllm:cache_config_info`); unset: none stated. */
   kvBlocks?: number;
+  /** Behave as NVIDIA Dynamo's frontend (see the top): the worker in the body when asked, no header. */
+  dynamo?: boolean;
+}
+
+/** Replica i's Dynamo worker id (digits: past 2^53, a JS number would round them). */
+export const DYNAMO_WORKER_IDS = ['7587891994254240587', '7587891994254240588', '7587891994254240589', '7587891994254241601'];
+
+/** The first chunk with Dynamo's `nvext.worker_id` for replica `index`, as text (the ids' digits kept exact). */
+function dynamoFirstChunk(index: number): string {
+  const id = DYNAMO_WORKER_IDS[index]!;
+  const chunk = JSON.stringify(chunkJson({ role: 'assistant', content: 'Hello' }));
+  return `${chunk.slice(0, -1)},"nvext":{"worker_id":{"prefill_worker_id":${id},"prefill_dp_rank":0,"decode_worker_id":${id},"decode_dp_rank":0}}}`;
 }
 
 const ANSWER = 'Hello there';
@@ -57,11 +77,11 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
     return h % options.replicas;
   };
   const chat = (body: string, res: ServerResponse): void => {
-    const request = JSON.parse(body) as { messages: Array<{ role: string; content?: unknown }>; stream?: boolean };
+    const request = JSON.parse(body) as { messages: Array<{ role: string; content?: unknown }>; stream?: boolean; nvext?: { extra_fields?: unknown } };
     const messages = request.messages;
     const first = String(messages[0]?.content ?? '');
     const index = pick(first);
-    routed.push({ replica: index, first });
+    routed.push({ replica: index, first, nvext: request.nvext });
     const cache = caches[index]!;
     const key = (n: number): string => JSON.stringify(messages.slice(0, n).map((m) => [m.role, m.content]));
     const prompt = messages.reduce((sum, m) => sum + messageTokens(m), 0);
@@ -81,9 +101,10 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
     truth.promptTokens += prompt;
     truth.cachedTokens += cached;
     const headers: Record<string, string> = { 'content-type': 'text/event-stream' };
-    if (options.header !== false) headers['x-chatload-replica'] = options.name?.(index) ?? String(index);
+    if (options.header !== false && !options.dynamo) headers['x-chatload-replica'] = options.name?.(index) ?? String(index);
     res.writeHead(200, headers);
-    res.write(sseEvent(chunkJson({ role: 'assistant', content: 'Hello' })));
+    const askedWorker = Array.isArray(request.nvext?.extra_fields) && request.nvext.extra_fields.includes('worker_id');
+    res.write(sseEvent(options.dynamo && askedWorker ? dynamoFirstChunk(index) : chunkJson({ role: 'assistant', content: 'Hello' })));
     res.write(sseEvent(chunkJson({ content: ' there' }, 'stop')));
     res.write(sseEvent(usageChunkJson(prompt, 2, cached)));
     res.end(sseEvent('[DONE]'));
@@ -106,6 +127,17 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
     res.end(`${lines.join('\n')}\n`);
   };
+  /** The frontend's own page: its request count and the workers' block size, no engine counter. */
+  const dynamoMetrics = (res: ServerResponse): void => {
+    const lines = [
+      '# TYPE dynamo_frontend_requests_total counter',
+      `dynamo_frontend_requests_total{model="test-model",endpoint="chat_completions",request_type="stream",status="success"} ${routed.length}`,
+      '# TYPE dynamo_frontend_model_kv_cache_block_size gauge',
+      'dynamo_frontend_model_kv_cache_block_size{model="test-model"} 16',
+    ];
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+    res.end(`${lines.join('\n')}\n`);
+  };
   const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -115,6 +147,7 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
       const replicaPage = /^\/replicas\/(\d+)\/metrics$/.exec(url);
       if (req.method === 'POST' && url === '/v1/chat/completions') return chat(Buffer.concat(chunks).toString('utf8'), res);
       if (replicaPage !== null && Number(replicaPage[1]) < options.replicas) return metrics(Number(replicaPage[1]), res);
+      if (url === '/metrics' && options.dynamo) return dynamoMetrics(res);
       if (url === '/gpu/metrics') {
         // A page of another kind on the same flag: a GPU exporter's (NVIDIA DCGM's field names), no engine counter.
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });

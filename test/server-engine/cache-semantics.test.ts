@@ -65,6 +65,14 @@ describe("each engine's cache semantics, from the server (issue #30)", () => {
     // The simulator states which it runs.
     const simulating = (semantics: string): string => cacheSemantics('chatload-sim', { metricsText: `chatload_sim_cache_semantics_info{semantics="${semantics}"} 1\n` }).shared_from;
     assert.deepEqual(['vllm', 'sglang', 'llamacpp'].map(simulating), ['schedule', 'prefill', 'end']);
+    // NVIDIA Dynamo's frontend states its workers' block size (not their engine: vLLM's rule, said in the sources).
+    const dynamo = cacheSemantics('dynamo', { metricsText: '# TYPE dynamo_frontend_model_kv_cache_block_size gauge\ndynamo_frontend_model_kv_cache_block_size{model="m"} 64\n' });
+    assert.deepEqual([dynamo.block_size, dynamo.shared_from], [64, 'schedule']);
+    assert.ok(dynamo.sources.includes('block_size: dynamo_frontend_model_kv_cache_block_size'), dynamo.sources.join('; '));
+    assert.match(dynamo.sources.join('; '), /does not say which engine/);
+    assert.equal(cacheSemantics('dynamo', { metricsText: 'dynamo_frontend_model_kv_cache_block_size{model="m"} 0\n' }).block_size, 16);
+    // Only Dynamo's own page is read for it.
+    assert.equal(cacheSemantics('vllm', { metricsText: 'dynamo_frontend_model_kv_cache_block_size 64\n' }).block_size, 16);
   });
 });
 

@@ -37,7 +37,7 @@ class CompletionsReader implements ResponseReader {
     if (data === '[DONE]') return collector.complete(atMs);
     if (data.length === 0) return;
     const json = this.#object(data, 'stream event', atMs);
-    if (json !== undefined) this.#choices(json, atMs, true);
+    if (json !== undefined) this.#choices(json, data, atMs, true);
   }
 
   acceptJsonBody(text: string, atMs: number): void {
@@ -46,7 +46,7 @@ class CompletionsReader implements ResponseReader {
     const json = this.#object(text, 'response body', atMs);
     if (json === undefined) return;
     if (!Array.isArray(json.choices)) return collector.fail({ kind: 'malformed_stream', message: 'response body has no choices' }, atMs);
-    this.#choices(json, atMs, false);
+    this.#choices(json, text, atMs, false);
     collector.complete(atMs);
   }
 
@@ -59,10 +59,12 @@ class CompletionsReader implements ResponseReader {
     return json;
   }
 
-  #choices(json: Record<string, unknown>, atMs: number, isChunk: boolean): void {
+  #choices(json: Record<string, unknown>, raw: string, atMs: number, isChunk: boolean): void {
     const collector = this.#collector;
     const choices = Array.isArray(json.choices) ? (json.choices as Array<CompletionChoice | null>) : [];
     const choice = choices[0];
+    // Before the text, as the chat reader does: the lookup at the first token reads the worker's cache too.
+    if (json.nvext !== undefined) collector.noteWorker(json.nvext, raw);
     if (choice !== null && typeof choice === 'object') {
       if (typeof choice.text === 'string') collector.addText(choice.text, '', atMs, isChunk);
       if (typeof choice.finish_reason === 'string') collector.result.finishReason = choice.finish_reason;

@@ -1,0 +1,87 @@
+// NVIDIA Dynamo's frontend names the worker that served each request in the response body, only when the request asks
+// (client/dynamo-worker.ts, docs/ENGINES.md "Replica headers"), and sends no replica header. Against the test router in
+// its Dynamo mode (test/helpers/replica-router-server.ts, 4 workers, round-robin), over loopback: chatload detects the
+// frontend from its /metrics names, asks every request for the worker (merged into what --extra-body sends), names each
+// record's replica by the worker's exact u64 id, and builds the per-replica figures from them as it does from a header.
+// Against a server that is not Dynamo it asks nothing.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { runBenchmark } from '../../src/benchmark/run-benchmark.js';
+import type { ReplicaRow, RoutingLoss } from '../../src/metrics/replica-types.js';
+import type { RunOptionsInput } from '../../src/options/run-options.js';
+import { readRequestsJsonl } from '../../src/store/requests-jsonl.js';
+import { syntheticConversations, writeDataset } from '../helpers/datasets.js';
+import { DYNAMO_WORKER_IDS, startReplicaRouter, type ReplicaRouterOptions, type ReplicaRouterServer } from '../helpers/replica-router-server.js';
+import { tempDir } from '../helpers/tmp.js';
+
+interface Results {
+  engine: { name: string; detected_by: string[] };
+  replicas: ReplicaRow[] | null;
+  prefix_cache: { routing?: RoutingLoss; model: { semantics: { block_size: number; sources: string[] } } };
+}
+
+/** 8 conversations of 4 turns with 2 clients against a fresh router; the results, the records and what it was sent. */
+async function runAgainst(label: string, router: ReplicaRouterOptions, extra: RunOptionsInput = {}) {
+  const dir = tempDir(`dynamo-${label}`);
+  const server: ReplicaRouterServer = await startReplicaRouter(router);
+  try {
+    const inputFile = writeDataset(dir, syntheticConversations({ count: 8, userTurns: () => 4, prefixWords: 200 }));
+    const result = await runBenchmark({ url: server.url, inputFile, numClients: 2, earlyStop: false, outputDir: join(dir, 'out'), ...extra });
+    const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as Results;
+    return { server, results, records: await readRequestsJsonl(result.files.requests) };
+  } finally {
+    await server.close();
+  }
+}
+
+describe("NVIDIA Dynamo's workers named in the body", () => {
+  test('detected from /metrics; every request asks for its worker; records and replica rows name the exact worker ids', async () => {
+    const { server, results, records } = await runAgainst('workers', { replicas: 4, routing: 'round-robin', dynamo: true });
+    assert.equal(results.engine.name, 'dynamo');
+    assert.ok(results.engine.detected_by.includes('GET /metrics: dynamo_frontend_* names'), results.engine.detected_by.join('; '));
+    assert.equal(server.routed.length, records.length);
+    for (const { nvext } of server.routed) assert.deepEqual(nvext, { extra_fields: ['worker_id'] });
+    // Each record names the worker that served it, by its id's exact digits (a JS number would round them) and rank.
+    const names = DYNAMO_WORKER_IDS.map((id) => `${id} dp 0`);
+    const served = new Map<string, number>();
+    for (const r of records) served.set(String(r.replica), (served.get(String(r.replica)) ?? 0) + 1);
+    assert.deepEqual([...served.keys()].sort(), [...names].sort());
+    const rows = results.replicas!;
+    assert.equal(rows.length, 4);
+    for (const row of rows) {
+      const truth = server.replicas[names.indexOf(row.replica)]!;
+      assert.ok(truth !== undefined, `row ${row.replica} is one of the workers`);
+      assert.equal(row.requests, truth.requests);
+      assert.equal(row.requests, served.get(row.replica));
+      assert.equal(row.cached_tokens, truth.cachedTokens);
+    }
+    // Round-robin scatters each conversation over the workers: the one ideal cache hits its history, the workers' do not.
+    const routing = results.prefix_cache.routing!;
+    assert.equal(routing.replicas, 4);
+    assert.ok(routing.lost_to_routing_tokens > 0, JSON.stringify(routing));
+    assert.ok(routing.sessions_split > 0);
+    // The frontend's page states its workers' block size.
+    const { semantics } = results.prefix_cache.model;
+    assert.equal(semantics.block_size, 16);
+    assert.ok(semantics.sources.includes('block_size: dynamo_frontend_model_kv_cache_block_size'), semantics.sources.join('; '));
+  });
+
+  test("--extra-body's own nvext is kept, worker_id added to its extra_fields", async () => {
+    const extraBody = { nvext: { extra_fields: ['timing'], agent_hints: { osl: 8 } }, top_k: 5 };
+    const { server, records } = await runAgainst('extra-body', { replicas: 2, routing: 'sticky', dynamo: true }, { extraBody });
+    assert.ok(server.routed.length > 0);
+    for (const { nvext } of server.routed) assert.deepEqual(nvext, { extra_fields: ['timing', 'worker_id'], agent_hints: { osl: 8 } });
+    assert.ok(records.every((r) => typeof r.replica === 'string' && r.replica.endsWith(' dp 0')));
+  });
+
+  test('a server that is not Dynamo is asked nothing of the kind', async () => {
+    const { server, results, records } = await runAgainst('not-dynamo', { replicas: 2, routing: 'round-robin' });
+    assert.notEqual(results.engine.name, 'dynamo');
+    assert.ok(server.routed.length > 0);
+    for (const { nvext } of server.routed) assert.equal(nvext, undefined);
+    // Its header named the replicas, as before.
+    assert.deepEqual([...new Set(records.map((r) => r.replica))].sort(), ['0', '1']);
+  });
+});

@@ -135,8 +135,8 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
   const serverMetrics = server.report === null ? null : compareCacheCounts(server.report, analysis.summary);
   warnings.push(...server.warnings);
   if (runs.some((r) => r.gpu)) warnings.push("gpu: each run's GPU section covers its own scrapes and is not merged: see each run's results.json");
-  const semantics = semanticsWarning(runs);
-  if (semantics !== undefined) warnings.push(semantics);
+  for (const warning of [engineWarning(runs), semanticsWarning(runs)]) if (warning !== undefined) warnings.push(warning);
+  const finished = runs.filter((r) => r.finished);
   writeJsonAtomic(
     files.results,
     buildResultsDocument({
@@ -151,6 +151,8 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
       peaks: analysis.peaks,
       extra: {
         ...first.facts,
+        // What a run states, so that a merge of merges reads it back (results-reader.ts).
+        token_counts_exact: finished.length > 0 && finished.every((r) => r.tokenCountsExact),
         ...(mode === 'histogram' ? { merge_mode: 'histogram' } : {}),
         merged_from: runs.map((r, i) => ({ dir: r.dir, finished: r.finished, records: merged.perRun[i], shard: r.shard, client_health: r.clientHealth })),
         warnings,
@@ -260,7 +262,7 @@ interface RunResults {
   finished: boolean;
   config: Record<string, unknown>;
   /** The facts a merged results.json carries from its first finished run. */
-  facts: Omit<MergeFields, 'merge_mode' | 'merged_from' | 'prefix_cache' | 'replicas'>;
+  facts: Omit<MergeFields, 'merge_mode' | 'merged_from' | 'prefix_cache' | 'replicas' | 'token_counts_exact'>;
   /** The load's conversation counts; null when unknown (no results.json). */
   conversations: Partial<ConversationCounts> | null;
   clientHealth: ClientHealth | null;
@@ -295,7 +297,8 @@ function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummar
     model.scope = 'per-shard';
     model.scope_note = `${runs.length} runs merged, each with its own expected-cache index: a request's expected cached tokens count what its own run had sent, not prefixes another run sent first (a shared system prompt is expected once per run); the server's cache is one, so efficiency can exceed 1 there`;
   }
-  const merged = runPrefixCache(tally, model, first.tokenCountsExact);
+  // Exact only when every run's model counted exactly: one approximate shard makes the sum approximate.
+  const merged = runPrefixCache(tally, model, runs.every((r) => r.prefixCacheModel === null || r.tokenCountsExact));
   return { prefix_cache: routing === null ? merged : { ...merged, routing } };
 }
 
@@ -310,13 +313,21 @@ function semanticsWarning(runs: readonly RunResults[]): string | undefined {
   return `the runs' expected-cache models ran different cache semantics (${each}): prefix_cache.model states the first's, and the merged expected figures mix the rules`;
 }
 
+/** Runs against different engines (shards pointed at different servers): results.json's `engine` states the first's. */
+function engineWarning(runs: readonly RunResults[]): string | undefined {
+  const named = runs.filter((r) => r.facts.engine !== undefined);
+  const text = (r: RunResults): string => `${r.facts.engine!.name}${r.facts.engine!.version === null ? '' : ` ${r.facts.engine!.version}`}`;
+  if (new Set(named.map(text)).size <= 1) return undefined;
+  return `the runs were against different engines (${named.map((r) => `${r.dir}: ${text(r)}`).join('; ')}): engine states the first's`;
+}
+
 function readRunResults(dir: string): RunResults {
   const path = join(resolve(dir), RESULTS_FILE);
   const empty: RunResults = { dir: resolve(dir), finished: false, config: {}, facts: {}, conversations: null, clientHealth: null, shard: null, prefixCacheModel: null, tokenCountsExact: false, comparable: true, serverMetrics: null, gpu: false };
   if (!existsSync(path)) return empty;
   const stored = readResultsFile(path);
-  const { model, url, dataset, stop_reason, tokenizer, crashed_tasks } = stored.facts;
-  const facts = { model, url, dataset, stop_reason: stop_reason as ResultsStopReason | undefined, tokenizer, crashed_tasks };
+  const { model, url, dataset, stop_reason, tokenizer, crashed_tasks, engine } = stored.facts;
+  const facts = { model, url, dataset, stop_reason: stop_reason as ResultsStopReason | undefined, tokenizer, crashed_tasks, engine };
   return {
     ...empty,
     finished: true,

@@ -184,6 +184,10 @@ export interface MergedRun {
  * page; null when none did or they cannot be merged, absent in merges before schema 1.1.0).
  */
 export type MergeFields = Partial<Pick<RunFields, 'model' | 'url' | 'dataset' | 'stop_reason' | 'tokenizer' | 'crashed_tasks' | 'prefix_cache' | 'server_metrics'>> & {
+  /** The first finished run's engine (a warning names each when they differ); absent before schema 1.3.0. */
+  engine?: EngineInfo;
+  /** True when every finished run's token counts were exact (the runs' `token_counts_exact`); absent before schema 1.3.0. */
+  token_counts_exact?: boolean;
   /** "histogram" when the statistics come from histograms (past --max-records); absent when exact. */
   merge_mode?: 'histogram';
   merged_from: MergedRun[];

@@ -8,6 +8,7 @@ import type { RunPrefixCache } from '../metrics/prefix-cache-tally.js';
 import type { GpuResults } from '../metrics/gpu-types.js';
 import type { ReplicaRow, RoutingLoss } from '../metrics/replica-types.js';
 import type { Summary } from '../metrics/summary.js';
+import type { EngineInfo } from '../server-engine/detect.js';
 import type { ServerMetricsReport } from '../server-metrics/scraper.js';
 import { gpuSectionOf } from './gpu-section.js';
 import { redactSecrets } from './redact.js';
@@ -27,6 +28,8 @@ export interface StoredFacts {
   chatload_version?: string;
   crashed_tasks?: number;
   environment?: ResultsEnvironment;
+  /** The serving engine detected (a run's; a merge's since schema 1.3.0). */
+  engine?: EngineInfo;
 }
 
 /**
@@ -67,7 +70,7 @@ export interface StoredResults {
   serverMetrics: ServerMetricsReport | null;
 }
 
-const FACT_KEYS = ['model', 'url', 'dataset', 'stop_reason', 'tokenizer', 'created_at', 'chatload_version', 'crashed_tasks', 'environment'] as const;
+const FACT_KEYS = ['model', 'url', 'dataset', 'stop_reason', 'tokenizer', 'created_at', 'chatload_version', 'crashed_tasks', 'environment', 'engine'] as const;
 /** The fields read (besides the facts), each checked when present. */
 const READ_KEYS = ['summary', 'per_turn', 'prefix_cache', 'replicas', 'client_health', 'config', 'defaulted_options', 'conversations', 'warnings', 'shard', 'token_counts_exact', 'gpu', 'server_metrics', ...FACT_KEYS] as const;
 

@@ -149,6 +149,12 @@ describe('worker threads and shards against the simulator', () => {
       assert.ok(records.every((r) => r.conversation_index % 2 === i), 'shard I owns conversations i % N == I');
       assert.ok(records.every((r) => r.start_time_ms >= Date.parse(startAt) - 1), 'nothing is sent before --start-at');
     }
+    // As shards that counted in the server's own token ids would say (these counted approximately): the merge reads it.
+    for (const s of shards) {
+      const doc = JSON.parse(readFileSync(s.files.results, 'utf8')) as { token_counts_exact: boolean };
+      assert.equal(doc.token_counts_exact, false);
+      writeFileSync(s.files.results, JSON.stringify({ ...doc, token_counts_exact: true }));
+    }
     const merged = await mergeRuns([join(dir, 'shard-0'), join(dir, 'shard-1')], join(dir, 'merged'));
     assert.equal(merged.records, 30);
     const results = JSON.parse(readFileSync(merged.files.results, 'utf8')) as { completed: number; conversations: { total: number }; prefix_cache: RunPrefixCache };
@@ -159,16 +165,30 @@ describe('worker threads and shards against the simulator', () => {
     assert.equal(results.prefix_cache.model.scope, 'per-shard');
     assert.match(results.prefix_cache.model.scope_note!, /2 runs merged, each with its own expected-cache index/);
     assert.equal(results.prefix_cache.totals.expected_cached_tokens, shards[0]!.prefixCache.totals.expected_cached_tokens + shards[1]!.prefixCache.totals.expected_cached_tokens);
-    assert.ok(!merged.warnings.some((w) => /cache semantics/.test(w)), 'both shards ran one semantics');
+    assert.ok(!merged.warnings.some((w) => /cache semantics|different engines/.test(w)), 'both shards ran one semantics, against one engine');
+    // The merge states the runs' engine and whether their counts were exact, as a run does: a merge of merges reads
+    // them back (a merge without token_counts_exact read as approximate, and its prefix_cache could turn not comparable).
+    const shardDoc = JSON.parse(readFileSync(shards[0]!.files.results, 'utf8')) as { engine: { name: string } };
+    const facts = results as unknown as { engine: { name: string }; token_counts_exact: boolean };
+    assert.deepEqual(facts.engine, shardDoc.engine);
+    assert.equal(facts.engine.name, 'chatload-sim');
+    assert.equal(facts.token_counts_exact, true);
+    const again = await mergeRuns([join(dir, 'merged')], join(dir, 'merged-again'));
+    const againDoc = JSON.parse(readFileSync(again.files.results, 'utf8')) as { engine: { name: string }; token_counts_exact: boolean; prefix_cache: RunPrefixCache };
+    assert.deepEqual([againDoc.engine, againDoc.token_counts_exact], [facts.engine, true]);
+    assert.equal(againDoc.prefix_cache.comparable, true);
     // A shard written by a chatload that took vLLM's batch-mates not to share (schema 1.1.0 said shared_from prefill):
     // the merge says the models differ.
     const older = join(dir, 'shard-1', 'results.json');
-    const doc1 = JSON.parse(readFileSync(older, 'utf8')) as { prefix_cache: RunPrefixCache };
+    const doc1 = JSON.parse(readFileSync(older, 'utf8')) as { prefix_cache: RunPrefixCache; engine: { name: string } };
     doc1.prefix_cache.model.semantics!.shared_from = 'prefill';
+    doc1.engine.name = 'vllm';
     writeFileSync(older, JSON.stringify(doc1));
     const mixed = await mergeRuns([join(dir, 'shard-0'), join(dir, 'shard-1')], join(dir, 'merged-mixed'));
     const said = mixed.warnings.find((w) => /cache semantics/.test(w));
     assert.ok(said !== undefined && said.includes('shared_from schedule') && said.includes('shared_from prefill'), `${mixed.warnings.join(' | ')}`);
+    const engines = mixed.warnings.find((w) => /different engines/.test(w));
+    assert.ok(engines !== undefined && /: chatload-sim [^;]*; .*: vllm /.test(engines), `${mixed.warnings.join(' | ')}`);
 
     const single = await runBenchmark({ url: sim.url, inputFile, numClients: 4, maxNumRequests: 30, outputDir: join(dir, 'single') });
     assert.equal(single.summary.completed, merged.records, 'N shards + merge = one run, in request count');

@@ -32,6 +32,7 @@ import { requestsHeld } from '../load/active-conversation.js';
 import { observerWithMetrics, withLiveMetrics } from './live-metrics-hooks.js';
 import { gpuResults } from '../server-metrics/gpu-figures.js';
 import type { GpuResults } from '../metrics/gpu-types.js';
+import { engineWarning } from './engine-habits.js';
 
 export type { BenchmarkHooks, BenchmarkStartInfo } from './run-steps.js';
 
@@ -136,8 +137,7 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
     // A resumed run's summary counts the interrupted run's tokens too, whose energy no scrape measured.
     const gpu = gpuResults(ran.gpuPages, plan.target.scrapeIntervalMs, prepared.resumed === undefined ? analysis.summary.total_output_tokens : null);
     for (const w of gpu?.warnings ?? []) warn(w);
-    const lagWarning = scheduleWarning(analysis.summary);
-    if (lagWarning !== undefined) warn(lagWarning);
+    for (const w of [scheduleWarning(analysis.summary), engineWarning(connected.probe.engine.name, analysis.summary)]) if (w !== undefined) warn(w);
     ran.load.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });

@@ -1,5 +1,5 @@
 import { replicaHeadersOf } from '../server-engine/replica-headers.js';
-import { withWorkerIdAsked } from '../client/dynamo-worker.js';
+import { requestPlanFor } from './engine-habits.js';
 import { join } from 'node:path';
 import { ChatClient, type ChatClientOptions, type ModelInfo } from '../client/chat-client.js';
 import { normalizeBaseUrl } from '../client/request-body.js';
@@ -271,8 +271,7 @@ export async function runLoadAndScrape(plan: RunPlan, prepared: PreparedRun, con
   const expectedCache = cacheModel.config;
   const loadInput = {
     load,
-    // NVIDIA Dynamo names the worker that served a request only when the request asks (client/dynamo-worker.ts).
-    request: probe.engine.name === 'dynamo' ? { ...plan.request, extraBody: withWorkerIdAsked(plan.request.extraBody) } : plan.request,
+    request: requestPlanFor(plan.request, probe.engine.name),
     deadlines: plan.deadlines,
     keepFinishedConversations: plan.outputs.outputFile !== undefined,
     conversations: resumed?.conversations ?? dataset.conversations,

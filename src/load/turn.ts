@@ -209,6 +209,8 @@ async function sendTurn(ctx: TurnContext, call: TurnCall): Promise<RequestRecord
   const promptTools = ctx.request.endpoint === 'chat' ? request.tools : undefined;
   const ticket = ctx.expectedCache === undefined ? undefined : await cacheTicket(ctx, ctx.expectedCache, conversation, request, promptTools);
   const { result, retries, staleConnectionResends } = await sendWithHistoryFallback(ctx, request, rng);
+  // A server that leaves 0 cached tokens out of its usage (RequestPlan.zeroCachedOmitted), unless it sent a bad count.
+  if (ctx.request.zeroCachedOmitted && result.usage !== undefined && !result.invalidUsage?.includes('cached_tokens')) result.usage.cachedTokens ??= 0;
   // The prompt's ids never came with the answer (an older vLLM, a failure): the model asks the tokenize endpoint.
   if (ticket !== undefined) ctx.expectedCache!.supplyPromptIds(ticket, undefined);
   const outputCounts = result.usage === undefined ? await countOutputYielding(tokenizer, result) : undefined;

@@ -140,6 +140,11 @@ export interface RequestPlan {
   /** --keep-reasoning: the server's reasoning goes back into the history with its answer. */
   readonly keepReasoning: boolean;
   readonly verifyOutput: boolean;
+  /**
+   * Set after engine detection, not by an option: the server leaves `prompt_tokens_details` out of a usage whose cached
+   * tokens are 0 (NVIDIA Dynamo), so a usage without them reads as 0 cached (benchmark/engine-habits.ts).
+   */
+  readonly zeroCachedOmitted?: boolean;
 }
 
 /** The API requests go to: /v1/chat/completions, /v1/responses or /v1/completions. */

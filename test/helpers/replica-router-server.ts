@@ -12,7 +12,9 @@
 // (docs/pages/components/frontend/nvext.md; the first item of the router's stream, lib/bindings/python/rust/llm/kv.rs
 // `inject_worker_id_from_tracker`). Worker ids are etcd lease ids, u64 past 2^53 (DYNAMO_WORKER_IDS). Its /metrics
 // page has the frontend's dynamo_frontend_* names (lib/runtime/src/metrics/prometheus_names.rs), a block size among
-// them, and no engine's.
+// them, and no engine's. Its usage leaves `prompt_tokens_details` out when the cached tokens are 0, as Dynamo's
+// backends build it (components/src/dynamo/common/utils/completion_usage.py), and always with `dynamoCounts: false`
+// (workers that report no cached tokens).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { chunkJson, sseEvent, usageChunkJson } from './scripted-server.js';
@@ -48,6 +50,8 @@ export interface ReplicaRouterOptions {
   kvBlocks?: number;
   /** Behave as NVIDIA Dynamo's frontend (see the top): the worker in the body when asked, no header. */
   dynamo?: boolean;
+  /** With `dynamo`: whether the workers report cached tokens (then only the nonzero ones reach the usage). @default true */
+  dynamoCounts?: boolean;
 }
 
 /** Replica i's Dynamo worker id (digits: past 2^53, a JS number would round them). */
@@ -106,7 +110,8 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
     const askedWorker = Array.isArray(request.nvext?.extra_fields) && request.nvext.extra_fields.includes('worker_id');
     res.write(sseEvent(options.dynamo && askedWorker ? dynamoFirstChunk(index) : chunkJson({ role: 'assistant', content: 'Hello' })));
     res.write(sseEvent(chunkJson({ content: ' there' }, 'stop')));
-    res.write(sseEvent(usageChunkJson(prompt, 2, cached)));
+    const reported = !options.dynamo || (options.dynamoCounts !== false && cached > 0);
+    res.write(sseEvent(usageChunkJson(prompt, 2, reported ? cached : undefined)));
     res.end(sseEvent('[DONE]'));
   };
   const metrics = (index: number, res: ServerResponse): void => {

@@ -3,7 +3,8 @@
 // its Dynamo mode (test/helpers/replica-router-server.ts, 4 workers, round-robin), over loopback: chatload detects the
 // frontend from its /metrics names, asks every request for the worker (merged into what --extra-body sends), names each
 // record's replica by the worker's exact u64 id, and builds the per-replica figures from them as it does from a header.
-// Against a server that is not Dynamo it asks nothing.
+// Against a server that is not Dynamo it asks nothing. Dynamo leaves prompt_tokens_details out of a usage with 0
+// cached tokens: those read as 0 (a miss), not unknown; when no answer carries any, a warning says they may be unknown.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +19,8 @@ import { tempDir } from '../helpers/tmp.js';
 
 interface Results {
   engine: { name: string; detected_by: string[] };
+  warnings: string[];
+  summary: { completed: number; cached_tokens_known: number; total_cached_tokens: number };
   replicas: ReplicaRow[] | null;
   prefix_cache: { routing?: RoutingLoss; model: { semantics: { block_size: number; sources: string[] } } };
 }
@@ -62,6 +65,14 @@ describe("NVIDIA Dynamo's workers named in the body", () => {
     assert.equal(routing.replicas, 4);
     assert.ok(routing.lost_to_routing_tokens > 0, JSON.stringify(routing));
     assert.ok(routing.sessions_split > 0);
+    // Turn 1 of each conversation hits nothing, and Dynamo said nothing of it: 0, counted, not unknown.
+    const cold = records.filter((r) => r.turn === 1);
+    assert.ok(cold.length > 0 && cold.every((r) => r.cached_tokens === 0), JSON.stringify(cold.map((r) => r.cached_tokens)));
+    assert.ok(records.every((r) => typeof r.cached_tokens === 'number'));
+    assert.equal(results.summary.cached_tokens_known, results.summary.completed);
+    assert.equal(results.summary.total_cached_tokens, server.replicas.reduce((sum, t) => sum + t.cachedTokens, 0));
+    assert.ok(results.summary.total_cached_tokens > 0);
+    assert.ok(!results.warnings.some((w) => /prompt_tokens_details/.test(w)), results.warnings.join(' | '));
     // The frontend's page states its workers' block size.
     const { semantics } = results.prefix_cache.model;
     assert.equal(semantics.block_size, 16);
@@ -74,6 +85,12 @@ describe("NVIDIA Dynamo's workers named in the body", () => {
     assert.ok(server.routed.length > 0);
     for (const { nvext } of server.routed) assert.deepEqual(nvext, { extra_fields: ['timing', 'worker_id'], agent_hints: { osl: 8 } });
     assert.ok(records.every((r) => typeof r.replica === 'string' && r.replica.endsWith(' dp 0')));
+  });
+
+  test('workers that report no cached tokens: every answer reads 0, and a warning says they may be unknown', async () => {
+    const { results, records } = await runAgainst('no-counts', { replicas: 2, routing: 'sticky', dynamo: true, dynamoCounts: false });
+    assert.ok(records.every((r) => r.cached_tokens === 0));
+    assert.ok(results.warnings.some((w) => /no answer from NVIDIA Dynamo carried prompt_tokens_details/.test(w)), results.warnings.join(' | '));
   });
 
   test('a server that is not Dynamo is asked nothing of the kind', async () => {

@@ -87,6 +87,16 @@ describe("NVIDIA Dynamo's workers named in the body", () => {
     assert.ok(records.every((r) => typeof r.replica === 'string' && r.replica.endsWith(' dp 0')));
   });
 
+  test('with --workers 2 each thread asks and reads the same', async () => {
+    const { server, results, records } = await runAgainst('threads', { replicas: 4, routing: 'round-robin', dynamo: true }, { workers: 2 });
+    assert.ok(server.routed.length > 0);
+    for (const { nvext } of server.routed) assert.deepEqual(nvext, { extra_fields: ['worker_id'] });
+    const names = new Set(DYNAMO_WORKER_IDS.map((id) => `${id} dp 0`));
+    assert.ok(records.every((r) => names.has(String(r.replica)) && typeof r.cached_tokens === 'number'));
+    assert.equal(results.replicas!.length, 4);
+    assert.equal(results.summary.total_cached_tokens, server.replicas.reduce((sum, t) => sum + t.cachedTokens, 0));
+  });
+
   test('workers that report no cached tokens: every answer reads 0, and a warning says they may be unknown', async () => {
     const { results, records } = await runAgainst('no-counts', { replicas: 2, routing: 'sticky', dynamo: true, dynamoCounts: false });
     assert.ok(records.every((r) => r.cached_tokens === 0));

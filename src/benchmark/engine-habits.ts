@@ -21,11 +21,23 @@ export function requestPlanFor(request: RequestPlan, engine: EngineName): Reques
 }
 
 /**
- * A warning when the run's figures may mean less than they say for `engine`: Dynamo's backends leave
- * `prompt_tokens_details` out both for 0 cached tokens and when they do not count them, so a run in which no answer
- * carried any, though the model expected hits, may have read unknown counts as misses.
+ * The server flag that makes an engine's usage carry `prompt_tokens_details.cached_tokens`, off by default: vLLM's
+ * (vllm/entrypoints/openai/cli_args.py) and SGLang's (python/sglang/srt/server_args.py, "Return number of cached
+ * tokens in usage.prompt_tokens_details").
+ */
+const CACHE_REPORT_FLAG: Partial<Record<EngineName, string>> = { vllm: '--enable-prompt-tokens-details', sglang: '--enable-cache-report' };
+
+/**
+ * A warning when the run's figures may mean less than they say for `engine`:
+ * - vLLM or SGLang answered every request without cached tokens: the server's flag that turns them on;
+ * - Dynamo's backends leave `prompt_tokens_details` out both for 0 cached tokens and when they do not count them, so a
+ *   run in which no answer carried any, though the model expected hits, may have read unknown counts as misses.
  */
 export function engineWarning(engine: EngineName, summary: Summary): string | undefined {
+  const flag = CACHE_REPORT_FLAG[engine];
+  if (flag !== undefined && summary.completed > 0 && summary.cached_tokens_known === 0) {
+    return `no answer said how many of its prompt tokens came from the prefix cache: start the server with ${flag} for the per-request hit ratio and efficiency, or give --scrape-metrics for the server's own counters`;
+  }
   if (engine !== 'dynamo' || summary.total_cached_tokens > 0 || summary.total_expected_cached_tokens === 0) return undefined;
   return "no answer from NVIDIA Dynamo carried prompt_tokens_details, though the expected cache holds hits: Dynamo leaves them out when its workers' cached tokens are 0 and when they do not report them, so cached_tokens 0 here may be unknown rather than a miss (docs/ENGINES.md)";
 }

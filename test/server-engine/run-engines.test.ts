@@ -60,6 +60,19 @@ describe('runs against each engine', () => {
     });
   }
 
+  for (const [label, start, flag] of [
+    ['vLLM', () => startVllmServer({ reportCached: false }), '--enable-prompt-tokens-details'],
+    ['SGLang', () => startSglangServer({ reportCached: false }), '--enable-cache-report'],
+  ] as const) {
+    test(`${label} without cached tokens in its usage (its default): one warning naming the server flag that turns them on`, { timeout: 30_000 }, async () => {
+      const { result } = await runAgainst(await start(), `no-cached-${label}`);
+      assert.equal(result.summary.cached_tokens_known, 0);
+      const said = result.warnings.filter((w) => w.includes('no answer said how many of its prompt tokens came from the prefix cache'));
+      assert.equal(said.length, 1, result.warnings.join('\n'));
+      assert.ok(said[0]!.includes(`start the server with ${flag}`), said[0]);
+    });
+  }
+
   test('TGI: no prefix-cache counter (one warning), token counts from histogram sums, no reset (a warning naming TGI)', { timeout: 30_000 }, async () => {
     const { result } = await runAgainst(await startTgiServer(), 'tgi');
     assert.equal(result.serverEngine.name, 'tgi');

@@ -137,7 +137,7 @@ async function runMeasured(plan: RunPlan, hooks: BenchmarkHooks): Promise<Benchm
     // A resumed run's summary counts the interrupted run's tokens too, whose energy no scrape measured.
     const gpu = gpuResults(ran.gpuPages, plan.target.scrapeIntervalMs, prepared.resumed === undefined ? analysis.summary.total_output_tokens : null);
     for (const w of gpu?.warnings ?? []) warn(w);
-    for (const w of [scheduleWarning(analysis.summary), engineWarning(connected.probe.engine.name, analysis.summary)]) if (w !== undefined) warn(w);
+    for (const w of [scheduleWarning(analysis.summary), engineWarning(connected.probe, analysis.summary)]) if (w !== undefined) warn(w);
     ran.load.workerHealth?.forEach((h, i) => {
       for (const w of h?.warnings ?? []) warn(`worker ${i}: ${w}`);
     });

@@ -271,7 +271,7 @@ export async function runLoadAndScrape(plan: RunPlan, prepared: PreparedRun, con
   const expectedCache = cacheModel.config;
   const loadInput = {
     load,
-    request: requestPlanFor(plan.request, probe.engine.name),
+    request: requestPlanFor(plan.request, probe),
     deadlines: plan.deadlines,
     keepFinishedConversations: plan.outputs.outputFile !== undefined,
     conversations: resumed?.conversations ?? dataset.conversations,

@@ -48,14 +48,16 @@ export interface DetectionAnswers {
 /** `owned_by` values an engine writes for itself in /v1/models (each verified in the engine's source). */
 const OWNED_BY: Readonly<Record<string, EngineName>> = { vllm: 'vllm', sglang: 'sglang', llamacpp: 'llamacpp', chatload: 'chatload-sim' };
 
+/** NVIDIA Dynamo's frontend's /metrics prefix (lib/runtime/src/metrics/prometheus_names.rs, name_prefix::FRONTEND). */
+const DYNAMO_FRONTEND_PREFIX = 'dynamo_frontend_';
+
 /** The /metrics name prefixes only one engine uses. */
 const METRIC_PREFIXES: readonly [string, EngineName][] = [
   ['vllm:', 'vllm'],
   ['sglang:', 'sglang'],
   ['llamacpp:', 'llamacpp'],
   ['tgi_', 'tgi'],
-  // NVIDIA Dynamo's frontend (lib/runtime/src/metrics/prometheus_names.rs, name_prefix::FRONTEND).
-  ['dynamo_frontend_', 'dynamo'],
+  [DYNAMO_FRONTEND_PREFIX, 'dynamo'],
   ['chatload_sim_', 'chatload-sim'],
 ];
 
@@ -66,7 +68,13 @@ export interface EngineProbe {
   /** llama.cpp's GET /props (its slots) and SGLang's GET /server_info (its page size), when they answered. */
   props: ProbeAnswer | undefined;
   serverInfo: ProbeAnswer | undefined;
+  /**
+   * NVIDIA Dynamo's frontend answers at the URL (its `dynamo_frontend_*` names on the /metrics page read, or on the
+   * root's /metrics when --scrape-metrics points at another page, a worker's): the engine may then be its workers'.
+   */
+  dynamoFrontend: boolean;
 }
+
 
 /**
  * Finds out which engine serves `rootUrl`, with a few bounded GETs sent at once (/v1/models unless `models` gives its
@@ -79,8 +87,11 @@ export async function probeEngine(options: DetectEngineOptions): Promise<EngineP
   try {
     const ok = (result: ProbeAnswer | ProbeFailure): ProbeAnswer | undefined => (answered(result) ? result : undefined);
     const models = options.models ?? http.get('/v1/models');
-    const [modelsAnswer, version, metrics, info, props] = (
-      await Promise.all([models, ...['/version', options.metricsUrl ?? '/metrics', '/info', '/props'].map((path) => http.get(path))])
+    // The root's own page too when --scrape-metrics names another (a Dynamo frontend's workers' pages), never twice.
+    const metricsPath = options.metricsUrl ?? '/metrics';
+    const rootPage = http.url(metricsPath) === http.url('/metrics') ? [] : ['/metrics'];
+    const [modelsAnswer, version, metrics, info, props, root] = (
+      await Promise.all([models, ...['/version', metricsPath, '/info', '/props', ...rootPage].map((path) => http.get(path))])
     ).map(ok);
     const answers: DetectionAnswers = { models: modelsAnswer, version, metrics, info, props };
     const clues = collectClues(answers);
@@ -94,8 +105,10 @@ export async function probeEngine(options: DetectEngineOptions): Promise<EngineP
       engineVersion ??= jsonVersion(current) ?? jsonVersion(deprecated);
       serverInfo = current?.status === 200 ? current : deprecated;
     }
-    const engine = { name, version: engineVersion, detected_by: clues.filter((c) => c.engine === name).map((c) => c.evidence) };
-    return { engine, metrics, props, serverInfo };
+    const detectedBy = clues.filter((c) => c.engine === name).map((c) => c.evidence);
+    const dynamoFrontend = name === 'dynamo' || (root?.status === 200 && metricNames(root.text).some((n) => n.startsWith(DYNAMO_FRONTEND_PREFIX)));
+    if (dynamoFrontend && name !== 'dynamo') detectedBy.push(`in front: NVIDIA Dynamo's frontend (GET /metrics: ${DYNAMO_FRONTEND_PREFIX}* names)`);
+    return { engine: { name, version: engineVersion, detected_by: detectedBy }, metrics, props, serverInfo, dynamoFrontend };
   } finally {
     await http.close();
   }

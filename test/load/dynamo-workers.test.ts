@@ -25,13 +25,17 @@ interface Results {
   prefix_cache: { routing?: RoutingLoss; model: { semantics: { block_size: number; sources: string[] } } };
 }
 
-/** 8 conversations of 4 turns with 2 clients against a fresh router; the results, the records and what it was sent. */
-async function runAgainst(label: string, router: ReplicaRouterOptions, extra: RunOptionsInput = {}) {
+/**
+ * 8 conversations of 4 turns with 2 clients against a fresh router; the results, the records and what it was sent.
+ * `extra`: more options, or a function of the router's URL that gives them (its pages).
+ */
+async function runAgainst(label: string, router: ReplicaRouterOptions, extra: RunOptionsInput | ((url: string) => RunOptionsInput) = {}) {
   const dir = tempDir(`dynamo-${label}`);
   const server: ReplicaRouterServer = await startReplicaRouter(router);
   try {
     const inputFile = writeDataset(dir, syntheticConversations({ count: 8, userTurns: () => 4, prefixWords: 200 }));
-    const result = await runBenchmark({ url: server.url, inputFile, numClients: 2, earlyStop: false, outputDir: join(dir, 'out'), ...extra });
+    const more = typeof extra === 'function' ? extra(server.url) : extra;
+    const result = await runBenchmark({ url: server.url, inputFile, numClients: 2, earlyStop: false, outputDir: join(dir, 'out'), ...more });
     const results = JSON.parse(readFileSync(result.files.results, 'utf8')) as Results;
     return { server, results, records: await readRequestsJsonl(result.files.requests) };
   } finally {
@@ -95,6 +99,18 @@ describe("NVIDIA Dynamo's workers named in the body", () => {
     assert.ok(records.every((r) => names.has(String(r.replica)) && typeof r.cached_tokens === 'number'));
     assert.equal(results.replicas!.length, 4);
     assert.equal(results.summary.total_cached_tokens, server.replicas.reduce((sum, t) => sum + t.cachedTokens, 0));
+  });
+
+  test("with --scrape-metrics on the workers' own pages: the engine is theirs (vLLM), Dynamo in front is still detected and asked", async () => {
+    const pages = (url: string): RunOptionsInput => ({ scrapeMetrics: [0, 1].map((i) => `${url}/replicas/${i}/metrics`), scrapeIntervalSec: 0.2 });
+    const { server, results, records } = await runAgainst('worker-pages', { replicas: 2, routing: 'round-robin', dynamo: true, kvBlocks: 500 }, pages);
+    assert.equal(results.engine.name, 'vllm');
+    assert.ok(results.engine.detected_by.some((e) => e.startsWith("in front: NVIDIA Dynamo's frontend")), results.engine.detected_by.join('; '));
+    for (const { nvext } of server.routed) assert.deepEqual(nvext, { extra_fields: ['worker_id'] });
+    const names = new Set(DYNAMO_WORKER_IDS.slice(0, 2).map((id) => `${id} dp 0`));
+    assert.ok(records.every((r) => names.has(String(r.replica)) && typeof r.cached_tokens === 'number'));
+    // The workers' pages give the vLLM semantics the frontend does not state.
+    assert.ok(results.prefix_cache.model.semantics.sources.some((s) => s.includes('vllm:cache_config_info')), results.prefix_cache.model.semantics.sources.join('; '));
   });
 
   test('workers that report no cached tokens: every answer reads 0, and a warning says they may be unknown', async () => {

@@ -75,12 +75,11 @@ export interface EngineProbe {
   dynamoFrontend: boolean;
 }
 
-
 /**
  * Finds out which engine serves `rootUrl`, with a few bounded GETs sent at once (/v1/models unless `models` gives its
- * answer, /version, /metrics, /info, /props; then /server_info for SGLang's version). Never throws and never fails the
- * run: with no clue the engine is `unknown`. Sends GETs only. Also gives the /metrics page it read, so that a run reads
- * the server's KV capacity from it rather than asking again.
+ * answer, /version, /metrics, /info, /props, the root's /metrics too when the page read is another; then /server_info
+ * for SGLang's version). Never throws and never fails the run: with no clue the engine is `unknown`. Sends GETs only.
+ * Also gives the /metrics page it read, so that a run reads the server's KV capacity from it rather than asking again.
  */
 export async function probeEngine(options: DetectEngineOptions): Promise<EngineProbe> {
   const http = new ProbeHttp({ rootUrl: options.rootUrl, headers: options.headers, timeoutMs: options.timeoutMs, signal: options.signal });

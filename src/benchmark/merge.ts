@@ -135,7 +135,7 @@ export async function mergeRuns(dirs: readonly string[], out: string, options: M
   const serverMetrics = server.report === null ? null : compareCacheCounts(server.report, analysis.summary);
   warnings.push(...server.warnings);
   if (runs.some((r) => r.gpu)) warnings.push("gpu: each run's GPU section covers its own scrapes and is not merged: see each run's results.json");
-  for (const warning of [engineWarning(runs), semanticsWarning(runs)]) if (warning !== undefined) warnings.push(warning);
+  for (const warning of [mixedEnginesWarning(runs), semanticsWarning(runs)]) if (warning !== undefined) warnings.push(warning);
   const finished = runs.filter((r) => r.finished);
   writeJsonAtomic(
     files.results,
@@ -303,22 +303,31 @@ function mergedPrefixCache(runs: readonly RunResults[], tally: PrefixCacheSummar
 }
 
 /**
+ * Each run's `textOf` as "dir: text" when the runs that have one do not all agree, joined; undefined when they agree.
+ * The merge's warnings of runs that differ (cache semantics, engine).
+ */
+function whereRunsDiffer(runs: readonly RunResults[], textOf: (r: RunResults) => string | undefined): string | undefined {
+  const texts = runs.flatMap((r) => {
+    const text = textOf(r);
+    return text === undefined ? [] : [{ dir: r.dir, text }];
+  });
+  if (new Set(texts.map((t) => t.text)).size <= 1) return undefined;
+  return texts.map((t) => `${t.dir}: ${t.text}`).join('; ');
+}
+
+/**
  * Runs whose expected-cache models ran different cache semantics (shards of different chatload versions, or against
  * different engines): the merged prefix_cache states the first's, so the merged expected figure mixes rules.
  */
 function semanticsWarning(runs: readonly RunResults[]): string | undefined {
-  const described = runs.filter((r) => r.prefixCacheModel?.semantics !== undefined);
-  if (new Set(described.map((r) => semanticsText(r.prefixCacheModel))).size <= 1) return undefined;
-  const each = described.map((r) => `${r.dir}: ${semanticsText(r.prefixCacheModel)}`).join('; ');
-  return `the runs' expected-cache models ran different cache semantics (${each}): prefix_cache.model states the first's, and the merged expected figures mix the rules`;
+  const each = whereRunsDiffer(runs, (r) => (r.prefixCacheModel?.semantics === undefined ? undefined : semanticsText(r.prefixCacheModel)));
+  return each === undefined ? undefined : `the runs' expected-cache models ran different cache semantics (${each}): prefix_cache.model states the first's, and the merged expected figures mix the rules`;
 }
 
 /** Runs against different engines (shards pointed at different servers): results.json's `engine` states the first's. */
-function engineWarning(runs: readonly RunResults[]): string | undefined {
-  const named = runs.filter((r) => r.facts.engine !== undefined);
-  const text = (r: RunResults): string => `${r.facts.engine!.name}${r.facts.engine!.version === null ? '' : ` ${r.facts.engine!.version}`}`;
-  if (new Set(named.map(text)).size <= 1) return undefined;
-  return `the runs were against different engines (${named.map((r) => `${r.dir}: ${text(r)}`).join('; ')}): engine states the first's`;
+function mixedEnginesWarning(runs: readonly RunResults[]): string | undefined {
+  const each = whereRunsDiffer(runs, ({ facts: { engine } }) => (engine === undefined ? undefined : `${engine.name}${engine.version === null ? '' : ` ${engine.version}`}`));
+  return each === undefined ? undefined : `the runs were against different engines (${each}): engine states the first's`;
 }
 
 function readRunResults(dir: string): RunResults {

@@ -1,18 +1,16 @@
-import { replicaOf } from './replica-header.js';
 import type { LookupFunction } from 'node:net';
-import type { IncomingHttpHeaders } from 'node:http';
 import { onAbort } from '../util/abort-listeners.js';
 import { headerSecrets } from '../util/redact-text.js';
 import { holdsHeaderControl } from '../util/control-chars.js';
 import { Agent, dispatch, request, type AgentOptions } from '../util/undici.js';
 import { ConfigError } from '../errors/index.js';
 import { classifyNetworkError, sanitizeMessage } from './classify-error.js';
-import { contentCodings, decodingSink } from './content-encoding.js';
-import { Exchange, type BodyControl, type BodySink } from './exchange.js';
-import { ExcerptBody, JsonBody, SseBody, readBodyExcerpt, type BodyErrorClassifier } from './read-body.js';
+import { Exchange } from './exchange.js';
+import { readBodyExcerpt } from './read-body.js';
 import { normalizeBaseUrl, sendableBody } from './request-body.js';
 import { ENDPOINTS, type ApiEndpoint, type EndpointName } from './endpoints/index.js';
 import { ResponseCollector } from './response-collector.js';
+import { readResponseHead, type HeadContext } from './response-head.js';
 import { errorMessageOf, excerpt } from './error-body.js';
 import { splitUrlCredentials, splitUrlTextCredentials } from './url-credentials.js';
 import { RequestTimer } from './request-timer.js';
@@ -20,9 +18,8 @@ import { readinessNetworkError, readinessStatusError, waitUntilReady } from './r
 import { DrainingResponses } from './draining.js';
 import { staleConnectionFailure, watchConnectionReuse, type StaleConnectionFailure } from './stale-connections.js';
 import type { TimeoutKind } from './request-timer.js';
-import { parseRetryAfterMs } from './retry-after.js';
 import type { ChatRequest, RequestError, StreamResult } from './types.js';
-import { headerText, parseModels, plainBody, readText, type ModelInfo, type ServerAnswer } from './server-answers.js';
+import { parseModels, plainBody, readText, type ModelInfo, type ServerAnswer } from './server-answers.js';
 
 export type { ModelInfo } from './server-answers.js';
 
@@ -66,18 +63,6 @@ export interface ChatClientOptions {
  */
 const CLOSES_AFTER_RESPONSE_IDLE_MS = 1_000;
 
-/** What reads one attempt's body, and what to call when it is read. */
-interface BodyRead {
-  collector: ResponseCollector;
-  timer: RequestTimer;
-  classify: BodyErrorClassifier;
-  /** The request asked for a stream. */
-  stream: boolean;
-  done: () => void;
-  /** Told the replica that answered, as its head arrives (ChatRequest.onReplica). */
-  onReplica?: (replica: string) => void;
-}
-
 /** The reason a request we stopped is aborted with (a timeout or the caller's signal); its error says which. */
 class RequestStopped extends Error {
   constructor(kind: TimeoutKind | 'aborted') {
@@ -85,9 +70,6 @@ class RequestStopped extends Error {
     this.name = 'RequestStopped';
   }
 }
-
-/** The sink of a response stopped at its head: nothing of it is read. */
-const IGNORED_BODY: BodySink = { data() {}, end() {}, error() {} };
 
 /** How the client used keep-alive connections during a run. */
 export interface ConnectionReuse {
@@ -124,7 +106,8 @@ export class ChatClient {
   readonly #secrets: string[];
   readonly #limits: { totalMs: number; ttftMs: number; idleMs: number };
   readonly #requestTimeoutMs: number;
-  readonly #replicaHeaders: readonly string[];
+  /** What reading a response's head needs of the client (response-head.ts). */
+  readonly #head: HeadContext;
   #modelsAnswer: ServerAnswer | undefined;
 
   /** Creates the connection pool (ConfigError on a URL that is not http(s); the limits must be positive). */
@@ -150,7 +133,6 @@ export class ChatClient {
       throw new ConfigError('ChatClient: connections and timeouts must be positive numbers');
     }
     this.#requestTimeoutMs = options.requestTimeoutMs;
-    this.#replicaHeaders = (options.replicaHeaders ?? []).map((name) => name.toLowerCase());
     this.#limits = {
       totalMs: options.requestTimeoutMs,
       ttftMs: options.ttftTimeoutMs ?? options.requestTimeoutMs,
@@ -175,6 +157,7 @@ export class ChatClient {
       if (holdsHeaderControl(value)) throw new ConfigError(`the ${name} header holds a control character (a line break?): give its value alone`);
     }
     this.#headers = headers;
+    this.#head = { replicaHeaders: (options.replicaHeaders ?? []).map((name) => name.toLowerCase()), secrets: this.#secrets, endpoint: this.#endpoint };
     this.#apiKeyReplacedByUrl =
       options.apiKey !== undefined && options.apiKey.length > 0 && credentials.authorization !== undefined && headers.authorization === credentials.authorization;
     const { 'content-type': _contentType, ...getHeaders } = headers;
@@ -262,7 +245,7 @@ export class ChatClient {
         exchange = new Exchange(
           (status, responseHeaders, atMs, control) => {
             const done = (): void => settle(undefined);
-            return this.#onHead(status, responseHeaders, atMs, control, { collector: into, timer, classify, stream: chatRequest.stream, done, onReplica: chatRequest.onReplica });
+            return readResponseHead(status, responseHeaders, atMs, control, { collector: into, timer, classify, stream: chatRequest.stream, done, onReplica: chatRequest.onReplica }, this.#head);
           },
           settle,
           pooled ? this.#draining.track : undefined,
@@ -294,58 +277,6 @@ export class ChatClient {
       timer.stop();
       stopOnAbort?.();
     }
-  }
-
-  /**
-   * The response head arrived (inside undici's parser callback): records it and returns what reads the body. A
-   * non-2xx status reads an excerpt of its error body; a coding chatload cannot decode stops the response.
-   */
-  #onHead(status: number, responseHeaders: IncomingHttpHeaders, atMs: number, control: BodyControl, read: BodyRead): BodySink {
-    const { collector, timer, done } = read;
-    timer.noteHeaders(atMs);
-    const result = collector.result;
-    result.headersAtMs = atMs;
-    result.httpStatus = status;
-    const replica = this.#replicaHeaders.length === 0 ? undefined : replicaOf(responseHeaders, this.#replicaHeaders);
-    if (replica !== undefined) {
-      result.replica = replica;
-      read.onReplica?.(replica);
-    }
-    const coding = contentCodings(headerText(responseHeaders['content-encoding']));
-    if (status < 200 || status > 299) {
-      const retryAfterMs = parseRetryAfterMs(responseHeaders['retry-after']);
-      if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs;
-      const excerpt = (c: BodyControl): BodySink =>
-        new ExcerptBody(c, (text) => {
-          this.#failStatus(status, retryAfterMs, text, collector);
-          done();
-        });
-      // A body in a coding chatload cannot decode is shown as it came.
-      return 'unsupported' in coding || coding.codings.length === 0 ? excerpt(control) : decodingSink(coding.codings, coding.encoding, control, excerpt);
-    }
-    if ('unsupported' in coding) {
-      control.stop();
-      collector.fail({ kind: 'other', message: `the server sent Content-Encoding: ${coding.unsupported}, which chatload cannot decode (it asks for identity)` }, performance.now());
-      done();
-      return IGNORED_BODY;
-    }
-    const contentType = headerText(responseHeaders['content-type']).toLowerCase();
-    // A page (a proxy's login or error page answered 200) is no answer, and asking again gets the same page: a
-    // malformed stream, named by its content type, not a truncated one that is retried (issue #35).
-    if (/html|xml/.test(contentType)) {
-      const page = (c: BodyControl): BodySink =>
-        new ExcerptBody(c, (text) => {
-          const message = `the server answered HTTP ${status} with Content-Type ${contentType}, not a chat completion: ${sanitizeMessage(text, this.#secrets, 160)}`;
-          collector.fail({ kind: 'malformed_stream', message }, performance.now());
-          done();
-        });
-      return coding.codings.length === 0 ? page(control) : decodingSink(coding.codings, coding.encoding, control, page);
-    }
-    // Decide by what came back, not what was asked: a server may ignore `stream: true` and answer JSON.
-    const asSse = contentType.includes('text/event-stream') || (read.stream && !contentType.includes('json'));
-    const events = this.#endpoint.reader(collector);
-    const body = (c: BodyControl): BodySink => new (asSse ? SseBody : JsonBody)(collector, timer, read.classify, events, c, done);
-    return coding.codings.length === 0 ? body(control) : decodingSink(coding.codings, coding.encoding, control, body);
   }
 
   /** GET /v1/models. Throws ServerUnreachableError on connection failure, ChatloadError on a bad status/body. */
@@ -424,19 +355,6 @@ export class ChatClient {
     const models = parseModels(text, `${this.#displayUrl}/v1/models`);
     this.#modelsAnswer = { status: response.statusCode, headers: response.headers, text };
     return models;
-  }
-
-  #failStatus(status: number, retryAfterMs: number | undefined, text: string, collector: ResponseCollector): void {
-    const bodyExcerpt = sanitizeMessage(text, this.#secrets, 200);
-    const said = errorMessageOf(bodyExcerpt);
-    const error: RequestError = {
-      kind: 'http_status',
-      message: `HTTP ${status}${said.length > 0 ? `: ${excerpt(said, 120)}` : ''}`,
-      status,
-      bodyExcerpt,
-    };
-    if (retryAfterMs !== undefined) error.retryAfterMs = retryAfterMs;
-    collector.fail(error, performance.now());
   }
 
   /** The error of a request we stopped; `reason` is the caller's signal's reason (the engine's StopReason). */

@@ -13,7 +13,8 @@
 //    the slot on both f_keep and similarity (f_keep >= 0.25) is moved into the slot (load), then the cache is bounded
 //    oldest-first, always keeping one entry (update). With `--cache-idle-slots` (default on, common/common.h) every
 //    idle slot is also saved each time a task is launched (process_single_task); without a unified KV cache (an
-//    explicit -np) the slot keeps its tokens.
+//    explicit -np) the slot keeps its tokens, with one (`unifiedKv`: --kv-unified, llama-server's default when -np is
+//    not given, tools/server/server.cpp) it is cleared after the save ([TAG_IDLE_SLOT_CLEAR]).
 //  - Reuse (server-context.cpp, pre_decode in update_slots): cached = LCP(slot tokens, prompt ids), token by token
 //    (no blocks); a full-prompt hit re-evaluates the last prompt token (`n_past--`, [TAG_PROMPT_LOGITS]);
 //    `cache_prompt: false` reuses nothing. The count is reported as usage.prompt_tokens_details.cached_tokens and
@@ -62,6 +63,8 @@ export interface LlamacppSlotsOptions {
   promptCacheTokens?: number;
   /** `--cache-idle-slots`: save every idle slot into the prompt cache when a task starts. @default true */
   cacheIdleSlots?: boolean;
+  /** A unified KV cache (`--kv-unified`): idle slots saved as a task starts are cleared too. @default false */
+  unifiedKv?: boolean;
   /** `--slot-prompt-similarity` (0 turns similarity off: LRU only). @default 0.1 */
   similarity?: number;
   /** @default 'qwen3-tiny' */
@@ -274,7 +277,7 @@ interface TaskInfo {
   generationPrompt: string;
 }
 
-interface Slot {
+export interface Slot {
   id: number;
   tokens: number[];
   /** Release order; -1 before the first release (llama.cpp: t_last_used = ggml_time_us()). */
@@ -288,7 +291,7 @@ interface Slot {
 }
 
 /** A task waiting for a slot, with what launching it needs. */
-interface PendingTask {
+export interface PendingTask {
   promptIds: number[];
   idSlot: number;
   start: (slot: Slot, selectedBy: LlamacppRequestRecord['selectedBy'], restored: number, before: number[], deferred: boolean) => void;
@@ -303,7 +306,7 @@ function commonPrefix(a: readonly number[], b: readonly number[]): number {
 }
 
 /** The slots, the prompt cache and the deferred queue, with llama.cpp's rules (see the header). */
-class SlotScheduler {
+export class SlotScheduler {
   readonly slots: Slot[];
   /** Oldest first. */
   readonly cache: number[][] = [];
@@ -312,7 +315,7 @@ class SlotScheduler {
 
   constructor(
     n: number,
-    readonly opts: { similarity: number; promptCache: boolean; cacheTokens: number; cacheIdleSlots: boolean },
+    readonly opts: { similarity: number; promptCache: boolean; cacheTokens: number; cacheIdleSlots: boolean; unifiedKv: boolean },
   ) {
     this.slots = Array.from({ length: n }, (_, id) => ({ id, tokens: [], tLastUsed: -1, busy: false, processed: 0, cached: 0, nGen: 0, hasNextToken: true }));
   }
@@ -348,7 +351,11 @@ class SlotScheduler {
     slot.busy = true;
     const before = slot.tokens.slice();
     if (this.opts.promptCache && this.opts.cacheIdleSlots) {
-      for (const idle of this.slots) if (!idle.busy && this.#save(idle)) this.#bound();
+      for (const idle of this.slots) {
+        if (idle.busy) continue;
+        if (this.#save(idle)) this.#bound();
+        if (this.opts.unifiedKv) idle.tokens = [];
+      }
     }
     task.start(slot, selectedBy, restored, before, task.deferred);
     return true;
@@ -365,8 +372,9 @@ class SlotScheduler {
       for (const slot of this.slots) {
         // llama.cpp compares the raw id here, while get_slot_by_id above wraps it around.
         if ((idSlot !== -1 && slot.id !== idSlot) || slot.busy || slot.tokens.length === 0) continue;
-        const sim = commonPrefix(slot.tokens, promptIds) / promptIds.length;
-        if (sim > best && sim > this.opts.similarity) {
+        // llama.cpp computes the shares in single precision (float): Math.fround, as a share on a boundary tips.
+        const sim = Math.fround(commonPrefix(slot.tokens, promptIds) / promptIds.length);
+        if (sim > best && sim > Math.fround(this.opts.similarity)) {
           best = sim;
           ret = slot;
           selectedBy = idSlot !== -1 ? 'id_slot' : 'similarity';
@@ -374,7 +382,7 @@ class SlotScheduler {
       }
       // f_keep: the share of the slot's tokens the prompt keeps; losing over half of them saves them first.
       // (A pinned slot that did not match has best = 0 here, so f_keep = 0, as in llama.cpp.)
-      if (ret !== undefined && (best * promptIds.length) / ret.tokens.length < 0.5) updateCache = true;
+      if (ret !== undefined && Math.fround(Math.fround(best * promptIds.length) / ret.tokens.length) < 0.5) updateCache = true;
     }
     if (ret === undefined) {
       let tLast = -1;
@@ -406,13 +414,13 @@ class SlotScheduler {
   /** server_prompt_cache::load: moves the entry that beats the slot on both f_keep and similarity into it. */
   #load(slot: Slot, promptIds: readonly number[]): number {
     const lcp = commonPrefix(slot.tokens, promptIds);
-    let keepBest = slot.tokens.length > 0 ? lcp / slot.tokens.length : -1; // an empty slot takes any entry
-    let simBest = lcp / promptIds.length;
+    let keepBest = slot.tokens.length > 0 ? Math.fround(lcp / slot.tokens.length) : -1; // an empty slot takes any entry
+    let simBest = Math.fround(lcp / promptIds.length);
     let best = -1;
     this.cache.forEach((entry, i) => {
       const common = commonPrefix(entry, promptIds);
-      const keep = common / entry.length;
-      const sim = common / promptIds.length;
+      const keep = Math.fround(common / entry.length);
+      const sim = Math.fround(common / promptIds.length);
       if (keep < 0.25) return; // "don't trash large prompts"
       if (keepBest < keep && simBest < sim) {
         keepBest = keep;
@@ -825,10 +833,10 @@ export async function startLlamacppSlotsServer(options: LlamacppSlotsOptions = {
   const assets = await loadAssets();
   const opts: Context['opts'] = {
     slots: options.slots ?? 4, nCtx: options.nCtx ?? 4096, promptCache: options.promptCache ?? true, cacheIdleSlots: options.cacheIdleSlots ?? true,
-    similarity: options.similarity ?? 0.1, model: options.model ?? 'qwen3-tiny', roundTrip: options.roundTrip ?? true, delayMs: options.delayMs ?? 1,
+    unifiedKv: options.unifiedKv ?? false, similarity: options.similarity ?? 0.1, model: options.model ?? 'qwen3-tiny', roundTrip: options.roundTrip ?? true, delayMs: options.delayMs ?? 1,
     seed: options.seed ?? 0, answerTokens: options.answerTokens ?? ((r: AnswerRequest) => (r.maxTokens === -1 ? 32 : r.maxTokens)),
   };
-  const scheduler = new SlotScheduler(opts.slots, { similarity: opts.similarity, promptCache: opts.promptCache, cacheTokens: options.promptCacheTokens ?? Infinity, cacheIdleSlots: opts.cacheIdleSlots });
+  const scheduler = new SlotScheduler(opts.slots, { similarity: opts.similarity, promptCache: opts.promptCache, cacheTokens: options.promptCacheTokens ?? Infinity, cacheIdleSlots: opts.cacheIdleSlots, unifiedKv: opts.unifiedKv });
   const timers = new Set<NodeJS.Timeout>();
   const sleep = (ms: number) => new Promise<void>((resolve) => {
     const timer = setTimeout(() => (timers.delete(timer), resolve()), ms);

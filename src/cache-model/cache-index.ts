@@ -3,6 +3,7 @@ import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps } from '../prefix-cache/block-p
 import { gcd, missCause, warmStartTokens, type MissFacts } from './misses.js';
 import type { Operation } from './operation-queue.js';
 import type { CacheAccount, IndexTicket } from './expected-cache-types.js';
+import { LlamacppSlotModels, type SlotTicket } from './llamacpp-slots.js';
 import { ReplicaCaches } from './replica-caches.js';
 import type { SharedFrom } from '../server-engine/cache-semantics.js';
 
@@ -37,6 +38,11 @@ export interface CacheIndexConfig {
    * (vLLM), after its prefill step (SGLang), or at its end (llama.cpp). @default 'prefill'
    */
   sharedFrom?: SharedFrom;
+  /**
+   * llama.cpp's slots (GET /props `total_slots`): with `sharedFrom: 'end'`, what its slots and prompt cache would reuse
+   * of each prompt is followed too, to tell the misses they cause (llamacpp-slots.ts, misses.ts: slot_choice).
+   */
+  slots?: number;
 }
 
 /**
@@ -81,7 +87,7 @@ export function noteCached(g: ServerGranularity, cached: number): void {
  * A request's server-reported `cached` tokens against the model's figures for it (the ticket's, final): its warm-start
  * tokens and its missed tokens with their cause. `g` already holds this request's cached count (noteCached).
  */
-export function accountOf(ticket: IndexTicket, cached: number, g: ServerGranularity, blockSize: number, previous: MissFacts['previous']): CacheAccount {
+export function accountOf(ticket: IndexTicket, cached: number, g: ServerGranularity, blockSize: number, previous: MissFacts['previous'], slotHit?: number): CacheAccount {
   // One hit's count is its own divisor: a granularity needs a few.
   const granularity = g.samples >= 4 && g.gcd > 1 && g.gcd <= 4096 && (g.gcd & (g.gcd - 1)) === 0 ? g.gcd : 1;
   // More than a block beyond what the run could explain; 16 tokens at least, since a token-granular server's hit
@@ -90,7 +96,7 @@ export function accountOf(ticket: IndexTicket, cached: number, g: ServerGranular
   const served = cached - warm;
   const expected = ticket.hit.expected;
   if (expected <= served) return { warmStartTokens: warm, missedTokens: 0, missCause: null };
-  const cause = missCause({ cached: served, expected, blockSize, serverGranularity: granularity, atSend: ticket.atSend, smallerCache: ticket.smaller, perReplica: ticket.hit.perReplica, previous });
+  const cause = missCause({ cached: served, expected, blockSize, serverGranularity: granularity, atSend: ticket.atSend, smallerCache: ticket.smaller, perReplica: ticket.hit.perReplica, previous, slotHit });
   return { warmStartTokens: warm, missedTokens: expected - served, missCause: cause };
 }
 
@@ -117,6 +123,10 @@ export class CacheIndex {
   readonly granularity: ServerGranularity = { gcd: 0, samples: 0 };
   /** One cache per replica, as the routed events name them: the loss to routing (replica-caches.ts, issue #31). */
   readonly #replicas: ReplicaCaches;
+  /** llama.cpp's slots and prompt cache (CacheIndexConfig.slots), when followed. */
+  readonly #slots: LlamacppSlotModels | undefined;
+  /** Told of a request that waited for llama.cpp's slot and got it at another's end: its `slotHit` is set now. */
+  onSlotPlaced: ((ticket: IndexTicket) => void) | undefined;
 
   constructor(config: CacheIndexConfig) {
     this.blockSize = config.blockSize;
@@ -132,6 +142,8 @@ export class CacheIndex {
     this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks, byId);
     // With a capacity the replicas' pools evict too, and are keyed by entry ids as #finite is.
     this.#replicas = new ReplicaCaches(config.replicaCapacityBlocks ?? capacity ?? Infinity, stepBlocks, capacity !== undefined);
+    const onPlaced = (ticket: SlotTicket): void => this.onSlotPlaced?.(ticket as IndexTicket);
+    this.#slots = config.slots !== undefined && config.slots > 0 && this.sharedFrom === 'end' ? new LlamacppSlotModels(config.slots, this.blockSize, { onPlaced }) : undefined;
   }
 
   /** Replicas the per-replica caches have seen (at most MAX_REPLICAS). */
@@ -176,6 +188,7 @@ export class CacheIndex {
     if (this.sharedFrom === 'end') {
       yield* this.#lookupSteps(ticket, prompt, atMs);
       ticket.atSend = ticket.hit.expected;
+      if (this.#slots !== undefined) yield* this.#slots.arriveSteps(ticket, keys, known, ticket.promptLength);
     } else {
       const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / this.blockSize);
       ticket.atSend = (this.#finite === undefined ? this.#infinite.match(keys, maxHit, known) : this.#finite.match(ticket.ids, maxHit)) * this.blockSize;
@@ -325,6 +338,7 @@ export class CacheIndex {
       else inFlight.remove(id);
     }
     ticket.inFlight.length = 0;
+    if (this.#slots !== undefined) yield* this.#slots.endSteps(ticket, keys, keys === undefined ? 0 : Math.min(keys.length, totalBlocks));
   }
 
   /**
@@ -339,6 +353,6 @@ export class CacheIndex {
   /** The request's server-reported `cached` tokens against its final figures (see accountOf). */
   account(ticket: IndexTicket, cached: number, previous: MissFacts['previous']): CacheAccount {
     noteCached(this.granularity, cached);
-    return accountOf(ticket, cached, this.granularity, this.blockSize, previous);
+    return accountOf(ticket, cached, this.granularity, this.blockSize, previous, this.#slots?.slotHit(ticket, cached));
   }
 }

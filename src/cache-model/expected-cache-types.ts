@@ -1,5 +1,6 @@
 import type { BlockLease, BlockPool } from '../prefix-cache/block-pool.js';
 import type { MissCause } from '../metrics/prefix-cache-tally.js';
+import type { SlotTicket } from './llamacpp-slots.js';
 
 /*
  * The expected-cache model's data as its callers see it (expected-cache.ts): a request's ticket and figures, the
@@ -20,7 +21,7 @@ export interface ExpectedHit {
 }
 
 /** One request as an index holds it (cache-index.ts), between its send and its end: its figures and its blocks. */
-export interface IndexTicket {
+export interface IndexTicket extends SlotTicket {
   readonly hit: ExpectedHit;
   /** The prompt's length in the model's ids (set once they are known). */
   promptLength: number;

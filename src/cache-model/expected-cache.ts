@@ -61,6 +61,8 @@ export interface ExpectedCacheConfig {
   sliceMs?: number;
   /** When a request's blocks are shared with others (see the comment at the top). @default 'prefill' */
   sharedFrom?: SharedFrom;
+  /** llama.cpp's slots, followed to tell the misses they cause (CacheIndexConfig.slots). */
+  slots?: number;
   /** Ask the server for prompt ids (its tokenize endpoints) instead of the local tokenizer. */
   serverTokens?: ServerTokenizerSpec;
   /**
@@ -179,6 +181,8 @@ export class ExpectedCache {
       seen: 0,
       inFlight: [],
       smaller: undefined,
+      slotHit: undefined,
+      slotHitUnified: undefined,
       ids: [],
       leases: [],
       lookupAsked: false,

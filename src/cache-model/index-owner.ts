@@ -14,8 +14,11 @@ import { OperationQueue, type Operation } from './operation-queue.js';
 /** The longest the index's operations run before letting the loop go, in ms (as ExpectedCache's). */
 const SLICE_MS = 0.5;
 
-/** A request as the owner holds it: its ticket, the blocks it had registered at the send, and its conversation. */
-type OwnedTicket = IndexTicket & { known: number; c: number };
+/**
+ * A request as the owner holds it: its ticket, the blocks it had registered at the send, its conversation, and its
+ * worker's number for it and side.
+ */
+type OwnedTicket = IndexTicket & { known: number; c: number; t: number; part: Part };
 
 /** One worker's side of the index: its open requests and its conversations' hashes. */
 interface Part {
@@ -43,6 +46,11 @@ export class IndexOwner {
   constructor(config: CacheIndexConfig & { sliceMs?: number }) {
     this.#index = new CacheIndex(config);
     this.#queue = new OperationQueue(config.sliceMs ?? SLICE_MS);
+    // A request that waited for llama.cpp's slot got its figure at another's end: sent on, as a lookup's answer is.
+    this.#index.onSlotPlaced = (ticket) => {
+      const owned = ticket as OwnedTicket;
+      if (!owned.part.closed) this.#answer(owned.part, owned.t, owned);
+    };
   }
 
   /** Replicas the per-replica caches have seen. */
@@ -108,7 +116,7 @@ export class IndexOwner {
     switch (event.e) {
       case 'sent': {
         const { promptLength, totalBlocks, known, c } = event;
-        const ticket = { hit: { expected: 0, infinite: 0 }, promptLength, totalBlocks, atSend: 0, seen: 0, inFlight: [], smaller: undefined, ids: [], leases: [], replica: undefined, lookedUp: false, known, c };
+        const ticket = { hit: { expected: 0, infinite: 0 }, promptLength, totalBlocks, atSend: 0, seen: 0, inFlight: [], smaller: undefined, slotHit: undefined, slotHitUnified: undefined, ids: [], leases: [], replica: undefined, lookedUp: false, known, c, t: event.t, part };
         part.tickets.set(event.t, ticket);
         return this.#run(this.#sentSteps(part, ticket, event));
       }
@@ -183,7 +191,7 @@ export class IndexOwner {
   /** Sends the ticket's figures to its worker, with every other answer of this turn of the loop. */
   #answer(part: Part, t: number, ticket: IndexTicket): void {
     const g = this.#index.granularity;
-    part.answers.push([t, ticket.hit.expected, ticket.hit.infinite, ticket.atSend, ticket.seen, ticket.smaller ?? -1, g.gcd, g.samples, ticket.hit.perReplica ?? -1]);
+    part.answers.push([t, ticket.hit.expected, ticket.hit.infinite, ticket.atSend, ticket.seen, ticket.smaller ?? -1, g.gcd, g.samples, ticket.hit.perReplica ?? -1, ticket.slotHit ?? -1, ticket.slotHitUnified ?? -1]);
     if (part.flushing) return;
     part.flushing = true;
     setImmediate(() => {

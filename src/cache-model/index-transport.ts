@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { accountOf, noteCached, type ServerGranularity } from './cache-index.js';
+import { SlotLayoutChoice } from './llamacpp-slots.js';
 import type { ConversationState } from './conversation-state.js';
 import type { CacheAccount, ExpectedCacheTicket } from './expected-cache-types.js';
 import type { IndexDriver } from './index-driver.js';
@@ -43,9 +44,10 @@ export type IndexEvent =
 
 /**
  * The owner's answer for ticket `t`: [t, expected, infinite, atSend, seen, smaller (-1: none), granularity gcd,
- * samples, perReplica (-1: none)].
+ * samples, perReplica (-1: none), slotHit, slotHitUnified (llama.cpp's slots, -1: none)]. A request that waited for
+ * llama.cpp's slot gets a second answer when it gets one: only its slot figures are read from it.
  */
-export type IndexAnswer = [number, number, number, number, number, number, number, number, number];
+export type IndexAnswer = [number, number, number, number, number, number, number, number, number, number, number];
 
 /** A batch of events from a worker, and of answers back. */
 export interface IndexEvents {
@@ -90,6 +92,9 @@ export class RemoteIndexDriver implements IndexDriver {
   readonly #lookedUp = new WeakSet<ExpectedCacheTicket>();
   /** The server's granularity as the owner last said, per ticket answered (account). */
   readonly #granularity = new WeakMap<ExpectedCacheTicket, ServerGranularity>();
+  /** Tickets sent and not ended, when the owner may answer again (llama.cpp's slots, sharedFrom 'end'). */
+  readonly #open = new Map<number, ExpectedCacheTicket>();
+  readonly #layouts = new SlotLayoutChoice();
   #closed = false;
   /** Messages posted (the bench's count). */
   posted = 0;
@@ -162,6 +167,7 @@ export class RemoteIndexDriver implements IndexDriver {
     const answer = this.#sharedFrom === 'end';
     if (answer) this.#await(ticket, t);
     if (answer) this.#lookedUp.add(ticket);
+    if (answer) this.#open.set(t, ticket);
     const { from, hashes } = RemoteIndexDriver.#delta(state);
     this.#send({ e: 'sent', t, c: this.#conversationOf(ticket), from, hashes, known: state.known, promptLength: ticket.promptLength, totalBlocks: ticket.totalBlocks, at: epochMs(atMs), answer });
     return posted();
@@ -188,6 +194,7 @@ export class RemoteIndexDriver implements IndexDriver {
 
   endSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, totalBlocks: number, nowMs: number): Operation {
     const t = this.#ticketOf(ticket);
+    this.#open.delete(t);
     if (state === undefined) {
       this.#send({ e: 'end', t, c: -1, from: 0, hashes: [], totalBlocks, at: epochMs(nowMs) });
       return posted();
@@ -213,8 +220,13 @@ export class RemoteIndexDriver implements IndexDriver {
   }
 
   #onAnswers(answers: readonly IndexAnswer[]): void {
-    for (const [t, expected, infinite, atSend, seen, smaller, gcd, samples, perReplica] of answers) {
+    for (const [t, expected, infinite, atSend, seen, smaller, gcd, samples, perReplica, slotHit, slotHitUnified] of answers) {
       const awaited = this.#awaited.get(t);
+      const open = awaited?.ticket ?? this.#open.get(t);
+      if (open !== undefined) {
+        open.slotHit = slotHit < 0 ? undefined : slotHit;
+        open.slotHitUnified = slotHitUnified < 0 ? undefined : slotHitUnified;
+      }
       if (awaited === undefined) continue;
       const { ticket } = awaited;
       ticket.hit.expected = expected;
@@ -235,7 +247,7 @@ export class RemoteIndexDriver implements IndexDriver {
     const g = { ...(this.#granularity.get(ticket) ?? { gcd: 0, samples: 0 }) };
     noteCached(g, cached);
     if (cached > 0) this.#send({ e: 'cached', n: cached });
-    return accountOf(ticket, cached, g, this.#blockSize, previous);
+    return accountOf(ticket, cached, g, this.#blockSize, previous, this.#layouts.slotHit(ticket, cached));
   }
 
   /** No more events; every request waiting for its figures goes on without them. */

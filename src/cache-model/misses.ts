@@ -13,6 +13,9 @@
  *   renders and the tokenizer encodes again. Where the two differ the prefix ends. With reasoning in that answer
  *   (streamed apart, or `<think>` inside the content) the template dropped it; otherwise the generated ids differ
  *   from the text's encoding, or the template renders the earlier turn differently.
+ * - slot_choice: llama.cpp's slots (llamacpp-slots.ts): the slot the server picked held less of the prompt than the
+ *   model's one ideal cache, and the server restores from its prompt cache only when that slot would keep under half
+ *   its tokens; it served no more than its slot held.
  * - concurrency: the model's hit includes blocks that appeared after this request was sent (another request's
  *   prefill in the same step, or another slot still busy with it), and the server's hit stopped where the index
  *   stood at the send.
@@ -40,6 +43,8 @@ export interface MissFacts {
   perReplica: number | undefined;
   /** This conversation's previous request: its prompt's length, its answer's (as sent back), and whether it reasoned. */
   previous: { promptLength: number; answerLength: number; reasoning: boolean } | undefined;
+  /** The hit llama.cpp's slots would give (llamacpp-slots.ts); undefined when not followed or not known. */
+  slotHit?: number;
 }
 
 /** The cause of a request's missed tokens (only called when expected > cached). */
@@ -52,6 +57,7 @@ export function missCause(f: MissFacts): MissCause {
   if (p !== undefined && p.answerLength > 0 && f.cached >= p.promptLength - unit && f.cached < p.promptLength + p.answerLength && f.expected > p.promptLength) {
     return p.reasoning ? 'reasoning_not_sent_back' : 'history_resent';
   }
+  if (f.slotHit !== undefined && f.slotHit < f.expected && f.cached <= f.slotHit) return 'slot_choice';
   if (f.atSend < f.expected && f.cached <= f.atSend) return 'concurrency';
   if (f.smallerCache !== undefined && f.smallerCache < f.expected) return 'capacity_eviction';
   return 'unexplained';

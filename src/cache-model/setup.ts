@@ -106,7 +106,7 @@ export async function expectedCacheModel(input: CacheModelInput): Promise<CacheM
   }
   return {
     // vLLM returns the ids with each answer (return_token_ids, v0.10.2+); /tokenize stays for answers without them.
-    config: { blockSize, capacityBlocks, replicaCapacityBlocks, sharedFrom: semantics.shared_from, serverTokens: serverSpec, idsFromResponse: serverSpec?.kind === 'vllm' },
+    config: { blockSize, capacityBlocks, replicaCapacityBlocks, sharedFrom: semantics.shared_from, slots: semantics.slots ?? undefined, serverTokens: serverSpec, idsFromResponse: serverSpec?.kind === 'vllm' },
     description: {
       block_size: blockSize,
       capacity_model: capacityBlocks === undefined ? 'infinite' : 'lru',

@@ -92,6 +92,31 @@ describe('why the server cached less than expected: one cause per request (issue
     assert.equal(model.account(second, 0).missCause, 'capacity_eviction');
   });
 
+  test("slot_choice: llama.cpp's one slot, taken by another conversation sharing the system prompt, kept half its tokens: no restore", async () => {
+    // sharedFrom 'end' with slots: llama.cpp's semantics, its slots followed (llamacpp-slots.ts).
+    for (const slots of [1, undefined]) {
+      const model = cacheModel({ blockSize: 1, sharedFrom: 'end', slots });
+      const system = filler(300, 11);
+      const [a, b] = [{}, {}];
+      const a1 = [user(`${system} ${filler(20, 12)}`)];
+      const first = await request(model, a, a1, 0);
+      await model.end(first, { text: filler(20, 13), reasoning: false, finishReason: 'stop' });
+      // B's prompt shares the system prompt with the slot, which keeps over half its tokens: reused as it is.
+      const other = await request(model, b, [user(`${system} ${filler(20, 14)}`)], 10);
+      await model.end(other, { text: filler(20, 15), reasoning: false, finishReason: 'stop' });
+      const second = await request(model, a, [...a1, assistant(filler(20, 13)), user(filler(20, 16))], 20);
+      assert.ok(second.hit.expected > first.promptLength, 'the one ideal cache holds A\'s history');
+      if (slots === undefined) {
+        assert.equal(second.slotHit, undefined, 'no slots: not followed');
+        assert.equal(model.account(second, 250).missCause, 'unexplained');
+        continue;
+      }
+      assert.ok(other.slotHit! > 250 && other.slotHit! < first.promptLength, `B reused the system prompt from A's slot: ${other.slotHit}`);
+      assert.ok(second.slotHit! > 250 && second.slotHit! < first.promptLength, `A's turn 2 reused only the system prompt from B's slot: ${second.slotHit}`);
+      assert.deepEqual(model.account(second, second.slotHit!), { warmStartTokens: 0, missedTokens: second.hit.expected - second.slotHit!, missCause: 'slot_choice' });
+    }
+  });
+
   test('unexplained: the server missed what the model held with room to spare, at the send, outside any answer', async () => {
     const model = cacheModel();
     const key = {};

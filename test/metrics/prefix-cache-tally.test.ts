@@ -68,7 +68,7 @@ test('misses by cause and warm start: the causes add up, warm tokens leave effic
   tally.add(makeRecord({ ...base, turn: 2, input_num_tokens: 1000, cached_tokens: 900, expected_cached_tokens: 0, cache_model_input_tokens: null }));
   const s = tally.summary();
   assert.equal(s.totals.warm_start_tokens, 800);
-  assert.deepEqual(s.totals.misses, { tokens: 150, causes: { block_rounding: 0, capacity_eviction: 0, concurrency: 50, history_resent: 100, reasoning_not_sent_back: 0, routing: 0, unexplained: 0 } });
+  assert.deepEqual(s.totals.misses, { tokens: 150, causes: { block_rounding: 0, capacity_eviction: 0, concurrency: 50, history_resent: 100, reasoning_not_sent_back: 0, routing: 0, slot_choice: 0, unexplained: 0 } });
   assert.equal(s.totals.unmodelled_requests, 1);
   assert.equal(s.totals.efficiency, (700 + 750) / 1600, 'warm and unmodelled requests are left out');
   assert.equal(s.per_turn[0]!.efficiency, null, 'turn 1 expected nothing: its warm hit is not 100% efficiency');

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const benches = ['client-sse.ts', 'read-floor.ts', 'endpoint-readers.ts', 'sim-concurrency.ts', 'request-rate.ts', 'generate.ts', 'stale-connections.ts', 'abort-listeners.ts', 'fixed-timing.ts', 'startup.ts', 'node-flags.ts', 'approx-tokenizer.ts', 'trace-replay.ts', 'live-panel.ts', 'expected-cache.ts', 'global-cache-model.ts', 'server-tokenize.ts', 'long-context.ts', 'metrics-port.ts'];
+const benches = ['client-sse.ts', 'read-floor.ts', 'endpoint-readers.ts', 'sim-concurrency.ts', 'request-rate.ts', 'generate.ts', 'stale-connections.ts', 'abort-listeners.ts', 'fixed-timing.ts', 'startup.ts', 'node-flags.ts', 'approx-tokenizer.ts', 'trace-replay.ts', 'live-panel.ts', 'expected-cache.ts', 'global-cache-model.ts', 'llamacpp-slots.ts', 'server-tokenize.ts', 'long-context.ts', 'metrics-port.ts'];
 let failed = 0;
 for (const name of benches) {
   console.log(`\n=== bench/${name}`);

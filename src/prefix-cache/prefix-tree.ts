@@ -71,15 +71,9 @@ export class PrefixTree {
    * already (a conversation's history), not looked up again unless the block before `from` is missing.
    */
   extend(keys: ArrayLike<number>, from: number, length: number): number {
-    let start = Math.min(from, length);
-    let node = ROOT;
-    if (start > 0) {
-      const id = this.#index.find(keys[start - 1]!);
-      if (id >= 0) node = id + 1;
-      else start = 0;
-    }
+    let node = this.#startAt(keys, from, length);
     const index = this.#index;
-    for (let i = start; i < length; i++) {
+    for (let i = this.#start; i < length; i++) {
       const key = keys[i]!;
       const id = index.add(key, 0);
       if (id < 0) {
@@ -93,19 +87,29 @@ export class PrefixTree {
 
   /** The node of the longest leading part of `keys[0..length)` the tree holds; `from` as for extend. */
   deepest(keys: ArrayLike<number>, from: number, length: number): number {
-    let start = Math.min(from, length);
-    let node = ROOT;
-    if (start > 0) {
-      const id = this.#index.find(keys[start - 1]!);
-      if (id >= 0) node = id + 1;
-      else start = 0;
-    }
-    for (let i = start; i < length; i++) {
+    let node = this.#startAt(keys, from, length);
+    for (let i = this.#start; i < length; i++) {
       const id = this.#index.find(keys[i]!);
       if (id < 0) break;
       node = id + 1;
     }
     return node;
+  }
+
+  /** Where extend and deepest start walking `keys` (set by #startAt, with the node of the blocks before it). */
+  #start = 0;
+
+  /**
+   * The node of `keys[0..from)` when the tree holds its last block, with #start = from; else ROOT, with #start = 0 (a
+   * `from` the caller took to be registered is not trusted when its block is missing).
+   */
+  #startAt(keys: ArrayLike<number>, from: number, length: number): number {
+    this.#start = Math.min(from, length);
+    if (this.#start === 0) return ROOT;
+    const id = this.#index.find(keys[this.#start - 1]!);
+    if (id >= 0) return id + 1;
+    this.#start = 0;
+    return ROOT;
   }
 
   /** The number of leading blocks the sequences `a` and `b` share: their lowest common ancestor's depth. */

@@ -3,21 +3,17 @@ import { describe, test } from 'node:test';
 import { LlamacppSlotModels, SlotLayoutChoice, type SlotTicket } from '../../src/cache-model/llamacpp-slots.js';
 import type { Operation } from '../../src/cache-model/operation-queue.js';
 import { PrefixTree, ROOT } from '../../src/prefix-cache/prefix-tree.js';
+import { Rng } from '../../src/util/rng.js';
 import { SlotScheduler, type Slot } from '../helpers/llamacpp-slots-server.js';
 
 // The model of llama.cpp's slots and prompt cache (src/cache-model/llamacpp-slots.ts) against the test server's
 // scheduler (test/helpers/llamacpp-slots-server.ts, written apart from llama.cpp's source and checked against a live
 // llama-server): the same arrivals and ends, request by request the same reused tokens, for both KV layouts.
 
-/** A seeded generator (mulberry32), so that a failure replays. */
+/** A seeded stream of [0, 1) (chatload's own), so that a failure replays. */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const stream = new Rng(seed);
+  return () => stream.next();
 }
 
 /** Chained keys with no collision: one number per distinct prefix, as a chained block hash names its prefix. */

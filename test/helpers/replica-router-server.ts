@@ -14,7 +14,8 @@
 // page has the frontend's dynamo_frontend_* names (lib/runtime/src/metrics/prometheus_names.rs), a block size among
 // them, and no engine's. Its usage leaves `prompt_tokens_details` out when the cached tokens are 0, as Dynamo's
 // backends build it (components/src/dynamo/common/utils/completion_usage.py), and always with `dynamoCounts: false`
-// (workers that report no cached tokens).
+// (workers that report no cached tokens). Its Responses API answers with no usage, and names the worker only in a
+// whole body (dynamoResponse).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { chunkJson, sseEvent, usageChunkJson } from './scripted-server.js';
@@ -66,6 +67,26 @@ function dynamoFirstChunk(index: number): string {
 
 const ANSWER = 'Hello there';
 
+/**
+ * Dynamo's Responses API (lib/llm/src/protocols/openai/responses/): a whole body is an NvResponse, the worker in its
+ * top-level `nvext` when asked; the stream (stream_converter.rs) carries no nvext; neither carries a usage (`usage:
+ * None` in both builders). The ids' digits are written as text, as they are exact past 2^53.
+ */
+function dynamoResponse(res: ServerResponse, index: number, stream: boolean, askedWorker: boolean): void {
+  const response = { id: `resp_${index}`, object: 'response', status: 'completed', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: ANSWER, annotations: [] }] }], usage: null };
+  if (!stream) {
+    const id = DYNAMO_WORKER_IDS[index]!;
+    const nvext = askedWorker ? `,"nvext":{"worker_id":{"prefill_worker_id":${id},"prefill_dp_rank":0,"decode_worker_id":${id},"decode_dp_rank":0}}` : '';
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return void res.end(`${JSON.stringify(response).slice(0, -1)}${nvext}}`);
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const event = (type: string, fields: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+  res.write(event('response.created', { response: { ...response, status: 'in_progress', output: [] } }));
+  for (const delta of ['Hello', ' there']) res.write(event('response.output_text.delta', { item_id: 'msg_1', output_index: 0, content_index: 0, delta }));
+  res.end(event('response.completed', { response }));
+}
+
 /** Prompt tokens of a message: a fixed count from its text, as a server's tokenizer would give one. */
 const messageTokens = (m: { content?: unknown }): number => Math.ceil(String(m.content ?? '').length / 4) + 4;
 
@@ -80,9 +101,9 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
     for (let i = 0; i < first.length; i++) h = (h * 31 + first.charCodeAt(i)) >>> 0;
     return h % options.replicas;
   };
-  const chat = (body: string, res: ServerResponse): void => {
-    const request = JSON.parse(body) as { messages: Array<{ role: string; content?: unknown }>; stream?: boolean; nvext?: { extra_fields?: unknown } };
-    const messages = request.messages;
+  const chat = (body: string, res: ServerResponse, responses: boolean): void => {
+    const request = JSON.parse(body) as { messages?: Array<{ role: string; content?: unknown }>; input?: Array<{ role: string; content?: unknown }>; stream?: boolean; nvext?: { extra_fields?: unknown } };
+    const messages = (responses ? request.input : request.messages) ?? [];
     const first = String(messages[0]?.content ?? '');
     const index = pick(first);
     routed.push({ replica: index, first, nvext: request.nvext });
@@ -104,10 +125,11 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
     truth.requests++;
     truth.promptTokens += prompt;
     truth.cachedTokens += cached;
+    const askedWorker = Array.isArray(request.nvext?.extra_fields) && request.nvext.extra_fields.includes('worker_id');
+    if (responses) return dynamoResponse(res, index, request.stream === true, askedWorker);
     const headers: Record<string, string> = { 'content-type': 'text/event-stream' };
     if (options.header !== false && !options.dynamo) headers['x-chatload-replica'] = options.name?.(index) ?? String(index);
     res.writeHead(200, headers);
-    const askedWorker = Array.isArray(request.nvext?.extra_fields) && request.nvext.extra_fields.includes('worker_id');
     res.write(sseEvent(options.dynamo && askedWorker ? dynamoFirstChunk(index) : chunkJson({ role: 'assistant', content: 'Hello' })));
     res.write(sseEvent(chunkJson({ content: ' there' }, 'stop')));
     const reported = !options.dynamo || (options.dynamoCounts !== false && cached > 0);
@@ -150,7 +172,8 @@ export async function startReplicaRouter(options: ReplicaRouterOptions): Promise
     req.on('end', () => {
       const url = req.url ?? '/';
       const replicaPage = /^\/replicas\/(\d+)\/metrics$/.exec(url);
-      if (req.method === 'POST' && url === '/v1/chat/completions') return chat(Buffer.concat(chunks).toString('utf8'), res);
+      if (req.method === 'POST' && url === '/v1/chat/completions') return chat(Buffer.concat(chunks).toString('utf8'), res, false);
+      if (req.method === 'POST' && url === '/v1/responses' && options.dynamo) return chat(Buffer.concat(chunks).toString('utf8'), res, true);
       if (replicaPage !== null && Number(replicaPage[1]) < options.replicas) return metrics(Number(replicaPage[1]), res);
       if (url === '/metrics' && options.dynamo) return dynamoMetrics(res);
       if (url === '/gpu/metrics') {

@@ -119,6 +119,26 @@ describe("NVIDIA Dynamo's workers named in the body", () => {
     assert.ok(results.warnings.some((w) => /no answer from NVIDIA Dynamo carried prompt_tokens_details/.test(w)), results.warnings.join(' | '));
   });
 
+  test("its Responses API: the worker read from a whole body's nvext; no usage, so a warning says the cached tokens are unknown", async () => {
+    const { server, results, records } = await runAgainst('responses', { replicas: 4, routing: 'round-robin', dynamo: true }, { endpoint: 'responses', stream: false });
+    assert.ok(server.routed.every((r) => ((r.nvext as { extra_fields?: unknown } | undefined)?.extra_fields as unknown[] | undefined)?.includes('worker_id')), 'every request asked');
+    assert.equal(records.length, 32);
+    // Round-robin over 4 workers: each record names the worker that served, by its exact id.
+    assert.deepEqual(
+      records.map((r) => r.replica),
+      server.routed.map((r) => `${DYNAMO_WORKER_IDS[r.replica]} dp 0`),
+    );
+    assert.ok(records.every((r) => r.cached_tokens === null), 'no usage: unknown, not 0');
+    assert.ok(results.warnings.some((w) => /no answer from NVIDIA Dynamo carried a usage/.test(w)), results.warnings.join(' | '));
+  });
+
+  test('its Responses API streamed: no worker and no usage, and the same warning', async () => {
+    const { results, records } = await runAgainst('responses-stream', { replicas: 2, routing: 'round-robin', dynamo: true }, { endpoint: 'responses' });
+    assert.equal(records.length, 32);
+    assert.ok(records.every((r) => r.status === 'ok' && r.replica === null && r.cached_tokens === null));
+    assert.ok(results.warnings.some((w) => /no answer from NVIDIA Dynamo carried a usage/.test(w)), results.warnings.join(' | '));
+  });
+
   test('a server that is not Dynamo is asked nothing of the kind', async () => {
     const { server, results, records } = await runAgainst('not-dynamo', { replicas: 2, routing: 'round-robin' });
     assert.notEqual(results.engine.name, 'dynamo');

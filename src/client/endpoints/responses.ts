@@ -13,6 +13,8 @@ interface ResponseJson {
   incomplete_details?: { reason?: unknown } | null;
   output?: unknown;
   usage?: ResponsesUsageJson | null;
+  /** NVIDIA Dynamo's extension: the worker that served, when asked (client/dynamo-worker.ts); a whole body only. */
+  nvext?: unknown;
 }
 interface ResponsesUsageJson {
   input_tokens?: unknown;
@@ -106,6 +108,9 @@ class ResponsesReader implements ResponseReader {
       return this.#fail(`error object in response: ${errorSaid(json) ?? excerpt(text, 200)}`, atMs);
     }
     if (!Array.isArray(json.output)) return collector.fail({ kind: 'malformed_stream', message: 'response body has no output' }, atMs);
+    // Dynamo's NvResponse carries the worker beside the response (lib/llm/src/protocols/openai/responses/mod.rs); its
+    // stream converter sends none (stream_converter.rs).
+    if (json.nvext !== undefined) collector.noteWorker(json.nvext, text);
     this.#finish(json, atMs, true);
   }
 

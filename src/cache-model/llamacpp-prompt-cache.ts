@@ -39,10 +39,6 @@ export class LlamacppPromptCache {
     this.#blockSize = blockSize;
   }
 
-  get size(): number {
-    return this.#entries.length;
-  }
-
   /** alloc: `node`'s sequence becomes the newest entry, unless an entry holds all of it. */
   save(node: number): void {
     if (node === ROOT || this.#count(node) > 0) return;
@@ -65,10 +61,11 @@ export class LlamacppPromptCache {
     const bs = this.#blockSize;
     const base = slot === ROOT ? 0 : tree.commonPrefix(slot, prompt);
     if (base >= tree.depth(prompt)) return undefined;
-    // Entries that share no more of the prompt than the slot have no better share of it: only those below this node can win.
-    const candidates = this.#count(tree.ancestorAt(prompt, base + 1));
+    // Entries that share no more of the prompt than the slot have no better share of it: only those below `top` can win.
+    const top = tree.ancestorAt(prompt, base + 1);
+    const candidates = this.#count(top);
     if (candidates === 0) return undefined;
-    const found = candidates <= FEW ? yield* this.#walkDown(tree.ancestorAt(prompt, base + 1), candidates) : yield* this.#newest(prompt, base, candidates);
+    const found = candidates <= FEW ? yield* this.#walkDown(top, candidates) : yield* this.#newest(prompt, base, candidates);
     // llama.cpp's order, oldest first; its floats (single precision).
     found.sort((a, b) => this.#order[a]! - this.#order[b]!);
     let keepBest = slot === ROOT ? -1 : Math.fround(base / tree.depth(slot));

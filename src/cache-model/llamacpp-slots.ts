@@ -7,7 +7,8 @@ import type { Operation } from './operation-queue.js';
  * takes every finished request's prefix as reusable (one ideal cache), while the server reuses the tokens of the one
  * slot it picks, and restores from its host-memory prompt cache only in some cases. This follows those rules, from
  * llama.cpp's tools/server/server-context.cpp (get_available_slot, process_single_task) and server-task.cpp
- * (server_prompt_cache: alloc, load: llamacpp-prompt-cache.ts), so that a miss they cause is told apart (misses.ts: slot_choice):
+ * (server_prompt_cache: alloc, load; llamacpp-prompt-cache.ts), so that a miss they cause is told apart (misses.ts:
+ * slot_choice):
  * - A request takes an idle slot on arrival, else waits (deferred, in order) until a slot is released.
  * - Slot choice: among idle slots holding tokens, the one whose longest common prefix (LCP) with the prompt is the
  *   largest share of the prompt, above --slot-prompt-similarity (0.1); else the least recently released one
@@ -23,8 +24,7 @@ import type { Operation } from './operation-queue.js';
  * Not known to the client: the KV layout (both are followed, LlamacppSlotModels); taken at llama.cpp's defaults: the
  * similarity threshold, --cache-idle-slots, and the prompt cache's bound (--cache-ram 8192 MiB: bytes, which depend
  * on the model): the cache here keeps every entry.
- * Sequences are PrefixTree nodes, so a comparison costs O(log length), never a walk of the tokens; the prompt cache is
- * llamacpp-prompt-cache.ts.
+ * Sequences are PrefixTree nodes, so a comparison costs O(log length), never a walk of the tokens.
  */
 
 /** What the model keeps of a request on a slot's side: its figures, one per KV layout (see LlamacppSlotModels). */
@@ -72,11 +72,6 @@ export class LlamacppSlotModels {
     this.#own = new LlamacppSlots(this.#tree, slots, blockSize, false, similarity);
     this.#unified = new LlamacppSlots(this.#tree, slots, blockSize, true, similarity);
     this.#onPlaced = options.onPlaced;
-  }
-
-  /** Sequences held (the tree's blocks). */
-  get blocks(): number {
-    return this.#tree.size;
   }
 
   /**

@@ -36,11 +36,6 @@ export class PrefixTree {
   #child = new Int32Array(1024);
   #sibling = new Int32Array(1024);
 
-  /** Blocks held (nodes other than the root). */
-  get size(): number {
-    return this.#index.size;
-  }
-
   /** The number of blocks of the sequence `node` ends. */
   depth(node: number): number {
     return this.#depth[node]!;

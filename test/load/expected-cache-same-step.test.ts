@@ -62,13 +62,14 @@ describe('requests prefilled in one engine step', () => {
     { semantics: 'sglang', sharedFrom: 'prefill', hitters: 0 },
   ] as const) {
     test(`the simulator as ${semantics}: ${hitters} of three batch-mates hit the prefix their step computes, and the model expects exactly what each got`, { timeout: 60_000 }, async () => {
-      // Steps of 200 ms, and an unrelated request keeping the engine busy: the three requests, sent together, arrive
-      // during one step and are admitted together in the next.
-      const sim = await startSimulator({ profile: 'cpu-tiny', config: { step_base_ms: 200, max_num_batched_tokens: 16384, cache_semantics: semantics } });
+      // Steps of 1 s, and an unrelated request keeping the engine busy: the three requests, sent together, arrive
+      // during one step and are admitted together in the next. (Steps of 200 ms were too short on a loaded machine:
+      // two npm tests side by side spread the three sends over two steps.)
+      const sim = await startSimulator({ profile: 'cpu-tiny', config: { step_base_ms: 1000, max_num_batched_tokens: 16384, cache_semantics: semantics } });
       const dir = tempDir('same-step');
       const stopBusy = new AbortController();
       try {
-        // 60 steps (12 s) at most: stopped once the run is done.
+        // 60 steps at most: stopped once the run is done.
         const busy = await fetch(`${sim.url}/v1/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },

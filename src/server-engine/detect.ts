@@ -1,5 +1,5 @@
 import { answered, headerOf, jsonOf, ProbeHttp, type ProbeAnswer, type ProbeFailure } from './probe.js';
-import { ENGINE_NAMES, type EngineName } from './profiles.js';
+import { ENGINE_NAMES, ENGINE_PROFILES, type EngineName } from './profiles.js';
 
 /** The serving engine behind the URL, as results.json records it (`engine`). */
 export interface EngineInfo {
@@ -48,18 +48,14 @@ export interface DetectionAnswers {
 /** `owned_by` values an engine writes for itself in /v1/models (each verified in the engine's source). */
 const OWNED_BY: Readonly<Record<string, EngineName>> = { vllm: 'vllm', sglang: 'sglang', llamacpp: 'llamacpp', chatload: 'chatload-sim' };
 
-/** NVIDIA Dynamo's frontend's /metrics prefix (lib/runtime/src/metrics/prometheus_names.rs, name_prefix::FRONTEND). */
-const DYNAMO_FRONTEND_PREFIX = 'dynamo_frontend_';
+/** The /metrics name prefixes only one engine uses: each profile's (profiles.ts), in ENGINE_NAMES' order. */
+const METRIC_PREFIXES: readonly [string, EngineName][] = ENGINE_NAMES.flatMap((name) => {
+  const prefix = ENGINE_PROFILES[name].metricPrefix;
+  return prefix === null ? [] : [[prefix, name] as [string, EngineName]];
+});
 
-/** The /metrics name prefixes only one engine uses. */
-const METRIC_PREFIXES: readonly [string, EngineName][] = [
-  ['vllm:', 'vllm'],
-  ['sglang:', 'sglang'],
-  ['llamacpp:', 'llamacpp'],
-  ['tgi_', 'tgi'],
-  [DYNAMO_FRONTEND_PREFIX, 'dynamo'],
-  ['chatload_sim_', 'chatload-sim'],
-];
+/** NVIDIA Dynamo's frontend's /metrics prefix (its profile's: lib/runtime/src/metrics/prometheus_names.rs). */
+const DYNAMO_FRONTEND_PREFIX = ENGINE_PROFILES.dynamo.metricPrefix!;
 
 /** What {@link probeEngine} found: the engine, and the /metrics page it read (undefined when that probe got no answer). */
 export interface EngineProbe {

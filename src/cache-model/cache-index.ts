@@ -125,10 +125,12 @@ export class CacheIndex {
   readonly #replicas: ReplicaCaches;
   /** llama.cpp's slots and prompt cache (CacheIndexConfig.slots), when followed. */
   readonly #slots: LlamacppSlotModels | undefined;
-  /** Told of a request that waited for llama.cpp's slot and got it at another's end: its `slotHit` is set now. */
-  onSlotPlaced: ((ticket: IndexTicket) => void) | undefined;
 
-  constructor(config: CacheIndexConfig) {
+  /**
+   * `onSlotPlaced`: told of a request that waited for llama.cpp's slot and got it at another's end (its `slotHit` is set
+   * now): the owner of a run in worker threads sends it on (index-owner.ts).
+   */
+  constructor(config: CacheIndexConfig, hooks: { onSlotPlaced?: (ticket: IndexTicket) => void } = {}) {
     this.blockSize = config.blockSize;
     this.sharedFrom = config.sharedFrom ?? 'prefill';
     this.#visibleAfterMs = this.sharedFrom === 'schedule' ? 0 : SAME_STEP_MS;
@@ -142,7 +144,8 @@ export class CacheIndex {
     this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks, byId);
     // With a capacity the replicas' pools evict too, and are keyed by entry ids as #finite is.
     this.#replicas = new ReplicaCaches(config.replicaCapacityBlocks ?? capacity ?? Infinity, stepBlocks, capacity !== undefined);
-    const onPlaced = (ticket: SlotTicket): void => this.onSlotPlaced?.(ticket as IndexTicket);
+    // The slots' tickets are this index's.
+    const onPlaced = hooks.onSlotPlaced as ((ticket: SlotTicket) => void) | undefined;
     this.#slots = config.slots !== undefined && config.slots > 0 && this.sharedFrom === 'end' ? new LlamacppSlotModels(config.slots, this.blockSize, { onPlaced }) : undefined;
   }
 

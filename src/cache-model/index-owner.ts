@@ -44,13 +44,13 @@ export class IndexOwner {
   sent = 0;
 
   constructor(config: CacheIndexConfig & { sliceMs?: number }) {
-    this.#index = new CacheIndex(config);
-    this.#queue = new OperationQueue(config.sliceMs ?? SLICE_MS);
     // A request that waited for llama.cpp's slot got its figure at another's end: sent on, as a lookup's answer is.
-    this.#index.onSlotPlaced = (ticket) => {
+    const onSlotPlaced = (ticket: IndexTicket): void => {
       const owned = ticket as OwnedTicket;
       if (!owned.part.closed) this.#answer(owned.part, owned.t, owned);
     };
+    this.#index = new CacheIndex(config, { onSlotPlaced });
+    this.#queue = new OperationQueue(config.sliceMs ?? SLICE_MS);
   }
 
   /** Replicas the per-replica caches have seen. */

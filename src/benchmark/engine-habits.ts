@@ -40,16 +40,18 @@ const CACHE_REPORT_FLAG: Partial<Record<EngineName, string>> = { vllm: '--enable
  * - Dynamo answered without any usage (its Responses API).
  */
 export function engineWarning(server: DetectedServer, summary: Summary): string | undefined {
-  const flag = CACHE_REPORT_FLAG[server.engine.name];
-  if (flag !== undefined && !server.dynamoFrontend && summary.completed > 0 && summary.cached_tokens_known === 0) {
+  const noneKnown = summary.completed > 0 && summary.cached_tokens_known === 0;
+  if (!server.dynamoFrontend) {
+    const flag = CACHE_REPORT_FLAG[server.engine.name];
+    if (flag === undefined || !noneKnown) return undefined;
     return `no answer said how many of its prompt tokens came from the prefix cache: start the server with ${flag} for the per-request hit ratio and efficiency, or give --scrape-metrics for the server's own counters`;
   }
-  if (server.dynamoFrontend && summary.completed > 0 && summary.cached_tokens_known === 0) {
+  if (noneKnown) {
     // A usage without details reads as 0 cached tokens behind Dynamo, so none known means no usage at all: its Responses
     // API builds each response with `usage: None`, and its stream carries no worker either
     // (lib/llm/src/protocols/openai/responses/stream_converter.rs, mod.rs).
     return "no answer from NVIDIA Dynamo carried a usage (its Responses API sends none, and streamed no worker id either): cached tokens are unknown and the hit ratio n/a; --endpoint chat reads them, and --scrape-metrics on the workers' pages gives the engine's counters";
   }
-  if (!server.dynamoFrontend || summary.total_cached_tokens > 0 || summary.total_expected_cached_tokens === 0) return undefined;
+  if (summary.total_cached_tokens > 0 || summary.total_expected_cached_tokens === 0) return undefined;
   return "no answer from NVIDIA Dynamo carried prompt_tokens_details, though the expected cache holds hits: Dynamo leaves them out when its workers' cached tokens are 0 and when they do not report them, so cached_tokens 0 here may be unknown rather than a miss (docs/ENGINES.md)";
 }

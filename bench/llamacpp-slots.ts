@@ -5,16 +5,17 @@
 // tokens a turn and 100-token answers (chained keys: numbers unique past the shared part). Each request is sent
 // (sentSteps), ended (endSteps) and accounted, as a run does. The model's prompt cache keeps every entry, so it grows
 // with the conversations; a save or a restore finds its entries through the tree (llamacpp-prompt-cache.ts), and the
-// per-request cost is shown by conversations to show whether it grows with them. Conversations take turns round-robin,
-// so a conversation's own history is among the oldest entries when it comes back (the worst case for a scan).
+// per-request cost is shown by conversations to show whether it grows with them, and by turns (a turn adds 250 tokens
+// to the history) to show whether it grows with the history: each request's work should be linear in what is new in it
+// (its 250 tokens), not in its prompt. Conversations take turns round-robin, so a conversation's own history is among
+// the oldest entries when it comes back (the worst case for a scan).
 // Figures: µs of CPU per request (medians of ROUNDS), with and without the slots, and the ratio.
-// Usage: node --import tsx bench/llamacpp-slots.ts [conversations=100,1000,4000] [turns=6] [rounds=3] [clients=8] [slots=4]
+// Usage: node --import tsx bench/llamacpp-slots.ts [conversations=100,1000,4000] [turns=6,24] [rounds=3] [clients=8] [slots=4]
 import Table from 'cli-table3';
 import { CacheIndex, type ConversationNote } from '../src/cache-model/cache-index.js';
 import type { IndexTicket } from '../src/cache-model/expected-cache-types.js';
 
-const [sizes = '100,1000,4000', turnsArg = '6', roundsArg = '3', clientsArg = '8', slotsArg = '4'] = process.argv.slice(2);
-const TURNS = Number(turnsArg);
+const [sizes = '100,1000,4000', turnsArg = '6,24', roundsArg = '3', clientsArg = '8', slotsArg = '4'] = process.argv.slice(2);
 const ROUNDS = Number(roundsArg);
 const CLIENTS = Number(clientsArg);
 const SLOTS = Number(slotsArg);
@@ -29,7 +30,7 @@ function drain(steps: Generator<unknown, unknown, unknown>): void {
 }
 
 /** CPU µs per request of the whole workload on a fresh index. */
-function runOnce(conversations: number, slots: number | undefined): number {
+function runOnce(conversations: number, turns: number, slots: number | undefined): number {
   const index = new CacheIndex({ blockSize: 1, sharedFrom: 'end', slots });
   let next = 1e9;
   const states = Array.from({ length: conversations }, () => ({ keys: SYSTEM.slice(), known: 0, turn: 0, note: {} as ConversationNote }));
@@ -55,24 +56,26 @@ function runOnce(conversations: number, slots: number | undefined): number {
     index.account(ticket, ticket.slotHit ?? 0, undefined);
     s.known = s.keys.length;
     requests++;
-    if (++s.turn < TURNS) ready.push(c);
+    if (++s.turn < turns) ready.push(c);
   }
   const used = process.cpuUsage(start);
   return (used.user + used.system) / requests;
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const table = new Table({ head: ['conversations', 'requests', 'without slots µs/req', 'with slots µs/req', 'ratio'] });
-for (const conversations of sizes.split(',').map(Number)) {
-  const without: number[] = [];
-  const withSlots: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    without.push(runOnce(conversations, undefined));
-    withSlots.push(runOnce(conversations, SLOTS));
+const table = new Table({ head: ['conversations', 'turns', 'last prompt, tokens', 'requests', 'without slots µs/req', 'with slots µs/req', 'ratio'] });
+for (const turns of turnsArg.split(',').map(Number)) {
+  for (const conversations of sizes.split(',').map(Number)) {
+    const without: number[] = [];
+    const withSlots: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      without.push(runOnce(conversations, turns, undefined));
+      withSlots.push(runOnce(conversations, turns, SLOTS));
+    }
+    const a = median(without);
+    const b = median(withSlots);
+    table.push([conversations, turns, SYSTEM.length + turns * 250 - 100, conversations * turns, a.toFixed(1), b.toFixed(1), `${(b / a).toFixed(2)}x`]);
   }
-  const a = median(without);
-  const b = median(withSlots);
-  table.push([conversations, conversations * TURNS, a.toFixed(1), b.toFixed(1), `${(b / a).toFixed(2)}x`]);
 }
-console.log(`llama.cpp's slots in the expected-cache index: ${SLOTS} slots, ${CLIENTS} in flight, ${TURNS} turns, medians of ${ROUNDS} alternating rounds`);
+console.log(`llama.cpp's slots in the expected-cache index: ${SLOTS} slots, ${CLIENTS} in flight, medians of ${ROUNDS} alternating rounds`);
 console.log(table.toString());

@@ -1,4 +1,5 @@
 import { ROOT, type PrefixTree } from '../prefix-cache/prefix-tree.js';
+import { SequenceSet } from '../prefix-cache/sequence-set.js';
 
 /*
  * llama.cpp's host-memory prompt cache (`server_prompt_cache` in tools/server/server-task.cpp), over PrefixTree
@@ -6,50 +7,47 @@ import { ROOT, type PrefixTree } from '../prefix-cache/prefix-tree.js';
  * entries it holds all of; `load` moves into a slot the entry that beats it on both the share it keeps (f_keep, at
  * least a quarter) and the share of the prompt (f_sim), scanning oldest first. Its bound (bytes) is not followed.
  *
- * Each node of the tree counts the entries in its subtree, so that whether an entry holds a sequence is one read, and
- * the entries a sequence holds are found on its own path: a save costs its sequence's depth, not a scan of the cache.
- * A restore needs only the entries that share more of the prompt than the slot does (the others cannot beat it), all
- * below one node of the prompt's path: their count is known, so when they are few (a conversation's own history) they
- * are found by walking down from that node, else by comparing entries from the newest back until all are seen; then
- * llama.cpp's oldest-first rule runs over them.
+ * The entries are a SequenceSet (prefix-cache/sequence-set.ts), which answers whether an entry holds a sequence and
+ * which entries a sequence holds in steps of the entries' branch points, not of tokens: a save or a restore costs the
+ * same however long the conversation's history (it walked every token of it before). A restore needs only the entries
+ * that share more of the prompt than the slot does (the others cannot beat it), all below one node of the prompt's
+ * path: their count is known, so when they are few (a conversation's own history) they are taken from the set, else
+ * found by comparing entries from the newest back until all are seen; then llama.cpp's oldest-first rule runs over them.
  */
 
-/** Entries compared, or nodes walked, between two chances to let the loop go (~0.2 ms). */
+/** Entries compared between two chances to let the loop go (~0.2 ms). */
 const SCAN_STEP = 256;
-/**
- * Candidates found by walking down the tree when there are at most this many (each walk costs its path, a few
- * thousand nodes at most in a turn's history), else by comparing the entries from the newest back.
- */
+/** Candidates taken from the set's subtree when there are at most this many, else found from the newest entry back. */
 const FEW = 8;
 
 export class LlamacppPromptCache {
   readonly #tree: PrefixTree;
   readonly #blockSize: number;
-  /** Entries (nodes), oldest first. */
-  readonly #entries: number[] = [];
-  /** Entries in each node's subtree, itself included, by node; and whether the node is one. */
-  #below = new Int32Array(1024);
-  #entry = new Uint8Array(1024);
+  readonly #set: SequenceSet;
   /** Each entry's place in the order they came (llama.cpp scans oldest first). */
-  #order = new Float64Array(1024);
+  readonly #order = new Map<number, number>();
   #saved = 0;
+  /** The entries as a list from the newest back (ROOT: none), so that a removal costs no search. */
+  #newestEntry = ROOT;
+  readonly #older = new Map<number, number>();
+  readonly #newer = new Map<number, number>();
 
   constructor(tree: PrefixTree, blockSize: number) {
     this.#tree = tree;
     this.#blockSize = blockSize;
+    this.#set = new SequenceSet(tree);
   }
 
   /** alloc: `node`'s sequence becomes the newest entry, unless an entry holds all of it. */
   save(node: number): void {
-    if (node === ROOT || this.#count(node) > 0) return;
+    if (node === ROOT || this.#set.countBelow(node) > 0) return;
     // The entries on its path are prefixes of it: they leave.
-    const tree = this.#tree;
-    this.#fit();
-    for (let a = tree.parent(node); a !== ROOT; a = tree.parent(a)) if (this.#entry[a] === 1) this.#remove(a);
-    this.#entries.push(node);
-    this.#entry[node] = 1;
-    this.#order[node] = this.#saved++;
-    this.#add(node, 1);
+    for (const prefix of this.#set.prefixesOf(node)) this.#remove(prefix);
+    this.#set.add(node);
+    this.#order.set(node, this.#saved++);
+    this.#older.set(node, this.#newestEntry);
+    if (this.#newestEntry !== ROOT) this.#newer.set(this.#newestEntry, node);
+    this.#newestEntry = node;
   }
 
   /**
@@ -63,11 +61,11 @@ export class LlamacppPromptCache {
     if (base >= tree.depth(prompt)) return undefined;
     // Entries that share no more of the prompt than the slot have no better share of it: only those below `top` can win.
     const top = tree.ancestorAt(prompt, base + 1);
-    const candidates = this.#count(top);
+    const candidates = this.#set.countBelow(top);
     if (candidates === 0) return undefined;
-    const found = candidates <= FEW ? yield* this.#walkDown(top, candidates) : yield* this.#newest(prompt, base, candidates);
+    const found = candidates <= FEW ? this.#set.below(top) : yield* this.#newest(prompt, base, candidates);
     // llama.cpp's order, oldest first; its floats (single precision).
-    found.sort((a, b) => this.#order[a]! - this.#order[b]!);
+    found.sort((a, b) => this.#order.get(a)! - this.#order.get(b)!);
     let keepBest = slot === ROOT ? -1 : Math.fround(base / tree.depth(slot));
     let simBest = Math.fround((base * bs) / promptLength);
     let best = ROOT;
@@ -88,67 +86,29 @@ export class LlamacppPromptCache {
     return best;
   }
 
-  /** The `count` entries in `top`'s subtree, walked down through the nodes that have some below them. */
-  *#walkDown(top: number, count: number): Generator<void, number[], void> {
-    const tree = this.#tree;
-    const found: number[] = [];
-    const stack = [top];
-    for (let step = 0; stack.length > 0 && found.length < count; ) {
-      const node = stack.pop()!;
-      if (this.#entry[node] === 1) found.push(node);
-      for (let c = tree.firstChild(node); c !== ROOT; c = tree.nextSibling(c)) {
-        if (++step % SCAN_STEP === 0) yield;
-        if (this.#count(c) > 0) stack.push(c);
-      }
-    }
-    return found;
-  }
-
   /** The `count` entries that share more than `base` blocks with `prompt`, from the newest back. */
   *#newest(prompt: number, base: number, count: number): Generator<void, number[], void> {
     const tree = this.#tree;
-    const entries = this.#entries;
     const found: number[] = [];
-    for (let i = entries.length - 1, step = 0; i >= 0 && found.length < count; i--) {
+    for (let entry = this.#newestEntry, step = 0; entry !== ROOT && found.length < count; entry = this.#older.get(entry)!) {
       if (++step % SCAN_STEP === 0) yield;
-      if (tree.commonPrefix(entries[i]!, prompt) > base) found.push(entries[i]!);
+      if (tree.commonPrefix(entry, prompt) > base) found.push(entry);
     }
     return found;
   }
 
-  /** Entries in `node`'s subtree. */
-  #count(node: number): number {
-    return node < this.#below.length ? this.#below[node]! : 0;
-  }
-
   #remove(entry: number): void {
-    const entries = this.#entries;
-    entries.splice(entries.lastIndexOf(entry), 1);
-    this.#entry[entry] = 0;
-    this.#add(entry, -1);
-  }
-
-  /** Sizes the per-node arrays to every node of the tree so far. */
-  #fit(): void {
-    const limit = this.#tree.nodeLimit;
-    if (limit <= this.#below.length) return;
-    const below = new Int32Array(limit);
-    below.set(this.#below);
-    this.#below = below;
-    const entry = new Uint8Array(limit);
-    entry.set(this.#entry);
-    this.#entry = entry;
-    const order = new Float64Array(limit);
-    order.set(this.#order);
-    this.#order = order;
-  }
-
-  /** Adds `delta` to the counts of `node` and its ancestors (the arrays fit them: #fit ran since the node was made). */
-  #add(node: number, delta: number): void {
-    const tree = this.#tree;
-    for (let a = node; ; a = tree.parent(a)) {
-      this.#below[a]! += delta;
-      if (a === ROOT) return;
+    this.#set.delete(entry);
+    this.#order.delete(entry);
+    const older = this.#older.get(entry)!;
+    const newer = this.#newer.get(entry);
+    if (newer === undefined) this.#newestEntry = older;
+    else this.#older.set(newer, older);
+    if (older !== ROOT) {
+      if (newer === undefined) this.#newer.delete(older);
+      else this.#newer.set(older, newer);
     }
+    this.#older.delete(entry);
+    this.#newer.delete(entry);
   }
 }

@@ -223,7 +223,25 @@ export class CacheIndex {
   *prefilledSteps(ticket: IndexTicket, prompt: IndexPrompt | undefined, atMs: number): Operation {
     const visibleUntil = atMs - this.#visibleAfterMs;
     if (this.#due(visibleUntil)) yield* this.#publishSteps(visibleUntil);
+    if (prompt !== undefined) this.#seenByFirstToken(ticket, prompt.keys);
     if (prompt !== undefined && this.sharedFrom !== 'end') yield* this.#lookupSteps(ticket, prompt, atMs);
+  }
+
+  /**
+   * The ticket's `seen` (warm start) brought up to its first token, when the server had computed its prompt: a request
+   * sent just after it may reach the server first, and one may end while it waits for llama.cpp's slot (seen on a live
+   * llama-server: a first turn served 89 tokens of the system prompt of requests that ended while it waited, which the
+   * send's reading called warm start). A block counts when a request that has not ended holds it too (the entry's
+   * holders besides this ticket) or an ended one registered it. Starts where the send's reading stopped: a request
+   * mostly looks up one block, its first new one. The prompt's blocks are those of its send (its conversation goes on
+   * only at its end), of which the last `ticket.inFlight.length` were in flight.
+   */
+  #seenByFirstToken(ticket: IndexTicket, keys: readonly number[]): void {
+    const inFlight = this.#inFlight;
+    const firstInFlight = keys.length - ticket.inFlight.length;
+    let b = ticket.seen / this.blockSize;
+    while (b < keys.length && ((b >= firstInFlight && inFlight.refs(ticket.inFlight[b - firstInFlight]!) > 1) || this.#infinite.has(keys[b]!))) b++;
+    ticket.seen = b * this.blockSize;
   }
 
   /** Looks the ticket's prompt up in each index, holding its blocks there until its end. */

@@ -29,7 +29,10 @@ export interface IndexTicket extends SlotTicket {
   totalBlocks: number;
   /** The model's hit, in tokens, as the index stood at the send (see misses.ts, concurrency). */
   atSend: number;
-  /** The hit in everything the run had sent or received before the send, at once and with no eviction (warm start). */
+  /**
+   * The hit in everything the run had sent or received before the send, at once and with no eviction (warm start);
+   * brought up to its first token then (CacheIndex.prefilledSteps).
+   */
   seen: number;
   /** Its prompt's blocks the infinite index did not hold at the send, in flight until its end: their in-flight ids. */
   inFlight: number[];

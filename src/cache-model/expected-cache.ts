@@ -303,10 +303,11 @@ export class ExpectedCache {
    * become visible to the lookups after it at once with `'schedule'` (vLLM: a batch-mate admitted later hits them),
    * SAME_STEP_MS later with `'prefill'` (SGLang: a batch does not hit its own blocks; CacheIndex.prefilledSteps). The
    * lookup may wait behind a large registration: read the ticket's `hit` after `settled(ticket)`. With
-   * `sharedFrom: 'end'` the lookup was at the send: nothing to do.
+   * `sharedFrom: 'end'` the lookup was at the send; what the run had sent by now is still read (the warm start's
+   * measure: a request sent later may reach the server first, or end while this one waits for a slot).
    */
   prefilled(ticket: ExpectedCacheTicket, atMs: number): void {
-    if (ticket.lookupAsked) return;
+    if (ticket.lookupAsked && this.sharedFrom !== 'end') return;
     ticket.lookupAsked = true;
     if (this.idsFromResponse && ticket.pending) {
       // Queued once the ids are in (see begin), behind the send-time reading.

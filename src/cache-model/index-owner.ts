@@ -47,7 +47,7 @@ export class IndexOwner {
     // A request that waited for llama.cpp's slot got its figure at another's end: sent on, as a lookup's answer is.
     const onSlotPlaced = (ticket: IndexTicket): void => {
       const owned = ticket as OwnedTicket;
-      if (!owned.part.closed) this.#answer(owned.part, owned.t, owned);
+      if (!owned.part.closed) this.#answer(owned.part, owned.t, owned, 0);
     };
     this.#index = new CacheIndex(config, { onSlotPlaced });
     this.#queue = new OperationQueue(config.sliceMs ?? SLICE_MS);
@@ -189,9 +189,9 @@ export class IndexOwner {
   }
 
   /** Sends the ticket's figures to its worker, with every other answer of this turn of the loop. */
-  #answer(part: Part, t: number, ticket: IndexTicket): void {
+  #answer(part: Part, t: number, ticket: IndexTicket, answersWait: 0 | 1 = 1): void {
     const g = this.#index.granularity;
-    part.answers.push([t, ticket.hit.expected, ticket.hit.infinite, ticket.atSend, ticket.seen, ticket.smaller ?? -1, g.gcd, g.samples, ticket.hit.perReplica ?? -1, ticket.slotHit ?? -1, ticket.slotHitUnified ?? -1]);
+    part.answers.push([t, ticket.hit.expected, ticket.hit.infinite, ticket.atSend, ticket.seen, ticket.smaller ?? -1, g.gcd, g.samples, ticket.hit.perReplica ?? -1, ticket.slotHit ?? -1, ticket.slotHitUnified ?? -1, answersWait]);
     if (part.flushing) return;
     part.flushing = true;
     setImmediate(() => {

@@ -44,10 +44,11 @@ export type IndexEvent =
 
 /**
  * The owner's answer for ticket `t`: [t, expected, infinite, atSend, seen, smaller (-1: none), granularity gcd,
- * samples, perReplica (-1: none), slotHit, slotHitUnified (llama.cpp's slots, -1: none)]. A request that waited for
- * llama.cpp's slot gets a second answer when it gets one: only its slot figures are read from it.
+ * samples, perReplica (-1: none), slotHit, slotHitUnified (llama.cpp's slots, -1: none), awaited (1: the answer to an
+ * event the worker waits on, its send's or its first token's; 0: a request that waited for llama.cpp's slot got one,
+ * at another's end: only its slot figures are read from it, and it ends no wait)].
  */
-export type IndexAnswer = [number, number, number, number, number, number, number, number, number, number, number];
+export type IndexAnswer = [number, number, number, number, number, number, number, number, number, number, number, 0 | 1];
 
 /** A batch of events from a worker, and of answers back. */
 export interface IndexEvents {
@@ -175,10 +176,11 @@ export class RemoteIndexDriver implements IndexDriver {
 
   prefilledSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, atMs: number): Operation {
     const t = this.#ticketOf(ticket);
-    const answer = state !== undefined && this.#sharedFrom !== 'end';
+    // Its lookup's figures (sharedFrom 'end': they came with the send; its `seen` is brought up to its first token now).
+    const answer = state !== undefined;
     if (answer) this.#await(ticket, t);
     if (answer) this.#lookedUp.add(ticket);
-    this.#send({ e: 'prefilled', t, at: epochMs(atMs), lookup: state !== undefined, answer });
+    this.#send({ e: 'prefilled', t, at: epochMs(atMs), lookup: answer, answer });
     return posted();
   }
 
@@ -220,14 +222,14 @@ export class RemoteIndexDriver implements IndexDriver {
   }
 
   #onAnswers(answers: readonly IndexAnswer[]): void {
-    for (const [t, expected, infinite, atSend, seen, smaller, gcd, samples, perReplica, slotHit, slotHitUnified] of answers) {
+    for (const [t, expected, infinite, atSend, seen, smaller, gcd, samples, perReplica, slotHit, slotHitUnified, answersWait] of answers) {
       const awaited = this.#awaited.get(t);
       const open = awaited?.ticket ?? this.#open.get(t);
       if (open !== undefined) {
         open.slotHit = slotHit < 0 ? undefined : slotHit;
         open.slotHitUnified = slotHitUnified < 0 ? undefined : slotHitUnified;
       }
-      if (awaited === undefined) continue;
+      if (awaited === undefined || answersWait === 0) continue;
       const { ticket } = awaited;
       ticket.hit.expected = expected;
       ticket.hit.infinite = infinite;

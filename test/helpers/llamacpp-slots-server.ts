@@ -89,6 +89,13 @@ export interface LlamacppSlotsOptions {
   slotSavePath?: boolean;
   /** Delay per generated token, ms. @default 1 */
   delayMs?: number;
+  /**
+   * Holds the first chat request to reach the server until this many others have ended, then queues its task.
+   * llama-server's HTTP threads queue a task once they have read its request, so requests sent together can be queued
+   * in another order than sent (seen on a live b11669: the first request a run sent waited for a slot behind later ones
+   * and reused the system prompt of requests that ended meanwhile). @default none held
+   */
+  holdFirst?: number;
   /** Seed of the answers' words. @default 0 */
   seed?: number;
 }
@@ -575,13 +582,16 @@ interface Context {
   scheduler: SlotScheduler;
   counters: Counters;
   requests: LlamacppRequestRecord[];
-  opts: Required<Omit<LlamacppSlotsOptions, 'promptCacheTokens' | 'slotSavePath' | 'thinkWords'>>;
+  opts: Required<Omit<LlamacppSlotsOptions, 'promptCacheTokens' | 'slotSavePath' | 'thinkWords' | 'holdFirst'>> & Pick<LlamacppSlotsOptions, 'holdFirst'>;
   sleep: (ms: number) => Promise<void>;
   nextTaskId: () => number;
   /** Unix seconds, for /metrics' Process-Start-Time-Unix header. */
   startedAt: number;
   /** Words of thinking before each answer (LlamacppSlotsOptions.thinkWords). */
   thinkWords: number;
+  /** Requests answered to the end, and the first request while it is held (LlamacppSlotsOptions.holdFirst). */
+  ended: number;
+  held: (() => void) | undefined;
 }
 
 function completionId(): string {
@@ -609,6 +619,14 @@ function handleChat(ctx: Context, body: Record<string, unknown>, res: ServerResp
   };
   ctx.requests.push(record);
   const idSlot = typeof body.id_slot === 'number' ? body.id_slot : -1;
+  const submit = (): void => submitTask(ctx, { body, task, record, res, promptIds, idSlot });
+  if (record.index === 0 && (ctx.opts.holdFirst ?? 0) > 0) ctx.held = submit;
+  else submit();
+}
+
+/** Queues a chat request's task for a slot (process_single_task). */
+function submitTask(ctx: Context, q: { body: Record<string, unknown>; task: TaskInfo; record: LlamacppRequestRecord; res: ServerResponse; promptIds: number[]; idSlot: number }): void {
+  const { body, task, record, res, promptIds, idSlot } = q;
   ctx.scheduler.submit({
     promptIds,
     idSlot,
@@ -689,6 +707,12 @@ async function runTask(ctx: Context, run: Run): Promise<void> {
   const timings = timingsOf(nPast, promptIds.length - nPast, slot.nGen, ctx.opts.delayMs);
   ctx.scheduler.release(slot);
   if (!closed) out.finish(finish, usage, timings);
+  // The held first request is queued once enough others have ended (LlamacppSlotsOptions.holdFirst).
+  if (++ctx.ended >= (ctx.opts.holdFirst ?? 0) && ctx.held !== undefined) {
+    const submit = ctx.held;
+    ctx.held = undefined;
+    submit();
+  }
 }
 
 function timingsOf(cached: number, processed: number, predicted: number, delayMs: number): Record<string, number> {
@@ -834,7 +858,7 @@ export async function startLlamacppSlotsServer(options: LlamacppSlotsOptions = {
   const opts: Context['opts'] = {
     slots: options.slots ?? 4, nCtx: options.nCtx ?? 4096, promptCache: options.promptCache ?? true, cacheIdleSlots: options.cacheIdleSlots ?? true,
     unifiedKv: options.unifiedKv ?? false, similarity: options.similarity ?? 0.1, model: options.model ?? 'qwen3-tiny', roundTrip: options.roundTrip ?? true, delayMs: options.delayMs ?? 1,
-    seed: options.seed ?? 0, answerTokens: options.answerTokens ?? ((r: AnswerRequest) => (r.maxTokens === -1 ? 32 : r.maxTokens)),
+    seed: options.seed ?? 0, answerTokens: options.answerTokens ?? ((r: AnswerRequest) => (r.maxTokens === -1 ? 32 : r.maxTokens)), holdFirst: options.holdFirst,
   };
   const scheduler = new SlotScheduler(opts.slots, { similarity: opts.similarity, promptCache: opts.promptCache, cacheTokens: options.promptCacheTokens ?? Infinity, cacheIdleSlots: opts.cacheIdleSlots, unifiedKv: opts.unifiedKv });
   const timers = new Set<NodeJS.Timeout>();
@@ -843,7 +867,7 @@ export async function startLlamacppSlotsServer(options: LlamacppSlotsOptions = {
     timers.add(timer);
   });
   let taskId = 0;
-  const ctx: Context = { assets, scheduler, counters: { processed: 0, cached: 0, predicted: 0, decodes: 0, nTokensMax: 0 }, requests: [], opts, sleep, nextTaskId: () => taskId++, startedAt: Math.floor(Date.now() / 1000), thinkWords: options.thinkWords ?? 0 };
+  const ctx: Context = { assets, scheduler, counters: { processed: 0, cached: 0, predicted: 0, decodes: 0, nTokensMax: 0 }, requests: [], opts, sleep, nextTaskId: () => taskId++, startedAt: Math.floor(Date.now() / 1000), thinkWords: options.thinkWords ?? 0, ended: 0, held: undefined };
   const traffic = new Map<string, { calls: number; bodyBytes: number }>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     res.sendDate = false; // llama-server sends no Date header

@@ -135,6 +135,32 @@ describe("llama.cpp's slots: more clients than slots (docs/ENGINES.md)", () => {
         // simultaneous ones may reach the server the other way round. Without the slots every one of them is unexplained.
         assert.ok(causes.unexplained <= tokens * 0.05, JSON.stringify(p.totals.misses));
         assert.equal(Object.values(causes).reduce((a, b) => a + b, 0), tokens);
+        // The server started empty: what a request that waited for its slot reused came from requests that ended while
+        // it waited (the slots follow it), not from before the run.
+        assert.equal(p.totals.warm_start_tokens, 0, JSON.stringify(records.filter((r) => (r.warm_start_tokens ?? 0) > 0).map((r) => [r.conversation_id, r.turn, r.cached_tokens, r.expected_cached_tokens])));
+      } finally {
+        await server.close();
+      }
+    });
+  }
+});
+
+describe("llama.cpp's slots: requests queued in another order than sent (docs/ENGINES.md)", () => {
+  // The first request sent is queued only once two others have ended (llama-server's HTTP threads queue tasks as they
+  // finish reading them), and reuses the shared prefix they left in the slots. What the run had sent by its first token
+  // explains that hit: not a warm start, which would take it out of the efficiency.
+  for (const workers of [1, 2]) {
+    test(`the first request queued last reuses the run's own prefix: no warm start${workers > 1 ? ', --workers 2' : ''}`, { timeout: 120_000 }, async () => {
+      const server = await startLlamacppSlotsServer({ slots: 2, delayMs: 0, holdFirst: 2 });
+      const dir = tempDir('cache-truth-llamacpp-held');
+      try {
+        const result = await runBenchmark({ url: server.url, model: 'qwen3-tiny', inputFile: sharedPrefixConfig(dir, 4, 2, 20), numClients: 4, workers, outputDir: dir, earlyStop: false });
+        const records = readRequestsJsonl(result.files.requests).filter((r) => r.status === 'ok');
+        assert.equal(records.length, 8);
+        const held = server.requests.find((q) => q.index === 0)!;
+        assert.ok(held.cached > 0, `the held request reused a prefix: ${JSON.stringify({ deferred: held.deferred, cached: held.cached })}`);
+        const p = readResults(result.files.results).prefix_cache;
+        assert.equal(p.totals.warm_start_tokens, 0, JSON.stringify(records.map((r) => [r.conversation_id, r.turn, r.cached_tokens, r.expected_cached_tokens, r.warm_start_tokens])));
       } finally {
         await server.close();
       }

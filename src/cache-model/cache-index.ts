@@ -3,7 +3,7 @@ import { BlockPool, DEFAULT_STEP_BLOCKS, isSteps } from '../prefix-cache/block-p
 import { gcd, missCause, warmStartTokens, type MissFacts } from './misses.js';
 import type { Operation } from './operation-queue.js';
 import type { CacheAccount, IndexTicket } from './expected-cache-types.js';
-import { LlamacppSlotModels, type SlotTicket } from './llamacpp-slots.js';
+import { LlamacppSlotModels } from './llamacpp-slots.js';
 import { ReplicaCaches } from './replica-caches.js';
 import type { SharedFrom } from '../server-engine/cache-semantics.js';
 
@@ -125,6 +125,12 @@ export class CacheIndex {
   readonly #replicas: ReplicaCaches;
   /** llama.cpp's slots and prompt cache (CacheIndexConfig.slots), when followed. */
   readonly #slots: LlamacppSlotModels | undefined;
+  readonly #onSlotPlaced: ((ticket: IndexTicket) => void) | undefined;
+  /**
+   * Requests waiting for llama.cpp's slot, with their prompts: llama.cpp looks a prompt up when a slot takes it, so the
+   * one ideal cache is read then too (the requests that ended meanwhile included), not at the send.
+   */
+  readonly #waiting = new Map<IndexTicket, IndexPrompt>();
 
   /**
    * `onSlotPlaced`: told of a request that waited for llama.cpp's slot and got it at another's end (its `slotHit` is set
@@ -144,9 +150,8 @@ export class CacheIndex {
     this.#smaller = capacity === undefined ? undefined : new BlockPool<number>(Math.max(1, Math.floor((capacity * 3) / 4)), stepBlocks, byId);
     // With a capacity the replicas' pools evict too, and are keyed by entry ids as #finite is.
     this.#replicas = new ReplicaCaches(config.replicaCapacityBlocks ?? capacity ?? Infinity, stepBlocks, capacity !== undefined);
-    // The slots' tickets are this index's.
-    const onPlaced = hooks.onSlotPlaced as ((ticket: SlotTicket) => void) | undefined;
-    this.#slots = config.slots !== undefined && config.slots > 0 && this.sharedFrom === 'end' ? new LlamacppSlotModels(config.slots, this.blockSize, { onPlaced }) : undefined;
+    this.#onSlotPlaced = hooks.onSlotPlaced;
+    this.#slots = config.slots !== undefined && config.slots > 0 && this.sharedFrom === 'end' ? new LlamacppSlotModels(config.slots, this.blockSize) : undefined;
   }
 
   /** Replicas the per-replica caches have seen (at most MAX_REPLICAS). */
@@ -166,7 +171,8 @@ export class CacheIndex {
 
   /**
    * The request is sent: what the run had seen of its prompt (warm start), and the model's hit as the index stands
-   * now (concurrency). With `sharedFrom: 'end'` this is also its lookup, since the server looks it up on arrival.
+   * now (concurrency). With `sharedFrom: 'end'` this is also its lookup, since the server looks it up on arrival;
+   * with llama.cpp's slots followed, a request that must wait for a slot is looked up when it gets one.
    */
   *sentSteps(ticket: IndexTicket, prompt: IndexPrompt, atMs: number): Operation {
     const { keys, known } = prompt;
@@ -189,9 +195,14 @@ export class CacheIndex {
     }
     ticket.seen = seen * this.blockSize;
     if (this.sharedFrom === 'end') {
-      yield* this.#lookupSteps(ticket, prompt, atMs);
-      ticket.atSend = ticket.hit.expected;
-      if (this.#slots !== undefined) yield* this.#slots.arriveSteps(ticket, keys, known, ticket.promptLength);
+      if (this.#slots !== undefined) {
+        yield* this.#slots.arriveSteps(ticket, keys, known, ticket.promptLength);
+        if (this.#slots.waiting(ticket)) {
+          this.#waiting.set(ticket, prompt);
+          return;
+        }
+      }
+      yield* this.#endLookupSteps(ticket, prompt, atMs);
     } else {
       const maxHit = Math.floor(Math.max(0, ticket.promptLength - 1) / this.blockSize);
       ticket.atSend = (this.#finite === undefined ? this.#infinite.match(keys, maxHit, known) : this.#finite.match(ticket.ids, maxHit)) * this.blockSize;
@@ -225,6 +236,23 @@ export class CacheIndex {
     if (this.#due(visibleUntil)) yield* this.#publishSteps(visibleUntil);
     if (prompt !== undefined) this.#seenByFirstToken(ticket, prompt.keys);
     if (prompt !== undefined && this.sharedFrom !== 'end') yield* this.#lookupSteps(ticket, prompt, atMs);
+    // A first token says the server gave the request a slot, though the model has it waiting still (the client saw
+    // the ends and arrivals in another order than the server did): looked up now.
+    yield* this.#waitedSteps(ticket, atMs);
+  }
+
+  /** sharedFrom 'end': the lookup, where the server looks a prompt up (on arrival, or when a slot takes it). */
+  *#endLookupSteps(ticket: IndexTicket, prompt: IndexPrompt, atMs: number): Operation {
+    yield* this.#lookupSteps(ticket, prompt, atMs);
+    ticket.atSend = ticket.hit.expected;
+  }
+
+  /** The lookup of a request that waited for llama.cpp's slot, if it still waits for it here. */
+  *#waitedSteps(ticket: IndexTicket, atMs: number): Operation {
+    const prompt = this.#waiting.get(ticket);
+    if (prompt === undefined) return;
+    this.#waiting.delete(ticket);
+    yield* this.#endLookupSteps(ticket, prompt, atMs);
   }
 
   /**
@@ -342,6 +370,8 @@ export class CacheIndex {
    * lookup, since its blocks then went to no replica's cache that the next request could skip.
    */
   *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number, note?: ConversationNote): Operation {
+    // No first token while it waited for a slot here (not streamed, or failed): looked up before its blocks count.
+    yield* this.#waitedSteps(ticket, nowMs);
     if (note !== undefined && ticket.hit.perReplica === undefined) note.replica = undefined;
     const visibleUntil = nowMs - this.#visibleAfterMs;
     if (this.#due(visibleUntil)) yield* this.#publishSteps(visibleUntil);
@@ -359,7 +389,13 @@ export class CacheIndex {
       else inFlight.remove(id);
     }
     ticket.inFlight.length = 0;
-    if (this.#slots !== undefined) yield* this.#slots.endSteps(ticket, keys, keys === undefined ? 0 : Math.min(keys.length, totalBlocks));
+    if (this.#slots === undefined) return;
+    const placed = yield* this.#slots.endSteps(ticket, keys, keys === undefined ? 0 : Math.min(keys.length, totalBlocks));
+    // The requests that got their slot at this end are looked up now, this request's blocks included.
+    for (const p of placed as IndexTicket[]) {
+      yield* this.#waitedSteps(p, nowMs);
+      this.#onSlotPlaced?.(p);
+    }
   }
 
   /**

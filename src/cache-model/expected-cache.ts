@@ -286,7 +286,6 @@ export class ExpectedCache {
     if (ticket.pending) yield ticket.ready;
     const state = this.#current(ticket);
     if (state === undefined) return;
-    if (this.sharedFrom === 'end') ticket.lookupAsked = true;
     yield* this.#index.sentSteps(ticket, state, atMs);
   }
 
@@ -303,11 +302,12 @@ export class ExpectedCache {
    * become visible to the lookups after it at once with `'schedule'` (vLLM: a batch-mate admitted later hits them),
    * SAME_STEP_MS later with `'prefill'` (SGLang: a batch does not hit its own blocks; CacheIndex.prefilledSteps). The
    * lookup may wait behind a large registration: read the ticket's `hit` after `settled(ticket)`. With
-   * `sharedFrom: 'end'` the lookup was at the send; what the run had sent by now is still read (the warm start's
-   * measure: a request sent later may reach the server first, or end while this one waits for a slot).
+   * `sharedFrom: 'end'` the lookup was at the send, or is when llama.cpp's slots give the request one (CacheIndex);
+   * what the run had sent by now is read either way (the warm start's measure: a request sent later may reach the
+   * server first, or end while this one waits for a slot).
    */
   prefilled(ticket: ExpectedCacheTicket, atMs: number): void {
-    if (ticket.lookupAsked && this.sharedFrom !== 'end') return;
+    if (ticket.lookupAsked) return;
     ticket.lookupAsked = true;
     if (this.idsFromResponse && ticket.pending) {
       // Queued once the ids are in (see begin), behind the send-time reading.

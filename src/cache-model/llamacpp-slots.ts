@@ -64,14 +64,10 @@ export class LlamacppSlotModels {
   /** The prompt's leading blocks registered before, by request: where its end's registration starts. */
   readonly #known = new Map<SlotTicket, number>();
   readonly #choice = new SlotLayoutChoice();
-  /** Told of a request that got its slot after its arrival (it waited): its figures are set now. */
-  readonly #onPlaced: ((ticket: SlotTicket) => void) | undefined;
-
-  constructor(slots: number, blockSize: number, options: { similarity?: number; onPlaced?: (ticket: SlotTicket) => void } = {}) {
+  constructor(slots: number, blockSize: number, options: { similarity?: number } = {}) {
     const similarity = options.similarity ?? 0.1;
     this.#own = new LlamacppSlots(this.#tree, slots, blockSize, false, similarity);
     this.#unified = new LlamacppSlots(this.#tree, slots, blockSize, true, similarity);
-    this.#onPlaced = options.onPlaced;
   }
 
   /**
@@ -84,16 +80,24 @@ export class LlamacppSlotModels {
     yield* this.#unified.arriveSteps(ticket, keys, known, promptLength);
   }
 
-  /** The request ended: its slot keeps `keys[0..totalBlocks)` (its prompt and answer; undefined when unknown). */
-  *endSteps(ticket: SlotTicket, keys: readonly number[] | undefined, totalBlocks: number): Operation {
+  /**
+   * The request ended: its slot keeps `keys[0..totalBlocks)` (its prompt and answer; undefined when unknown). Returns
+   * the requests that waited and got a slot now (their figures are set).
+   */
+  *endSteps(ticket: SlotTicket, keys: readonly number[] | undefined, totalBlocks: number): Generator<void, SlotTicket[], void> {
     const known = this.#known.get(ticket);
-    if (known === undefined) return;
+    if (known === undefined) return [];
     this.#known.delete(ticket);
     const node = keys === undefined ? undefined : this.#tree.extend(keys, known, totalBlocks);
     // Both layouts have as many slots, so the same requests wait and get a slot at the same ends.
     const placed = yield* this.#own.endSteps(ticket, node);
     yield* this.#unified.endSteps(ticket, node);
-    if (this.#onPlaced !== undefined) for (const p of placed) this.#onPlaced(p);
+    return placed;
+  }
+
+  /** Whether the request waits for a slot (both layouts have as many slots: it waits in both or in neither). */
+  waiting(ticket: SlotTicket): boolean {
+    return this.#known.has(ticket) && ticket.slotHit === undefined;
   }
 
   /** The server cached `cached` tokens of the ticket's prompt: its figure for the misses, from the better layout. */

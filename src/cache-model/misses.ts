@@ -35,7 +35,10 @@ export interface MissFacts {
   blockSize: number;
   /** The granularity the server's cached counts share so far (their greatest common divisor; 1 when unknown). */
   serverGranularity: number;
-  /** The model's hit as its index stood when the request was sent (equal to expected when it looks up at the send). */
+  /**
+   * The model's hit as its index stood when the request was sent (equal to expected when it looks up at the send, or,
+   * waiting for llama.cpp's slot, when a slot takes it).
+   */
   atSend: number;
   /** The hit in a cache a quarter smaller; undefined without a modelled capacity. */
   smallerCache: number | undefined;

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LlamacppSlotModels, SlotLayoutChoice, type SlotTicket } from '../../src/cache-model/llamacpp-slots.js';
-import type { Operation } from '../../src/cache-model/operation-queue.js';
 import { PrefixTree, ROOT } from '../../src/prefix-cache/prefix-tree.js';
 import { Rng } from '../../src/util/rng.js';
 import { SlotScheduler, type Slot } from '../helpers/llamacpp-slots-server.js';
@@ -33,7 +32,7 @@ class Keys {
   }
 }
 
-function run(steps: Operation): void {
+function run(steps: Generator<void | Promise<unknown>, unknown, void>): void {
   for (const step of steps) assert.equal(step, undefined, 'no promise: nothing to wait for');
 }
 

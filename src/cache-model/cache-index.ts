@@ -238,7 +238,7 @@ export class CacheIndex {
     if (prompt !== undefined && this.sharedFrom !== 'end') yield* this.#lookupSteps(ticket, prompt, atMs);
     // A first token says the server gave the request a slot, though the model has it waiting still (the client saw
     // the ends and arrivals in another order than the server did): looked up now.
-    yield* this.#waitedSteps(ticket, atMs);
+    if (this.#waiting.has(ticket)) yield* this.#waitedSteps(ticket, atMs);
   }
 
   /** sharedFrom 'end': the lookup, where the server looks a prompt up (on arrival, or when a slot takes it). */
@@ -247,7 +247,7 @@ export class CacheIndex {
     ticket.atSend = ticket.hit.expected;
   }
 
-  /** The lookup of a request that waited for llama.cpp's slot, if it still waits for it here. */
+  /** The lookup of a request that waited for llama.cpp's slot, if it still waits for it here (checked first: no generator otherwise). */
   *#waitedSteps(ticket: IndexTicket, atMs: number): Operation {
     const prompt = this.#waiting.get(ticket);
     if (prompt === undefined) return;
@@ -371,7 +371,7 @@ export class CacheIndex {
    */
   *endSteps(ticket: IndexTicket, keys: readonly number[] | undefined, totalBlocks: number, nowMs: number, note?: ConversationNote): Operation {
     // No first token while it waited for a slot here (not streamed, or failed): looked up before its blocks count.
-    yield* this.#waitedSteps(ticket, nowMs);
+    if (this.#waiting.has(ticket)) yield* this.#waitedSteps(ticket, nowMs);
     if (note !== undefined && ticket.hit.perReplica === undefined) note.replica = undefined;
     const visibleUntil = nowMs - this.#visibleAfterMs;
     if (this.#due(visibleUntil)) yield* this.#publishSteps(visibleUntil);

@@ -32,9 +32,6 @@ export class PrefixTree {
   #parent = new Int32Array(1024);
   #jump = new Int32Array(1024);
   #depth = new Int32Array(1024);
-  /** Each node's first child and next sibling (ROOT: none; ROOT is no one's child), to walk down a subtree. */
-  #child = new Int32Array(1024);
-  #sibling = new Int32Array(1024);
 
   /** The number of blocks of the sequence `node` ends. */
   depth(node: number): number {
@@ -44,21 +41,6 @@ export class PrefixTree {
   /** The node of the sequence one block shorter (ROOT's is ROOT). */
   parent(node: number): number {
     return this.#parent[node]!;
-  }
-
-  /** The first child of `node`, or ROOT when it has none. */
-  firstChild(node: number): number {
-    return this.#child[node]!;
-  }
-
-  /** The next child of `node`'s parent, or ROOT after the last. */
-  nextSibling(node: number): number {
-    return this.#sibling[node]!;
-  }
-
-  /** Every node is below this number (for arrays indexed by node). */
-  get nodeLimit(): number {
-    return this.#parent.length;
   }
 
   /**
@@ -142,8 +124,6 @@ export class PrefixTree {
       this.#parent = grown(this.#parent, node);
       this.#jump = grown(this.#jump, node);
       this.#depth = grown(this.#depth, node);
-      this.#child = grown(this.#child, node);
-      this.#sibling = grown(this.#sibling, node);
     }
     const depth = this.#depth;
     const jump = this.#jump;
@@ -152,8 +132,6 @@ export class PrefixTree {
     jump[node] = depth[parent]! - depth[j]! === depth[j]! - depth[jump[j]!]! ? jump[j]! : parent;
     this.#parent[node] = parent;
     depth[node] = depth[parent]! + 1;
-    this.#sibling[node] = this.#child[parent]!;
-    this.#child[parent] = node;
     return node;
   }
 }

@@ -48,6 +48,13 @@ export interface PrefixCacheSums extends MissSums {
   warm_start_tokens: number;
   /** Σ max(0, expected − (cached − warm start)) over requests with cached known: the misses, by cause below. */
   missed_tokens: number;
+  /**
+   * Σ max(0, (cached − warm start) − expected) over requests with cached known, and how many such requests: what the
+   * server served of the run's own prompts beyond what the model expected (it read the cache at another moment than
+   * the server, or saw the requests in another order). The model's own shortfall, which efficiency counts in its favour.
+   */
+  beyond_expected_tokens: number;
+  beyond_expected_requests: number;
   /** Σ |model's prompt length − server's| and Σ server's, over requests with both: how far the two counts differ. */
   input_count_difference: number;
   server_input_tokens: number;
@@ -164,6 +171,8 @@ function emptySums(): PrefixCacheSums {
     unmodelled_requests: 0,
     warm_start_tokens: 0,
     missed_tokens: 0,
+    beyond_expected_tokens: 0,
+    beyond_expected_requests: 0,
     input_count_difference: 0,
     server_input_tokens: 0,
     ...(Object.fromEntries(MISS_CAUSES.map((c) => [`missed_${c}`, 0])) as MissSums),
@@ -215,6 +224,11 @@ function addTo(s: PrefixCacheSums, r: PrefixCacheInput): void {
   if (missed > 0) {
     s.missed_tokens += missed;
     s[`missed_${r.miss_cause ?? 'unexplained'}`] += missed;
+  }
+  const beyond = served - r.expected_cached_tokens;
+  if (beyond > 0) {
+    s.beyond_expected_tokens += beyond;
+    s.beyond_expected_requests++;
   }
   const terms = efficiencyTerms(r);
   if (terms !== undefined) {

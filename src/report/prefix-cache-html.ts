@@ -78,8 +78,13 @@ function semanticsHtml(p: RunPrefixCache): string {
       : ` Semantics of ${escapeHtml(s.engine)}: ${s.block_size}-token units, a prompt shared with others ${SHARED_FROM_TEXT[s.shared_from] ?? escapeHtml(String(s.shared_from))}` +
         `${s.slots === null ? '' : `, ${counted(s.slots, 'slot')}`} (${escapeHtml(s.sources.join('; '))}).`;
   const warm = p.totals.warm_start_tokens > 0 ? ` The server's cache was warm: ${p.totals.warm_start_tokens} cached tokens came from before the run and are left out of efficiency.` : '';
+  const t = p.totals;
+  const beyond =
+    t.beyond_expected_tokens > 0
+      ? ` The server served ${counted(t.beyond_expected_tokens, 'cached token')} of the run's own prompts beyond what the model expected, in ${counted(t.beyond_expected_requests, 'request')} (it read the cache at another moment than the server did, or saw the requests in another order): efficiency counts them in the model's favour.`
+      : '';
   const comparable = p.comparable === false ? ` <strong>Efficiency not comparable:</strong> ${escapeHtml(p.not_comparable ?? '')}.` : '';
-  return `<p>Counted in ${ids}.${semantics}${warm}${comparable}</p>`;
+  return `<p>Counted in ${ids}.${semantics}${warm}${beyond}${comparable}</p>`;
 }
 
 /** "Why the cache missed": the missed tokens of each cause, in all and per turn (docs/METRICS.md). */

@@ -45,7 +45,8 @@ export function prefixCacheLine(p: RunPrefixCache): string {
     `own history alone ${pct(t.expected_hit_ratio_own_history)} | from other conversations ${pct(t.shared_prefix_share)} of the expected | ` +
     efficiency +
     missesText(t) +
-    (t.warm_start_tokens > 0 ? ` | warm start ${t.warm_start_tokens} tokens (not the run's)` : '')
+    (t.warm_start_tokens > 0 ? ` | warm start ${t.warm_start_tokens} tokens (not the run's)` : '') +
+    (t.beyond_expected_tokens > 0 ? ` | beyond expected ${t.beyond_expected_tokens} tokens (${counted(t.beyond_expected_requests, 'request')})` : '')
   );
 }
 

@@ -4,4 +4,4 @@
  * when a reader of the old files may break, minor when fields are added, patch when the schema is corrected to what
  * chatload already wrote. `npm run schema -- --bump minor` (tools/schema.ts) rewrites this line.
  */
-export const RESULTS_SCHEMA_VERSION = '1.4.0';
+export const RESULTS_SCHEMA_VERSION = '1.5.0';

@@ -139,6 +139,9 @@ describe("llama.cpp's slots: more clients than slots (docs/ENGINES.md)", () => {
         // requests that ended meanwhile left, which the server reused (a first turn, their shared prefix).
         const over = records.filter((r) => r.cached_tokens! > r.expected_cached_tokens!);
         assert.ok(over.length <= records.length * 0.05, `served more than the one ideal cache held: ${JSON.stringify(over.map((r) => [r.conversation_id, r.turn, r.cached_tokens, r.expected_cached_tokens]))}`);
+        // results.json says so: the requests and tokens beyond the model's figure (no warm start here).
+        assert.equal(p.totals.beyond_expected_requests, over.length);
+        assert.equal(p.totals.beyond_expected_tokens, over.reduce((sum, r) => sum + r.cached_tokens! - r.expected_cached_tokens, 0));
         // The server started empty: what a request that waited for its slot reused came from requests that ended while
         // it waited (the slots follow it), not from before the run.
         assert.equal(p.totals.warm_start_tokens, 0, JSON.stringify(records.filter((r) => (r.warm_start_tokens ?? 0) > 0).map((r) => [r.conversation_id, r.turn, r.cached_tokens, r.expected_cached_tokens])));

@@ -79,3 +79,31 @@ test('misses by cause and warm start: the causes add up, warm tokens leave effic
   assert.match(html, /history resent/);
   assert.match(html, /The server's cache was warm: 800 cached tokens/);
 });
+
+test('beyond expected: what the server served of the run\'s own prompts past the model\'s figure is summed apart from warm start, and shown', () => {
+  const tally = new PrefixCacheTally();
+  const base = { expected_cached_tokens_infinite: 0, expected_cached_tokens_own_history: 0, cache_model_input_tokens: 1000, input_num_tokens: 1000 };
+  // Turn 1: a first turn queued behind others served 89 of their system prompt, which the model expected none of.
+  tally.add(makeRecord({ ...base, turn: 1, cached_tokens: 89, expected_cached_tokens: 0 }));
+  // Turn 1: 800 cached, 700 of them warm (not the run's), 64 expected: 36 beyond.
+  tally.add(makeRecord({ ...base, turn: 1, cached_tokens: 800, expected_cached_tokens: 64, warm_start_tokens: 700 }));
+  // Turn 2: exactly as expected, and one under (a miss, not beyond).
+  tally.add(makeRecord({ ...base, turn: 2, cached_tokens: 500, expected_cached_tokens: 500 }));
+  tally.add(makeRecord({ ...base, turn: 2, cached_tokens: 400, expected_cached_tokens: 500, miss_cause: 'concurrency' }));
+  // Unknown cached: neither.
+  tally.add(makeRecord({ ...base, turn: 2, cached_tokens: null, expected_cached_tokens: 0 }));
+  const s = tally.summary();
+  assert.equal(s.totals.beyond_expected_tokens, 89 + 36);
+  assert.equal(s.totals.beyond_expected_requests, 2);
+  assert.equal(s.per_turn[1]!.beyond_expected_tokens, 0);
+  assert.equal(s.totals.missed_tokens, 100);
+  const old = JSON.parse(JSON.stringify(tally.toJSON())) as ReturnType<PrefixCacheTally['toJSON']>;
+  delete (old.totals as Partial<typeof old.totals>).beyond_expected_tokens;
+  assert.equal(PrefixCacheTally.fromJSON(old).summary().totals.missed_tokens, 100, "an earlier version's tally reads");
+  const run: RunPrefixCache = { model: { block_size: 16, capacity_model: 'infinite', capacity_tokens: null, capacity_source: null, scope: 'global' }, ...s };
+  assert.match(prefixCacheLine(run), /\| beyond expected 125 tokens \(2 requests\)$/);
+  assert.match(prefixCacheHtml(run), /served 125 cached tokens of the run's own prompts beyond what the model expected, in 2 requests/);
+  const none = new PrefixCacheTally();
+  none.add(makeRecord({ ...base, turn: 1, cached_tokens: 500, expected_cached_tokens: 500 }));
+  assert.doesNotMatch(prefixCacheLine({ ...run, ...none.summary() }), /beyond expected/);
+});

@@ -138,7 +138,9 @@ describe("llama.cpp's slots: more clients than slots (docs/ENGINES.md)", () => {
         // A request that waited for a slot is looked up when it gets one: the one ideal cache then holds what the
         // requests that ended meanwhile left, which the server reused (a first turn, their shared prefix).
         const over = records.filter((r) => r.cached_tokens! > r.expected_cached_tokens!);
-        assert.ok(over.length <= records.length * 0.05, `served more than the one ideal cache held: ${JSON.stringify(over.map((r) => [r.conversation_id, r.turn, r.cached_tokens, r.expected_cached_tokens]))}`);
+        // The four first turns that wait at the start were all over it when looked up at their send; the client's order
+        // of near-simultaneous ends and arrivals leaves 0-2 over (seen with six of these runs at once).
+        assert.ok(over.length <= 3, `served more than the one ideal cache held: ${JSON.stringify(over.map((r) => [r.conversation_id, r.turn, r.cached_tokens, r.expected_cached_tokens]))}`);
         // results.json says so: the requests and tokens beyond the model's figure (no warm start here).
         assert.equal(p.totals.beyond_expected_requests, over.length);
         assert.equal(p.totals.beyond_expected_tokens, over.reduce((sum, r) => sum + r.cached_tokens! - r.expected_cached_tokens, 0));

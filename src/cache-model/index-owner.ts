@@ -169,7 +169,7 @@ export class IndexOwner {
 
   *#prefilledSteps(part: Part, ticket: OwnedTicket, event: Extract<IndexEvent, { e: 'prefilled' }>): Operation {
     yield* this.#index.prefilledSteps(ticket, event.lookup ? this.#promptOf(part, ticket) : undefined, event.at - performance.timeOrigin);
-    if (event.answer) this.#answer(part, event.t, ticket);
+    if (event.lookup) this.#answer(part, event.t, ticket);
   }
 
   *#routedSteps(part: Part, ticket: OwnedTicket, event: Extract<IndexEvent, { e: 'routed' }>): Operation {

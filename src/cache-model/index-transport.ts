@@ -28,8 +28,11 @@ export const ANSWER_TIMEOUT_MS = 10_000;
 export type IndexEvent =
   /** Sent at `at`: the conversation `c`'s hashes from `from` on (the rest unchanged), and what the prompt is. */
   | { e: 'sent'; t: number; c: number; from: number; hashes: number[]; known: number; promptLength: number; totalBlocks: number; at: number; answer: boolean }
-  /** First token at `at`; `lookup`: its prompt is known (else only the publications due run). */
-  | { e: 'prefilled'; t: number; at: number; lookup: boolean; answer: boolean }
+  /**
+   * First token at `at`; `lookup`: its prompt is known, so it is read (its lookup, or with sharedFrom 'end' what the
+   * run had sent by now) and its figures come back; else only the publications due run.
+   */
+  | { e: 'prefilled'; t: number; at: number; lookup: boolean }
   /**
    * A router's response head named the replica that serves it (each attempt's); `answer`: its lookup was sent
    * already, so the replica's own lookup runs now and its figure comes back (else it comes with the lookup's).
@@ -177,10 +180,10 @@ export class RemoteIndexDriver implements IndexDriver {
   prefilledSteps(ticket: ExpectedCacheTicket, state: ConversationState | undefined, atMs: number): Operation {
     const t = this.#ticketOf(ticket);
     // Its lookup's figures (sharedFrom 'end': they came with the send; its `seen` is brought up to its first token now).
-    const answer = state !== undefined;
-    if (answer) this.#await(ticket, t);
-    if (answer) this.#lookedUp.add(ticket);
-    this.#send({ e: 'prefilled', t, at: epochMs(atMs), lookup: answer, answer });
+    const lookup = state !== undefined;
+    if (lookup) this.#await(ticket, t);
+    if (lookup) this.#lookedUp.add(ticket);
+    this.#send({ e: 'prefilled', t, at: epochMs(atMs), lookup });
     return posted();
   }
 
